@@ -1,0 +1,3 @@
+from accelplug.cli import main
+
+main()

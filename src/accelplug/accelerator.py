@@ -1,0 +1,97 @@
+"""The ``Accelerator`` abstract base class every accelerator, built-in or plugin, subclasses.
+
+Queries that decide *whether and where* to run are classmethods: they must be cheap and must never
+initialise a device runtime, because ``accelerator="auto"`` asks every registered accelerator before
+a process forks. Work done *for one run* (selecting the current device, statistics, teardown) lives
+on instances, created only once an accelerator has been chosen.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import torch
+
+from .devices import parse_devices as _parse_devices
+
+__all__ = ["NAME_PATTERN", "PRECISIONS", "Accelerator"]
+
+#: Registry keys are lowercase identifiers so they read well on a command line and in an env var.
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: The canonical precision names the Trainer understands.
+PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true")
+
+
+class Accelerator(ABC):
+    """A kind of hardware a run can use, and how to find out whether this machine has it."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    device_type: ClassVar[str]
+    auto_priority: ClassVar[int] = 0
+    is_gpu: ClassVar[bool] = False
+    #: torch.distributed backend for multi-process runs on this accelerator, None when it has none.
+    distributed_backend: ClassVar[str | None] = None
+
+    # ---- class-level queries: cheap, no device initialised -------------------------------------
+    @classmethod
+    @abstractmethod
+    def is_available(cls) -> bool:
+        """Whether a run could use this accelerator right now, without initialising it."""
+
+    @classmethod
+    @abstractmethod
+    def device_count(cls) -> int:
+        """How many devices a run may use; 0 when unavailable."""
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """A diagnosis a person can act on; None exactly when the accelerator is available."""
+        if cls.is_available():
+            return None
+        return (
+            f"the {cls.name!r} accelerator reports that it is not available on this machine "
+            f"(its plugin gives no further detail)."
+        )
+
+    @classmethod
+    def auto_device_count(cls) -> int:
+        """How many devices ``devices="auto"`` means: all of them unless a subclass knows better."""
+        return cls.device_count()
+
+    @classmethod
+    def supported_strategies(cls) -> tuple[str, ...]:
+        """Strategy names this accelerator can run; the first is used for a single device."""
+        return ("single_device",)
+
+    @classmethod
+    def supported_precisions(cls) -> tuple[str, ...]:
+        """Canonical precision names (see ``PRECISIONS``) this accelerator can train in."""
+        return ("32-true",)
+
+    @classmethod
+    def parse_devices(cls, devices: object) -> list[int]:
+        """Device indices for a ``devices`` argument; a bad one raises ``MisconfigurationException``."""
+        return _parse_devices(devices, cls.device_count(), cls.name, cls.auto_device_count())
+
+    @classmethod
+    def get_device(cls, index: int) -> torch.device:
+        """The torch device for index ``index`` of this accelerator."""
+        return torch.device(cls.device_type, index)
+
+    # ---- per-run methods ------------------------------------------------------------------------
+    def setup_device(self, device: torch.device) -> None:  # noqa: B027 - optional hook
+        """Prepare ``device`` for this process (e.g. make it the current CUDA device)."""
+
+    def teardown(self) -> None:  # noqa: B027 - optional hook
+        """Release what ``setup_device`` acquired."""
+
+    def get_device_stats(self, device: torch.device) -> dict[str, float]:
+        """Memory and utilisation figures for logging; empty when the backend offers none."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

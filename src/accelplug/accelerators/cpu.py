@@ -1,0 +1,76 @@
+"""The CPU: always there, the fallback of ``accelerator="auto"``."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import warnings
+
+import torch
+
+from ..accelerator import Accelerator
+
+__all__ = ["CPUAccelerator"]
+
+
+@functools.cache
+def _cpu_fp16_autocast_works() -> bool:
+    """Older torch builds accept ``autocast("cpu", float16)`` only to warn and switch it off."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autocast("cpu", dtype=torch.float16):
+            enabled = torch.is_autocast_enabled("cpu")
+    return enabled and not caught
+
+
+class CPUAccelerator(Accelerator):
+    """Devices are processes: ``devices=2`` runs two processes that talk over gloo."""
+
+    name = "cpu"
+    description = "the host CPU (devices are processes; DDP over gloo)"
+    device_type = "cpu"
+    auto_priority = 0
+    is_gpu = False
+    distributed_backend = "gloo"
+
+    @classmethod
+    def is_available(cls) -> bool:
+        return True
+
+    @classmethod
+    def device_count(cls) -> int:
+        """The cores this process may run on: more DDP processes than cores only slows a run down."""
+        if hasattr(os, "sched_getaffinity"):
+            return len(os.sched_getaffinity(0))
+        return os.cpu_count() or 1
+
+    @classmethod
+    def auto_device_count(cls) -> int:
+        """One process: it already uses every core through torch's intra-op threads."""
+        return 1
+
+    @classmethod
+    def supported_strategies(cls) -> tuple[str, ...]:
+        return ("single_device", "ddp")
+
+    @classmethod
+    def supported_precisions(cls) -> tuple[str, ...]:
+        precisions = ["32-true", "64-true", "bf16-mixed"]
+        if _cpu_fp16_autocast_works():
+            precisions.append("16-mixed")
+        return tuple(precisions)
+
+    @classmethod
+    def get_device(cls, index: int) -> torch.device:
+        """Every CPU process uses the one host device; the index only numbers the processes."""
+        return torch.device("cpu")
+
+    def get_device_stats(self, device: torch.device) -> dict[str, float]:
+        try:
+            import resource
+        except ImportError:  # Windows
+            return {}
+        peak = float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        # ru_maxrss is in kilobytes on Linux and in bytes on macOS.
+        return {"max_rss_bytes": peak if sys.platform == "darwin" else peak * 1024}

@@ -1,0 +1,102 @@
+"""NVIDIA GPUs through CUDA, counted through NVML so that asking never initialises CUDA."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+
+import torch
+
+from .. import _nvml
+from ..accelerator import Accelerator
+
+__all__ = ["CUDAAccelerator"]
+
+_JETSON_DEVICE_NODE = "/dev/nvhost-ctrl-gpu"  # Jetson boards have CUDA but no NVML
+
+
+def _count_in_subprocess() -> int:
+    """Ask torch in a child process, so CUDA is initialised there and not here."""
+    code = "import torch; print(torch.cuda.device_count())"
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        )
+        return int(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return 0
+
+
+def _probe() -> tuple[int, str | None]:
+    """(visible device count, reason when there are none), asked once per visibility setting."""
+    return _probe_cached(os.environ.get("CUDA_VISIBLE_DEVICES"), torch.cuda.is_initialized())
+
+
+@functools.lru_cache(maxsize=8)
+def _probe_cached(visible: str | None, initialized: bool) -> tuple[int, str | None]:
+    if torch.version.cuda is None and torch.version.hip is None:
+        return 0, (
+            f"the installed torch {torch.__version__} was built without CUDA support. Install a CUDA "
+            "build, for example: pip install torch --index-url https://download.pytorch.org/whl/cu128"
+        )
+    if initialized or torch.version.hip is not None:
+        count = torch.cuda.device_count()  # already initialised (or ROCm): asking costs nothing
+        return count, None if count else "torch sees no GPU in this process"
+    try:
+        count = len(_nvml.visible_gpus())
+    except _nvml.NvmlUnavailable as exc:
+        if not os.path.exists(_JETSON_DEVICE_NODE):
+            return 0, str(exc)
+        count = _count_in_subprocess()
+        if count == 0:
+            return 0, "this Jetson-style device exposes no CUDA device to torch"
+    if count == 0:
+        if visible is not None:
+            return 0, (
+                f"CUDA_VISIBLE_DEVICES={visible!r} hides every NVIDIA GPU of this machine from this "
+                "process; unset it or list valid GPU indices"
+            )
+        return 0, "the NVIDIA driver is installed but reports no GPU"
+    return count, None
+
+
+class CUDAAccelerator(Accelerator):
+    name = "cuda"
+    description = "NVIDIA GPUs through CUDA (DDP over NCCL)"
+    device_type = "cuda"
+    auto_priority = 100
+    is_gpu = True
+    distributed_backend = "nccl"
+
+    @classmethod
+    def is_available(cls) -> bool:
+        return _probe()[0] > 0
+
+    @classmethod
+    def device_count(cls) -> int:
+        return _probe()[0]
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        return _probe()[1]
+
+    @classmethod
+    def supported_strategies(cls) -> tuple[str, ...]:
+        return ("single_device", "ddp")
+
+    @classmethod
+    def supported_precisions(cls) -> tuple[str, ...]:
+        return ("32-true", "64-true", "bf16-mixed", "16-mixed")
+
+    def setup_device(self, device: torch.device) -> None:
+        """Make ``device`` current so that kernels and NCCL land on the GPU this process owns."""
+        torch.cuda.set_device(device)
+
+    def teardown(self) -> None:
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
+    def get_device_stats(self, device: torch.device) -> dict[str, float]:
+        return {k: float(v) for k, v in torch.cuda.memory_stats(device).items() if isinstance(v, (int, float))}

@@ -1,0 +1,23 @@
+"""accelplug's own accelerators and strategies, registered through the public hooks like any plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .accelerator import Accelerator
+from .hookspecs import hookimpl
+from .strategies.base import Strategy
+
+
+@hookimpl
+def register_accelerators() -> Iterable[type[Accelerator]]:
+    from .accelerators import CPUAccelerator, CUDAAccelerator, MPSAccelerator
+
+    return [CPUAccelerator, CUDAAccelerator, MPSAccelerator]
+
+
+@hookimpl
+def register_strategies() -> Iterable[type[Strategy]]:
+    from .strategies import DDPStrategy, SingleDeviceStrategy
+
+    return [SingleDeviceStrategy, DDPStrategy]

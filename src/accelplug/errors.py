@@ -1,0 +1,66 @@
+"""One exception hierarchy for every mistake a user can make in configuring a run.
+
+Every message is written for the person at the keyboard: the value that was asked for, why it cannot
+be, what to do, and what is accepted or available. ``MisconfigurationException`` subclasses
+``ValueError`` so code that already guards configuration with ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "AcceleratorUnavailableError",
+    "MisconfigurationException",
+    "PluginLoadWarning",
+    "closest_match",
+    "did_you_mean",
+]
+
+
+class MisconfigurationException(ValueError):
+    """A configuration the user asked for that accelplug cannot honour."""
+
+
+class AcceleratorUnavailableError(MisconfigurationException):
+    """The requested accelerator exists but cannot run on this machine.
+
+    ``reason`` is the accelerator's own diagnosis (for MPS: not a Mac, Rosetta, torch without MPS, an
+    old macOS), so the message says what to fix rather than only "not available".
+    """
+
+    def __init__(self, accelerator: str, reason: str, available: Iterable[str] = ()) -> None:
+        self.accelerator = accelerator
+        self.reason = reason
+        self.available = list(available)
+        listed = ", ".join(repr(name) for name in self.available) or "none"
+        super().__init__(
+            f"accelerator={accelerator!r} cannot be used on this machine: {reason}\n"
+            f"Accelerators available here: {listed}. "
+            "Use accelerator='auto' to pick the best of them."
+        )
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin was skipped; the registry keeps working without it."""
+
+
+def closest_match(value: str, choices: Iterable[str]) -> str | None:
+    """The choice a typo most likely meant, or None when nothing is close."""
+    matches = difflib.get_close_matches(value.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+    if not matches:
+        return None
+    for choice in choices:
+        if choice.lower() == matches[0]:
+            return choice
+    return matches[0]
+
+
+def did_you_mean(value: object, choices: Iterable[str]) -> str:
+    """A ``" Did you mean 'x'?"`` suffix for an error message, empty when nothing is close."""
+    choices = list(choices)
+    if not isinstance(value, str):
+        return ""
+    match = closest_match(value, choices)
+    return f" Did you mean {match!r}?" if match else ""

@@ -1,0 +1,211 @@
+"""One place that turns ``accelerator``/``devices``/``strategy``/``precision`` into a run's plan.
+
+The Trainer and ``accelplug launch`` both call :func:`select`. User input is validated once here with
+pydantic (so the shape of each argument is checked and reported the same way everywhere) and the
+result is a frozen :class:`Selection` of plain values that nothing downstream has to re-check.
+Resolving ``"auto"`` asks accelerators only through their cheap class-level queries, so CUDA is never
+initialised in the calling process and forking afterwards stays safe.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .accelerator import PRECISIONS, Accelerator
+from .errors import AcceleratorUnavailableError, MisconfigurationException, did_you_mean
+from .registry import AcceleratorRegistry, get_registry
+
+__all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "normalize_precision", "select"]
+
+ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
+
+PRECISION_ALIASES: dict[str, str] = {
+    **{p: p for p in PRECISIONS},
+    "32": "32-true",
+    "16": "16-mixed",
+    "bf16": "bf16-mixed",
+    "64": "64-true",
+}
+ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The validated plan for a run: which accelerator, which devices, how, at what precision."""
+
+    accelerator: Accelerator
+    device_ids: tuple[int, ...]
+    strategy: str
+    precision: str
+    #: Why this accelerator was chosen, in words (shown by ``accelplug demo`` and ``launch``).
+    reason: str
+
+    @property
+    def accelerator_name(self) -> str:
+        return self.accelerator.name
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_ids)
+
+    @property
+    def devices(self) -> tuple[torch.device, ...]:
+        return tuple(self.accelerator.get_device(i) for i in self.device_ids)
+
+    @property
+    def root_device(self) -> torch.device:
+        """This process's device: under a launcher, the one at index ``LOCAL_RANK``."""
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if local_rank >= len(self.device_ids):
+            local_rank = 0
+        return self.accelerator.get_device(self.device_ids[local_rank])
+
+
+def normalize_precision(precision: object) -> str:
+    """The canonical name of a precision value or alias."""
+    key = str(precision).strip().lower() if isinstance(precision, (int, str)) and not isinstance(precision, bool) else None
+    if key is None or key not in PRECISION_ALIASES:
+        raise MisconfigurationException(
+            f"precision={precision!r} is not a supported precision. Accepted: {ACCEPTED_PRECISIONS}."
+            f"{did_you_mean(precision, list(PRECISION_ALIASES))}"
+        )
+    return PRECISION_ALIASES[key]
+
+
+def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:
+    """Check each argument's type with pydantic and report every mismatch in one message."""
+    from pydantic import ValidationError
+
+    from ._request import SelectionRequest
+
+    try:
+        SelectionRequest(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else "argument"
+            value = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}.get(field)
+            problems.append(f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}")
+        unique = list(dict.fromkeys(problems))
+        raise MisconfigurationException("; ".join(unique) + ".") from None
+
+
+_ACCEPTED = {
+    "accelerator": "expected 'auto', 'gpu', a registered accelerator name, or an Accelerator subclass or instance",
+    "devices": "expected \"auto\", a positive int, -1, a list of ints, or a string such as \"2\" or \"0,2\"",
+    "strategy": "expected 'auto' or a registered strategy name such as 'single_device' or 'ddp'",
+    "precision": f"expected one of {ACCEPTED_PRECISIONS}",
+}
+
+
+def _launched_local_world_size() -> int | None:
+    """Processes per node when started by torchrun / ``accelplug launch``, else None."""
+    value = os.environ.get("LOCAL_WORLD_SIZE")
+    return int(value) if value and value.isdigit() else None
+
+
+def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tuple[Accelerator, str]:
+    if isinstance(accelerator, Accelerator):
+        cls: type[Accelerator] = type(accelerator)
+        instance: Accelerator | None = accelerator
+        why = f"{cls.name!r} was passed as an Accelerator instance"
+    elif isinstance(accelerator, type):
+        cls, instance, why = accelerator, None, f"{accelerator.name!r} was passed as an Accelerator class"
+    else:
+        name = accelerator.strip().lower()
+        instance = None
+        if name == "auto":
+            forced = os.environ.get(ACCELERATOR_ENV, "").strip()
+            if forced and forced.lower() != "auto":
+                try:
+                    cls = registry.get(forced)
+                except MisconfigurationException as exc:
+                    raise MisconfigurationException(f"{ACCELERATOR_ENV}={forced!r} is invalid: {exc}") from None
+                why = f"{ACCELERATOR_ENV}={forced!r} is set (e.g. by `accelplug launch --cpu`), so 'auto' uses it"
+            else:
+                available = registry.available()
+                cls = registry.get(available[0])
+                others = ", ".join(available[1:]) or "nothing else"
+                why = f"'auto' picked {cls.name!r}: the best available here (also available: {others})"
+        elif name == "gpu":
+            gpus = [registry.get(n) for n in registry.available() if registry.get(n).is_gpu]
+            if not gpus:
+                reasons = "; ".join(
+                    f"{e.cls.name}: {e.cls.unavailable_reason()}" for e in registry.entries() if e.cls.is_gpu
+                )
+                raise AcceleratorUnavailableError("gpu", f"no GPU accelerator is available ({reasons})", registry.available())
+            cls = gpus[0]
+            why = f"'gpu' picked {cls.name!r}: the best available GPU accelerator"
+        else:
+            cls = registry.get(name)
+            why = f"{cls.name!r} was requested"
+    reason = cls.unavailable_reason()
+    if reason is not None:
+        raise AcceleratorUnavailableError(cls.name, reason, registry.available())
+    return (instance if instance is not None else cls()), why
+
+
+def _resolve_strategy(strategy: str, accelerator: type[Accelerator], num_devices: int, registry: AcceleratorRegistry) -> str:
+    supported = accelerator.supported_strategies()
+    launched = (_launched_local_world_size() or 1) > 1 or int(os.environ.get("WORLD_SIZE", "1")) > 1
+    name = strategy.strip().lower()
+    if name == "auto":
+        if num_devices == 1 and not launched:
+            return "single_device"
+        name = "ddp"
+    else:
+        registry.get_strategy(name)
+    if name not in supported:
+        if accelerator.name == "mps":
+            why = (
+                "the Apple GPU is a single device, and torch.distributed's backends (gloo, nccl) cannot "
+                "move mps tensors, so MPS runs on one device with strategy 'single_device' only"
+            )
+        else:
+            why = f"accelerator {accelerator.name!r} supports only {', '.join(repr(s) for s in supported)}"
+        raise MisconfigurationException(f"strategy={strategy!r} cannot run on {accelerator.name!r}: {why}.")
+    if name == "single_device" and num_devices > 1:
+        raise MisconfigurationException(
+            f"strategy={strategy!r} uses one device, but {num_devices} devices were selected; "
+            "use strategy='ddp' or devices=1."
+        )
+    return name
+
+
+def select(
+    accelerator: str | Accelerator | type[Accelerator] = "auto",
+    devices: int | str | list[int] | tuple[int, ...] = "auto",
+    strategy: str = "auto",
+    precision: str | int = "32-true",
+    *,
+    registry: AcceleratorRegistry | None = None,
+) -> Selection:
+    """Validate the four user-facing choices and resolve them into a :class:`Selection`."""
+    _validate_shapes(accelerator, devices, strategy, precision)
+    registry = registry or get_registry()
+    if isinstance(accelerator, type) and accelerator.name not in registry.names():
+        registry.register(accelerator)
+    instance, why = _resolve_accelerator(accelerator, registry)
+    cls = type(instance)
+    local_world = _launched_local_world_size()
+    if local_world and isinstance(devices, str) and devices.strip().lower() == "auto":
+        devices = local_world  # under torchrun, "auto" means one device per local process
+    device_ids = cls.parse_devices(devices)
+    if local_world and local_world != len(device_ids):
+        raise MisconfigurationException(
+            f"devices={devices!r} selects {len(device_ids)} device(s), but this process was launched "
+            f"with {local_world} processes per node (LOCAL_WORLD_SIZE); use devices={local_world} or 'auto'."
+        )
+    strategy_name = _resolve_strategy(strategy, cls, len(device_ids), registry)
+    canonical = normalize_precision(precision)
+    if canonical not in cls.supported_precisions():
+        extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
+        raise MisconfigurationException(
+            f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "
+            f"{', '.join(repr(p) for p in cls.supported_precisions())}."
+        )
+    return Selection(instance, tuple(device_ids), strategy_name, canonical, why)

@@ -1,0 +1,12 @@
+"""Everything on one device in this process."""
+
+from __future__ import annotations
+
+from .base import Strategy
+
+__all__ = ["SingleDeviceStrategy"]
+
+
+class SingleDeviceStrategy(Strategy):
+    name = "single_device"
+    description = "one device, one process"

@@ -1,0 +1,5 @@
+"""The Trainer: fits Lightning-style modules on the selected accelerator."""
+
+from .trainer import Trainer
+
+__all__ = ["Trainer"]
