@@ -1,0 +1,94 @@
+"""Fixtures shared by the whole suite.
+
+Every in-process test gets a fresh registry that holds the built-ins only, whatever happens to be
+installed in the environment; tests that need plugins install real distributions with pip into a
+temporary folder and use them from a subprocess (``plugin_site`` + ``run_python``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from accelplug.registry import reset_registry
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DISTS = Path(__file__).resolve().parent / "plugin_dists"
+
+#: Variables a developer's shell might set that would change what a test observes.
+_ISOLATED_ENV = (
+    "ACCELPLUG_ACCELERATOR",
+    "ACCELPLUG_PLUGINS",
+    "ACCELPLUG_CONFIG_FILE",
+    "ACCELPLUG_DEVICES",
+    "ACCELPLUG_STRATEGY",
+    "ACCELPLUG_PRECISION",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for name in _ISOLATED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("ACCELPLUG_CONFIG_FILE", str(tmp_path / "no-config.toml"))
+    reset_registry()
+    yield
+    reset_registry()
+
+
+@pytest.fixture(scope="session")
+def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the test plugin distributions, installed for real by pip.
+
+    It is meant for a subprocess's ``PYTHONPATH``: the distributions are found through their
+    ``accelplug`` entry points exactly as after ``pip install``, never imported by path.
+    """
+    target = tmp_path_factory.mktemp("plugin_site")
+    dists = sorted(str(p) for p in PLUGIN_DISTS.iterdir() if (p / "pyproject.toml").exists())
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "--target", str(target), *dists],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return target
+
+
+def subprocess_env(extra: dict[str, str] | None = None, *, pythonpath: Path | None = None) -> dict[str, str]:
+    """The test process's environment with plugin autoloading switched back on, plus ``extra``."""
+    env = dict(os.environ)
+    env.pop("ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD", None)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def run_python() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -c code`` in a child process with ``subprocess_env(env, pythonpath=...)``."""
+
+    def run(
+        code: str, *, env: dict[str, str] | None = None, pythonpath: Path | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            env=subprocess_env(env, pythonpath=pythonpath),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO,
+        )
+
+    return run

@@ -1,0 +1,55 @@
+"""The names the contract promises, and what importing them costs."""
+
+from __future__ import annotations
+
+import pluggy
+
+import accelplug
+from accelplug import Accelerator, MisconfigurationException, Trainer, get_registry, hookimpl
+from accelplug.accelerators import CPUAccelerator, CUDAAccelerator, MPSAccelerator
+from accelplug.accelerators.cpu import CPUAccelerator as CPUFromModule
+from accelplug.accelerators.cuda import CUDAAccelerator as CUDAFromModule
+from accelplug.accelerators.mps import MPSAccelerator as MPSFromModule
+
+
+def test_contract_names_are_importable_from_the_top_level() -> None:
+    assert issubclass(MisconfigurationException, ValueError)
+    assert callable(get_registry)
+    assert isinstance(Trainer, type)
+    assert isinstance(Accelerator, type)
+
+
+def test_builtin_accelerators_are_the_same_classes_from_both_paths() -> None:
+    assert (CPUAccelerator, CUDAAccelerator, MPSAccelerator) == (CPUFromModule, CUDAFromModule, MPSFromModule)
+
+
+def test_hookimpl_marks_for_the_accelplug_project() -> None:
+    assert isinstance(hookimpl, pluggy.HookimplMarker)
+    assert hookimpl.project_name == "accelplug"
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    try:
+        accelplug.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_importing_accelplug_loads_no_plugins_and_no_registry(run_python) -> None:  # type: ignore[no-untyped-def]
+    code = (
+        "import sys, accelplug\n"
+        "loaded = [m for m in ('accelplug.registry', 'accelplug.builtin_plugin', 'pluggy', 'pydantic') if m in sys.modules]\n"
+        "print(loaded)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_get_registry_does_not_import_pydantic(run_python) -> None:  # type: ignore[no-untyped-def]
+    code = "import sys, accelplug\naccelplug.get_registry().available()\nprint('pydantic' in sys.modules)\n"
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
