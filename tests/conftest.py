@@ -56,8 +56,19 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plugin_site")
     dists = sorted(str(p) for p in PLUGIN_DISTS.iterdir() if (p / "pyproject.toml").exists())
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), *dists],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            *dists,
+        ],
         check=True,
         capture_output=True,
         text=True,

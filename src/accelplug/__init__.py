@@ -24,7 +24,19 @@ _EXPORTS = {
     "select": "accelplug.selection",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "Accelerator",
+    "AcceleratorRegistry",
+    "AcceleratorUnavailableError",
+    "MisconfigurationException",
+    "PluginFailure",
+    "Selection",
+    "Trainer",
+    "__version__",
+    "get_registry",
+    "hookimpl",
+    "select",
+]
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator

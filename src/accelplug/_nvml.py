@@ -67,9 +67,7 @@ def _physical_gpus(lib: ctypes.CDLL) -> list[tuple[int, str, str, int]]:
     return gpus
 
 
-def _apply_visible(
-    gpus: list[tuple[int, str, str, int]], visible: str | None
-) -> list[tuple[int, str, str, int]]:
+def _apply_visible(gpus: list[tuple[int, str, str, int]], visible: str | None) -> list[tuple[int, str, str, int]]:
     if visible is None:
         return gpus
     chosen: list[tuple[int, str, str, int]] = []

@@ -50,9 +50,7 @@ def _all(devices: object, accelerator: str, count: int) -> list[int]:
     return list(range(count))
 
 
-def parse_devices(
-    devices: object, device_count: int, accelerator: str, auto_count: int | None = None
-) -> list[int]:
+def parse_devices(devices: object, device_count: int, accelerator: str, auto_count: int | None = None) -> list[int]:
     """Device indices for ``devices``; any other input raises ``MisconfigurationException``.
 
     ``auto_count`` is how many devices ``"auto"`` means (all of them unless the accelerator says

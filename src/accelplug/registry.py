@@ -125,12 +125,12 @@ class AcceleratorRegistry:
     def _load_plugin(self, info: PluginInfo, load: Callable[[], Any]) -> None:
         try:
             plugin = load()
-        except Exception as exc:  # noqa: BLE001 - any plugin bug must not break the registry
+        except Exception as exc:
             self._fail(info, f"import failed: {type(exc).__name__}: {exc}")
             return
         try:
             self.plugin_manager.register(plugin, name=info.plugin)
-        except Exception as exc:  # noqa: BLE001 - pluggy's PluginValidationError, duplicate names
+        except Exception as exc:
             self._fail(info, f"invalid plugin: {type(exc).__name__}: {exc}")
             return
         self._plugins.append(info)
@@ -144,7 +144,7 @@ class AcceleratorRegistry:
         for impl in impls:
             try:
                 result = impl.function()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self._fail(info, f"its {hook}() hook raised {type(exc).__name__}: {exc}")
                 continue
             if result is None:
@@ -234,7 +234,7 @@ class AcceleratorRegistry:
         for entry in self._accelerators.values():
             try:
                 ok = bool(entry.cls.is_available())
-            except Exception as exc:  # noqa: BLE001 - a broken plugin is unavailable, not fatal
+            except Exception as exc:
                 warnings.warn(
                     f"accelplug: {entry.cls.name}.is_available() raised {type(exc).__name__}: {exc}",
                     PluginLoadWarning,
@@ -265,9 +265,10 @@ class AcceleratorRegistry:
     def get_strategy(self, name: str) -> type[Strategy]:
         key = name.strip().lower()
         if key not in self._strategies:
+            accepted = ["auto", *self.strategy_names()]
             raise MisconfigurationException(
-                f"strategy={name!r} is not a registered strategy. Accepted: 'auto', "
-                f"{', '.join(repr(n) for n in self.strategy_names())}.{did_you_mean(name, ['auto', *self.strategy_names()])}"
+                f"strategy={name!r} is not a registered strategy. Accepted: "
+                f"{', '.join(repr(n) for n in accepted)}.{did_you_mean(name, accepted)}"
             )
         return self._strategies[key][0]
 
@@ -304,4 +305,3 @@ def reset_registry() -> None:
     global _registry
     with _lock:
         _registry = None
-

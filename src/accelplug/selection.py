@@ -67,7 +67,11 @@ class Selection:
 
 def normalize_precision(precision: object) -> str:
     """The canonical name of a precision value or alias."""
-    key = str(precision).strip().lower() if isinstance(precision, (int, str)) and not isinstance(precision, bool) else None
+    key = (
+        str(precision).strip().lower()
+        if isinstance(precision, (int, str)) and not isinstance(precision, bool)
+        else None
+    )
     if key is None or key not in PRECISION_ALIASES:
         raise MisconfigurationException(
             f"precision={precision!r} is not a supported precision. Accepted: {ACCEPTED_PRECISIONS}."
@@ -83,12 +87,16 @@ def _validate_shapes(accelerator: object, devices: object, strategy: object, pre
     from ._request import SelectionRequest
 
     try:
-        SelectionRequest(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision)
+        SelectionRequest.model_validate(
+            {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
+        )
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
             field = str(error["loc"][0]) if error["loc"] else "argument"
-            value = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}.get(field)
+            value = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}.get(
+                field
+            )
             problems.append(f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}")
         unique = list(dict.fromkeys(problems))
         raise MisconfigurationException("; ".join(unique) + ".") from None
@@ -96,7 +104,7 @@ def _validate_shapes(accelerator: object, devices: object, strategy: object, pre
 
 _ACCEPTED = {
     "accelerator": "expected 'auto', 'gpu', a registered accelerator name, or an Accelerator subclass or instance",
-    "devices": "expected \"auto\", a positive int, -1, a list of ints, or a string such as \"2\" or \"0,2\"",
+    "devices": 'expected "auto", a positive int, -1, a list of ints, or a string such as "2" or "0,2"',
     "strategy": "expected 'auto' or a registered strategy name such as 'single_device' or 'ddp'",
     "precision": f"expected one of {ACCEPTED_PRECISIONS}",
 }
@@ -113,7 +121,7 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
         cls: type[Accelerator] = type(accelerator)
         instance: Accelerator | None = accelerator
         why = f"{cls.name!r} was passed as an Accelerator instance"
-    elif isinstance(accelerator, type):
+    elif isinstance(accelerator, type) and issubclass(accelerator, Accelerator):
         cls, instance, why = accelerator, None, f"{accelerator.name!r} was passed as an Accelerator class"
     else:
         name = accelerator.strip().lower()
@@ -137,7 +145,9 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
                 reasons = "; ".join(
                     f"{e.cls.name}: {e.cls.unavailable_reason()}" for e in registry.entries() if e.cls.is_gpu
                 )
-                raise AcceleratorUnavailableError("gpu", f"no GPU accelerator is available ({reasons})", registry.available())
+                raise AcceleratorUnavailableError(
+                    "gpu", f"no GPU accelerator is available ({reasons})", registry.available()
+                )
             cls = gpus[0]
             why = f"'gpu' picked {cls.name!r}: the best available GPU accelerator"
         else:
@@ -149,7 +159,9 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
     return (instance if instance is not None else cls()), why
 
 
-def _resolve_strategy(strategy: str, accelerator: type[Accelerator], num_devices: int, registry: AcceleratorRegistry) -> str:
+def _resolve_strategy(
+    strategy: str, accelerator: type[Accelerator], num_devices: int, registry: AcceleratorRegistry
+) -> str:
     supported = accelerator.supported_strategies()
     launched = (_launched_local_world_size() or 1) > 1 or int(os.environ.get("WORLD_SIZE", "1")) > 1
     name = strategy.strip().lower()

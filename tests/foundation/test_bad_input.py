@@ -90,7 +90,9 @@ def test_accelerator_typos_get_a_suggestion() -> None:
 
 _ANY = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.binary(max_size=4),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=2), inner, max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=2), inner, max_size=2)
+    ),
     max_leaves=6,
 )
 

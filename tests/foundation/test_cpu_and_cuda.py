@@ -108,7 +108,12 @@ def test_nvml_missing_raises_nvml_unavailable(mocker) -> None:  # type: ignore[n
 def test_cuda_count_matches_torch_without_initialising_cuda() -> None:
     count = CUDAAccelerator.device_count()
     assert not torch.cuda.is_initialized()
-    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert count == int(out.stdout)
 
 
@@ -127,6 +132,15 @@ def test_cuda_setup_device_makes_it_current_and_reports_memory() -> None:
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU")
 def test_cuda_respects_cuda_visible_devices_in_a_child() -> None:
-    code = "from accelplug.accelerators import CUDAAccelerator as C; import torch; print(C.device_count(), torch.cuda.is_initialized())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**__import__('os').environ, "CUDA_VISIBLE_DEVICES": "0"})
+    code = (
+        "from accelplug.accelerators import CUDAAccelerator as C; import torch\n"
+        "print(C.device_count(), torch.cuda.is_initialized())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "CUDA_VISIBLE_DEVICES": "0"},
+    )
     assert out.stdout.split() == ["1", "False"]

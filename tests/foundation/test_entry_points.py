@@ -108,7 +108,9 @@ def test_auto_selects_the_plugin_accelerator(run_python, plugin_site) -> None:  
 
 def test_accelplug_accelerator_env_makes_auto_choose_the_cpu(run_python, plugin_site) -> None:  # type: ignore[no-untyped-def]
     code = "from accelplug import Trainer\nt = Trainer()\nprint(t.accelerator.name)\nprint(t.selection.reason)"
-    result = run_python(code, pythonpath=plugin_site, env={"ACCELPLUG_PLUGINS": "fakegpu", "ACCELPLUG_ACCELERATOR": "cpu"})
+    result = run_python(
+        code, pythonpath=plugin_site, env={"ACCELPLUG_PLUGINS": "fakegpu", "ACCELPLUG_ACCELERATOR": "cpu"}
+    )
     assert result.returncode == 0, result.stderr
     name, reason = result.stdout.splitlines()
     assert name == "cpu"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pluggy
+import pytest
 
 import accelplug
 from accelplug import Accelerator, MisconfigurationException, Trainer, get_registry, hookimpl
@@ -29,18 +30,15 @@ def test_hookimpl_marks_for_the_accelplug_project() -> None:
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:
-    try:
+    with pytest.raises(AttributeError, match="no_such_name"):
         accelplug.no_such_name  # noqa: B018
-    except AttributeError as exc:
-        assert "no_such_name" in str(exc)
-    else:
-        raise AssertionError("expected AttributeError")
 
 
 def test_importing_accelplug_loads_no_plugins_and_no_registry(run_python) -> None:  # type: ignore[no-untyped-def]
     code = (
         "import sys, accelplug\n"
-        "loaded = [m for m in ('accelplug.registry', 'accelplug.builtin_plugin', 'pluggy', 'pydantic') if m in sys.modules]\n"
+        "watched = ('accelplug.registry', 'accelplug.builtin_plugin', 'pluggy', 'pydantic')\n"
+        "loaded = [m for m in watched if m in sys.modules]\n"
         "print(loaded)\n"
     )
     result = run_python(code)

@@ -7,7 +7,12 @@ import platform
 import pytest
 
 from accelplug import MisconfigurationException, select
-from accelplug.accelerators.mps import ROSETTA_EXPLANATION, MPSAccelerator, is_rosetta_translated, minimum_macos_for_torch
+from accelplug.accelerators.mps import (
+    ROSETTA_EXPLANATION,
+    MPSAccelerator,
+    is_rosetta_translated,
+    minimum_macos_for_torch,
+)
 from accelplug.errors import AcceleratorUnavailableError
 
 
@@ -61,7 +66,9 @@ def test_torch_refusing_on_a_recent_mac_is_reported(fake_mac) -> None:  # type: 
     assert "is_available() is False on macOS 14.5" in (MPSAccelerator.unavailable_reason() or "")
 
 
-@pytest.mark.parametrize(("torch_version", "needed"), [("2.6.0", (13, 0)), ("2.8.0", (13, 0)), ("2.9.0", (14, 0)), ("2.13.0+cpu", (14, 0))])
+@pytest.mark.parametrize(
+    ("torch_version", "needed"), [("2.6.0", (13, 0)), ("2.8.0", (13, 0)), ("2.9.0", (14, 0)), ("2.13.0+cpu", (14, 0))]
+)
 def test_minimum_macos_follows_the_torch_release(torch_version: str, needed: tuple[int, int]) -> None:
     assert minimum_macos_for_torch(torch_version) == needed
 
@@ -81,19 +88,19 @@ def test_mps_supports_single_device_only() -> None:
 
 def test_two_mps_devices_are_refused(fake_mac) -> None:  # type: ignore[no-untyped-def]
     fake_mac()
-    with pytest.raises(MisconfigurationException, match="devices=2.*only 1 exist"):
+    with pytest.raises(MisconfigurationException, match=r"devices=2.*only 1 exist"):
         select("mps", devices=2)
 
 
 def test_ddp_on_mps_explains_that_gloo_and_nccl_cannot_move_mps_tensors(fake_mac) -> None:  # type: ignore[no-untyped-def]
     fake_mac()
-    with pytest.raises(MisconfigurationException, match="gloo, nccl.*cannot move mps tensors"):
+    with pytest.raises(MisconfigurationException, match=r"gloo, nccl.*cannot move mps tensors"):
         select("mps", devices=1, strategy="ddp")
 
 
 def test_float64_on_mps_is_refused(fake_mac) -> None:  # type: ignore[no-untyped-def]
     fake_mac()
-    with pytest.raises(MisconfigurationException, match="precision='64-true'.*no float64"):
+    with pytest.raises(MisconfigurationException, match=r"precision='64-true'.*no float64"):
         select("mps", precision="64-true")
 
 

@@ -42,7 +42,10 @@ def test_get_registry_returns_one_registry_per_process() -> None:
 
 def test_builtins_are_registered_through_the_register_accelerators_hook() -> None:
     registry = get_registry()
-    hook_plugins = {registry.plugin_manager.get_name(i.plugin) for i in registry.plugin_manager.hook.register_accelerators.get_hookimpls()}
+    hook_plugins = {
+        registry.plugin_manager.get_name(i.plugin)
+        for i in registry.plugin_manager.hook.register_accelerators.get_hookimpls()
+    }
     assert hook_plugins == {"builtin"}
     assert {registry.source(n).plugin for n in ("cpu", "cuda", "mps")} == {"builtin"}
 
@@ -90,7 +93,7 @@ def test_register_adds_an_accelerator_at_run_time() -> None:
 
 
 def test_register_rejects_a_class_that_is_not_an_accelerator() -> None:
-    with pytest.raises(MisconfigurationException, match="not an accelplug.Accelerator subclass"):
+    with pytest.raises(MisconfigurationException, match=r"not an accelplug.Accelerator subclass"):
         get_registry().register(int)  # type: ignore[arg-type]
 
 
@@ -128,7 +131,7 @@ def test_a_plugin_whose_is_available_raises_counts_as_unavailable() -> None:
 
     registry = get_registry()
     registry.register(Flaky)
-    with pytest.warns(UserWarning, match="flaky.is_available"):
+    with pytest.warns(UserWarning, match=r"flaky.is_available"):
         assert "flaky" not in registry.available()
 
 

@@ -137,7 +137,17 @@ def test_a_strategy_the_accelerator_lacks_is_refused_with_why() -> None:
         select(_OnlySingle, devices=1, strategy="ddp")
 
 
-@pytest.mark.parametrize(("given", "canonical"), [(32, "32-true"), ("32", "32-true"), (16, "16-mixed"), ("bf16", "bf16-mixed"), (64, "64-true"), ("BF16-Mixed", "bf16-mixed")])
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        (32, "32-true"),
+        ("32", "32-true"),
+        (16, "16-mixed"),
+        ("bf16", "bf16-mixed"),
+        (64, "64-true"),
+        ("BF16-Mixed", "bf16-mixed"),
+    ],
+)
 def test_precision_aliases_resolve_to_canonical_names(given: object, canonical: str) -> None:
     assert select("cpu", precision=given).precision == canonical  # type: ignore[arg-type]
 
@@ -178,6 +188,8 @@ def test_trainer_exposes_the_selection() -> None:
 
 
 def test_trainer_auto_leaves_cuda_uninitialised(run_python) -> None:  # type: ignore[no-untyped-def]
-    result = run_python("import torch\nfrom accelplug import Trainer\nTrainer(accelerator='auto')\nprint(torch.cuda.is_initialized())")
+    result = run_python(
+        "import torch\nfrom accelplug import Trainer\nTrainer(accelerator='auto')\nprint(torch.cuda.is_initialized())"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"

@@ -17,13 +17,15 @@ __all__ = ["CUDAAccelerator"]
 _JETSON_DEVICE_NODE = "/dev/nvhost-ctrl-gpu"  # Jetson boards have CUDA but no NVML
 
 
+def _cuda_initialized() -> bool:
+    return bool(torch.cuda.is_initialized())  # type: ignore[no-untyped-call]
+
+
 def _count_in_subprocess() -> int:
     """Ask torch in a child process, so CUDA is initialised there and not here."""
     code = "import torch; print(torch.cuda.device_count())"
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
         return int(out.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return 0
@@ -31,7 +33,7 @@ def _count_in_subprocess() -> int:
 
 def _probe() -> tuple[int, str | None]:
     """(visible device count, reason when there are none), asked once per visibility setting."""
-    return _probe_cached(os.environ.get("CUDA_VISIBLE_DEVICES"), torch.cuda.is_initialized())
+    return _probe_cached(os.environ.get("CUDA_VISIBLE_DEVICES"), _cuda_initialized())
 
 
 @functools.lru_cache(maxsize=8)
@@ -95,7 +97,7 @@ class CUDAAccelerator(Accelerator):
         torch.cuda.set_device(device)
 
     def teardown(self) -> None:
-        if torch.cuda.is_initialized():
+        if _cuda_initialized():
             torch.cuda.empty_cache()
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:

@@ -48,9 +48,7 @@ def is_rosetta_translated() -> bool:
     except (OSError, AttributeError):
         pass
     try:
-        out = subprocess.run(
-            ["sysctl", "-n", "sysctl.proc_translated"], capture_output=True, text=True, timeout=5
-        )
+        out = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return False
     return out.stdout.strip() == "1"
