@@ -1,13 +1,119 @@
-"""Distributed data parallel: one process per device, gradients all-reduced by torch.distributed."""
+"""Distributed data parallel: one process per device, gradients all-reduced by torch.distributed.
+
+Each process is started by ``torch.distributed.run`` (``accelplug launch`` or plain ``torchrun``),
+which sets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``; the process
+group is created from those variables with the accelerator's own backend (gloo for the CPU, nccl for
+CUDA), so the same script runs on one machine or many.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MisconfigurationException
 from .base import Strategy
 
-__all__ = ["DDPStrategy"]
+if TYPE_CHECKING:
+    import torch
+
+    from ..accelerator import Accelerator
+
+__all__ = ["DDPStrategy", "launched_by_torchrun"]
+
+#: How long a collective may wait for a peer. Short enough that a dead peer does not hang the job
+#: for half an hour (torch's default), long enough for a slow first CUDA/NCCL initialisation.
+_COLLECTIVE_TIMEOUT = timedelta(seconds=float(os.environ.get("ACCELPLUG_DDP_TIMEOUT_S", "300")))
+
+
+def launched_by_torchrun() -> bool:
+    """Whether this process is a worker started by ``torch.distributed.run`` (or a compatible launcher)."""
+    return all(name in os.environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"))
 
 
 class DDPStrategy(Strategy):
     name = "ddp"
     description = "one process per device, gradients averaged with torch.distributed"
     is_distributed = True
+
+    def __init__(self) -> None:
+        self._created_group = False
+
+    def setup(self, accelerator: Accelerator, device: torch.device) -> None:
+        import torch.distributed as dist
+
+        backend = accelerator.distributed_backend
+        if backend is None:
+            raise MisconfigurationException(
+                f"strategy='ddp' needs a torch.distributed backend, and accelerator {accelerator.name!r} has none."
+            )
+        if not launched_by_torchrun():
+            raise MisconfigurationException(
+                "strategy='ddp' runs one process per device, but this process was not started by a launcher "
+                "(RANK/WORLD_SIZE/MASTER_ADDR are not set). Start the script with "
+                "`accelplug launch --devices N script.py` or `torchrun --nproc-per-node N script.py`."
+            )
+        accelerator.setup_device(device)
+        if not dist.is_initialized():
+            options: dict[str, Any] = {"backend": backend, "timeout": _COLLECTIVE_TIMEOUT}
+            if device.type != "cpu":
+                options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
+            dist.init_process_group(**options)
+            self._created_group = True
+
+    def teardown(self) -> None:
+        import torch.distributed as dist
+
+        if self._created_group and dist.is_initialized():
+            dist.destroy_process_group()
+            self._created_group = False
+
+    @property
+    def world_size(self) -> int:
+        import torch.distributed as dist
+
+        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+    @property
+    def global_rank(self) -> int:
+        import torch.distributed as dist
+
+        return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+    def wrap_model(self, module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+        from torch.nn.parallel import DistributedDataParallel
+
+        device_ids = None if device.type == "cpu" else [device]
+        return DistributedDataParallel(module, device_ids=device_ids)
+
+    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
+        from ..trainer.data import with_distributed_sampler
+
+        return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed)
+
+    @contextlib.contextmanager
+    def no_gradient_sync(self, wrapped: torch.nn.Module) -> Iterator[None]:
+        no_sync = getattr(wrapped, "no_sync", None)
+        if no_sync is None:
+            yield
+            return
+        with no_sync():
+            yield
+
+    def reduce_mean(self, values: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            return values
+        reduced = values.detach().clone()
+        dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
+        return reduced / dist.get_world_size()
+
+    def barrier(self) -> None:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.barrier()

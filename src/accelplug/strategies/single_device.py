@@ -1,4 +1,4 @@
-"""Everything on one device in this process."""
+"""Everything on one device in this process: the base ``Strategy`` behaviour, unchanged."""
 
 from __future__ import annotations
 

@@ -1,0 +1,88 @@
+"""Reading what ``configure_optimizers()`` returns, in each of the shapes Lightning accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..errors import MisconfigurationException
+
+__all__ = ["OptimizerSetup", "SchedulerConfig", "parse_optimizers"]
+
+_SHAPES = (
+    "an optimizer, a list of optimizers, a dict {'optimizer': opt, 'lr_scheduler': sched or "
+    "{'scheduler': sched, 'interval': 'epoch'|'step', 'frequency': n, 'monitor': metric}}, "
+    "a list of such dicts, or a pair (optimizers, schedulers)"
+)
+
+
+@dataclass
+class SchedulerConfig:
+    scheduler: Any  # torch.optim.lr_scheduler.LRScheduler or ReduceLROnPlateau
+    interval: str = "epoch"
+    frequency: int = 1
+    monitor: str | None = None
+
+
+@dataclass
+class OptimizerSetup:
+    optimizers: list[torch.optim.Optimizer]
+    schedulers: list[SchedulerConfig]
+
+
+def _scheduler(value: Any) -> SchedulerConfig:
+    if isinstance(value, Mapping):
+        if "scheduler" not in value:
+            raise MisconfigurationException(f"an lr_scheduler dict needs a 'scheduler' key; got keys {sorted(value)}.")
+        interval = value.get("interval", "epoch")
+        if interval not in ("epoch", "step"):
+            raise MisconfigurationException(f"lr_scheduler interval={interval!r} is invalid; use 'epoch' or 'step'.")
+        frequency = value.get("frequency", 1)
+        if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 1:
+            raise MisconfigurationException(f"lr_scheduler frequency={frequency!r} is invalid; use an int >= 1.")
+        return SchedulerConfig(value["scheduler"], interval, frequency, value.get("monitor"))
+    if not hasattr(value, "step"):
+        raise MisconfigurationException(f"{value!r} is not a learning-rate scheduler (it has no step()).")
+    return SchedulerConfig(value)
+
+
+def _from_dict(config: Mapping[str, Any], setup: OptimizerSetup) -> None:
+    if "optimizer" not in config:
+        raise MisconfigurationException(
+            f"configure_optimizers() returned a dict without an 'optimizer' key (keys: {sorted(config)}); expected {_SHAPES}."
+        )
+    setup.optimizers.append(config["optimizer"])
+    if config.get("lr_scheduler") is not None:
+        setup.schedulers.append(_scheduler(config["lr_scheduler"]))
+
+
+def parse_optimizers(returned: Any) -> OptimizerSetup:
+    """Normalise the value of ``configure_optimizers()`` into optimizers and scheduler configs."""
+    setup = OptimizerSetup([], [])
+    if isinstance(returned, torch.optim.Optimizer):
+        setup.optimizers.append(returned)
+    elif isinstance(returned, Mapping):
+        _from_dict(returned, setup)
+    elif (
+        isinstance(returned, tuple)
+        and len(returned) == 2
+        and isinstance(returned[0], Sequence)
+        and isinstance(returned[1], Sequence)
+    ):
+        setup.optimizers.extend(returned[0])
+        setup.schedulers.extend(_scheduler(s) for s in returned[1])
+    elif isinstance(returned, Sequence) and not isinstance(returned, str):
+        for item in returned:
+            if isinstance(item, Mapping):
+                _from_dict(item, setup)
+            else:
+                setup.optimizers.append(item)
+    bad = [o for o in setup.optimizers if not isinstance(o, torch.optim.Optimizer)]
+    if not setup.optimizers or bad:
+        raise MisconfigurationException(
+            f"configure_optimizers() returned {returned!r}, which holds no usable optimizer; expected {_SHAPES}."
+        )
+    return setup
