@@ -1,0 +1,78 @@
+"""Whole-process wall time of accelplug's start-up against ``import torch`` alone, in one run.
+
+Every command runs in a fresh interpreter; the commands are interleaved round by round so that drift
+in the machine's load hits all of them alike, and the median of ``--repeats`` rounds is reported.
+Peers (Lightning, Accelerate) are timed too when they are installed.
+
+    python benchmarks/import_time.py [--repeats 5] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+COMMANDS: dict[str, str] = {
+    "python -c pass": "pass",
+    "import torch": "import torch",
+    "import accelplug (no torch, no plugins)": "import accelplug",
+    "accelplug: get_registry().available()": "import accelplug; accelplug.get_registry().available()",
+    "accelplug: Trainer(accelerator='auto')": "from accelplug import Trainer; Trainer(accelerator='auto')",
+}
+PEERS: dict[str, tuple[str, str]] = {
+    "Lightning: AcceleratorRegistry list": (
+        "lightning",
+        "from lightning.pytorch.accelerators import AcceleratorRegistry; AcceleratorRegistry.available_accelerators()",
+    ),
+    "Lightning: Trainer(accelerator='auto')": (
+        "lightning",
+        "from lightning.pytorch import Trainer; Trainer(accelerator='auto', logger=False, enable_progress_bar=False)",
+    ),
+    "Accelerate: Accelerator()": ("accelerate", "from accelerate import Accelerator; Accelerator()"),
+}
+
+
+def _time(code: str) -> float:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", dest="json_path")
+    args = parser.parse_args()
+
+    commands = dict(COMMANDS)
+    for label, (package, code) in PEERS.items():
+        if importlib.util.find_spec(package) is not None:
+            commands[label] = code
+    for code in commands.values():  # warm the page cache and bytecode once, untimed
+        _time(code)
+    samples: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(args.repeats):
+        for label, code in commands.items():
+            samples[label].append(_time(code))
+
+    medians = {label: statistics.median(values) for label, values in samples.items()}
+    torch_s = medians["import torch"]
+    print(f"median of {args.repeats} fresh processes, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    print(f"{'command':45} {'seconds':>8} {'over import torch':>18}")
+    for label, seconds in medians.items():
+        over = f"{(seconds - torch_s) * 1000:+.0f} ms" if label not in ("python -c pass", "import torch") else ""
+        print(f"{label:45} {seconds:8.3f} {over:>18}")
+    if args.json_path:
+        with open(args.json_path, "w") as fh:
+            json.dump({"repeats": args.repeats, "median_seconds": medians, "samples": samples}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
