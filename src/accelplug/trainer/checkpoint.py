@@ -63,7 +63,7 @@ def load_checkpoint(path: str | os.PathLike[str], device: torch.device, *, weigh
 def capture_rng_state() -> dict[str, Any]:
     """Every random-number generator a training step may draw from, as weights-only-safe values."""
     state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         state["cuda"] = torch.cuda.get_rng_state_all()
     numpy = sys.modules.get("numpy")
     if numpy is not None:

@@ -194,14 +194,16 @@ class _StepRouter(torch.nn.Module):
         self.module = module
 
     def forward(self, batch: Any, batch_idx: int) -> Any:
-        return self.module.training_step(batch, batch_idx)
+        training_step: Callable[[Any, int], Any] = getattr(self.module, "training_step")  # noqa: B009
+        return training_step(batch, batch_idx)
 
 
 def _loss_of(output: Any) -> torch.Tensor:
     if isinstance(output, torch.Tensor):
         return output
-    if isinstance(output, dict) and isinstance(output.get("loss"), torch.Tensor):
-        return output["loss"]
+    loss = output.get("loss") if isinstance(output, dict) else None
+    if isinstance(loss, torch.Tensor):
+        return loss
     raise MisconfigurationException(
         f"training_step must return a loss tensor or a dict with a 'loss' tensor; it returned {type(output).__name__}."
     )
@@ -282,7 +284,7 @@ def _batches(loader: Any, skip: int, saved_rng: dict[str, Any] | None) -> Iterat
         next(iterator, None)
     if saved_rng is not None:
         restore_rng_state(saved_rng)
-    return iterator
+    return iterator  # type: ignore[no-any-return]
 
 
 def fit_loop(
@@ -306,7 +308,7 @@ def fit_loop(
         val_loader = trainer.strategy.prepare_dataloader(
             pin_for_cuda(_single_loader(val_dataloaders, "val_dataloaders"), run.device), shuffle_seed=shuffle_seed
         )
-    run.optim = parse_optimizers(model.configure_optimizers())
+    run.optim = parse_optimizers(getattr(model, "configure_optimizers")())  # noqa: B009
     wrapped = trainer.strategy.wrap_model(_StepRouter(model), run.device) if trainer.strategy.is_distributed else None
     run.wrapped = wrapped
     trainer._run = run

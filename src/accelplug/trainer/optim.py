@@ -52,7 +52,8 @@ def _scheduler(value: Any) -> SchedulerConfig:
 def _from_dict(config: Mapping[str, Any], setup: OptimizerSetup) -> None:
     if "optimizer" not in config:
         raise MisconfigurationException(
-            f"configure_optimizers() returned a dict without an 'optimizer' key (keys: {sorted(config)}); expected {_SHAPES}."
+            f"configure_optimizers() returned a dict without an 'optimizer' key (keys: {sorted(config)}); "
+            f"expected {_SHAPES}."
         )
     setup.optimizers.append(config["optimizer"])
     if config.get("lr_scheduler") is not None:

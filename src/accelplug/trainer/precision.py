@@ -49,7 +49,7 @@ class Precision:
         if self.scaler is not None:
             self.scaler.scale(loss).backward()
         else:
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         """Bring scaled gradients back to their true values (needed before clipping them)."""
