@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +44,7 @@ __all__ = [
     "explain_settings",
     "load_settings",
     "read_config_file",
+    "validate_values",
     "write_config_file",
 ]
 
@@ -125,6 +127,21 @@ class Settings(BaseSettings):
 FIELDS: tuple[str, ...] = tuple(Settings.model_fields)
 
 
+class _GivenOnly(Settings):
+    """Validates exactly the values passed, ignoring environment and file (used before writing a file)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
 # ---- the config file ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ConfigFile:
@@ -200,13 +217,11 @@ def _toml_value(value: object) -> str:
     return f'"{text}"'
 
 
-def write_config_file(path: Path, values: dict[str, object]) -> Path:
+def write_config_file(path: Path, values: Mapping[str, object]) -> Path:
     """Write flat ``key = value`` TOML (the keys are few and scalar, so no TOML writer is needed)."""
-    unknown = [k for k in values if k not in FIELDS]
-    if unknown:
-        raise MisconfigurationException(f"unknown config key(s): {', '.join(unknown)}. Known keys: {', '.join(FIELDS)}")
+    valid = validate_values(values)
     body = ["# accelplug defaults, written by `accelplug config`. Keys: " + ", ".join(FIELDS)]
-    body += [f"{key} = {_toml_value(values[key])}" for key in FIELDS if key in values]
+    body += [f"{key} = {_toml_value(valid[key])}" for key in FIELDS if key in values]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("\n".join(body) + "\n", encoding="utf-8")
@@ -268,7 +283,7 @@ def _origins(given: dict[str, object], config: ConfigFile) -> dict[str, Origin]:
     return origins
 
 
-def _given(overrides: dict[str, object]) -> dict[str, object]:
+def _given(overrides: Mapping[str, object]) -> dict[str, object]:
     given = {k: v for k, v in overrides.items() if v is not None}
     unknown = [k for k in given if k not in FIELDS]
     if unknown:
@@ -287,6 +302,15 @@ def _explain(exc: ValidationError, given: dict[str, object], config: ConfigFile)
         source = f" (from {origin})" if origin else ""
         problems.append(f"{key}={error.get('input')!r}{source} is invalid: {message}")
     return MisconfigurationException("; ".join(problems))
+
+
+def validate_values(values: Mapping[str, object]) -> dict[str, object]:
+    """Check ``values`` alone (no environment, no file); the canonical form of every setting."""
+    given = _given(values)
+    try:
+        return _GivenOnly(**given).model_dump()  # type: ignore[arg-type]  # values are validated by pydantic
+    except ValidationError as exc:
+        raise _explain(exc, given, ConfigFile(config_path(), exists=False)) from None
 
 
 def load_settings(**overrides: object) -> Settings:
