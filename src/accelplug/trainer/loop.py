@@ -128,7 +128,10 @@ def _epoch_length(loader: Any, limit: int | None) -> int | None:
 
 
 def _single_loader(value: Any, what: str) -> Any:
-    if isinstance(value, (list, tuple)):
+    """The one loader in ``value``; a list of batches (not of loaders) is itself the loader."""
+    from torch.utils.data import DataLoader
+
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value):
         if len(value) != 1:
             raise MisconfigurationException(f"{what} takes one DataLoader (got a sequence of {len(value)}).")
         return value[0]
