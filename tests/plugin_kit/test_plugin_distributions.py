@@ -1,0 +1,138 @@
+"""The plugin distributions under ``plugins/`` install with pip and pass their own tests.
+
+Each distribution is copied out of the source tree (so a build leaves nothing behind), installed by
+pip into one ``--target`` folder, and used from child processes whose ``PYTHONPATH`` holds that
+folder: accelplug finds the plugins through their ``accelplug`` entry points, exactly as after a
+``pip install``. Nothing here imports a plugin by path.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, subprocess_env
+
+PLUGINS = REPO / "plugins"
+DISTRIBUTIONS = {
+    "accelplug-example": "example",
+    "accelplug-xpu": "xpu",
+    "accelplug-torch-accelerator": "torch_accelerator",
+}
+
+RunPython = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def plugin_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin source trees, copied without build leftovers."""
+    root = tmp_path_factory.mktemp("plugin_sources")
+    for name in DISTRIBUTIONS:
+        shutil.copytree(
+            PLUGINS / name,
+            root / name,
+            ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".pytest_cache"),
+        )
+    return root
+
+
+@pytest.fixture(scope="session")
+def installed_plugins(plugin_copies: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the three plugin distributions, installed by pip."""
+    target = tmp_path_factory.mktemp("plugins_site")
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "--target", str(target),
+         *(str(plugin_copies / name) for name in DISTRIBUTIONS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, f"pip install failed:\n{result.stdout}\n{result.stderr}"
+    return target
+
+
+def test_pip_installs_each_distribution_with_its_entry_point(installed_plugins: Path) -> None:
+    for distribution, entry_point in DISTRIBUTIONS.items():
+        dist_info = next(installed_plugins.glob(f"{distribution.replace('-', '_')}-*.dist-info"))
+        entry_points = (dist_info / "entry_points.txt").read_text()
+        assert "[accelplug]" in entry_points
+        assert f"{entry_point} = " in entry_points
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
+def test_each_plugin_passes_its_own_tests_once_installed(
+    distribution: str, installed_plugins: Path, plugin_copies: Path
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"],
+        cwd=plugin_copies / distribution,
+        env=subprocess_env(pythonpath=installed_plugins),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"{distribution}'s tests failed:\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+    assert " passed" in result.stdout
+    assert "failed" not in result.stdout.splitlines()[-1]
+
+
+_REGISTRY_REPORT = """
+import json
+from accelplug import get_registry
+registry = get_registry()
+print(json.dumps({
+    "names": registry.names(),
+    "available": registry.available(),
+    "sources": {n: [registry.source(n).plugin, registry.source(n).distribution] for n in registry.names()},
+    "failures": [str(f) for f in registry.failures()],
+}))
+"""
+
+
+def _registry_report(run_python: RunPython, site: Path, env: dict[str, str] | None = None) -> dict[str, object]:
+    result = run_python(_REGISTRY_REPORT, env=env, pythonpath=site)
+    assert result.returncode == 0, result.stderr
+    report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_the_registry_finds_every_installed_plugin_through_its_entry_point(
+    installed_plugins: Path, run_python: RunPython
+) -> None:
+    report = _registry_report(run_python, installed_plugins)
+    assert report["names"] == ["cpu", "cuda", "example", "mps", "torch_accelerator", "xpu"]
+    assert report["failures"] == []
+    assert report["sources"] == {
+        "cpu": ["builtin", "accelplug"],
+        "cuda": ["builtin", "accelplug"],
+        "mps": ["builtin", "accelplug"],
+        "example": ["example", "accelplug-example"],
+        "xpu": ["xpu", "accelplug-xpu"],
+        "torch_accelerator": ["torch_accelerator", "accelplug-torch-accelerator"],
+    }
+
+
+def test_the_example_is_available_but_auto_never_prefers_it_over_the_cpu(
+    installed_plugins: Path, run_python: RunPython
+) -> None:
+    available = _registry_report(run_python, installed_plugins)["available"]
+    assert isinstance(available, list)
+    assert available.index("cpu") < available.index("example")
+
+
+def test_accelplug_plugins_loads_only_the_named_plugins(installed_plugins: Path, run_python: RunPython) -> None:
+    report = _registry_report(run_python, installed_plugins, {"ACCELPLUG_PLUGINS": "example,xpu"})
+    assert report["names"] == ["cpu", "cuda", "example", "mps", "xpu"]
+
+
+def test_disabling_autoload_keeps_only_the_builtins(installed_plugins: Path, run_python: RunPython) -> None:
+    report = _registry_report(run_python, installed_plugins, {"ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert report["names"] == ["cpu", "cuda", "mps"]
