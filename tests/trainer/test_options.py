@@ -1,0 +1,52 @@
+"""Every Trainer option is validated at construction; a bad value is named with what is accepted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from accelplug import MisconfigurationException, Trainer
+
+BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
+    ({"precision": "bf17"}, "precision='bf17'"),
+    ({"max_epochs": -1}, "max_epochs=-1"),
+    ({"max_epochs": 2.5}, "max_epochs=2.5"),
+    ({"max_steps": 0}, "max_steps=0"),
+    ({"max_steps": -5}, "max_steps=-5"),
+    ({"accumulate_grad_batches": 0}, "accumulate_grad_batches=0"),
+    ({"accumulate_grad_batches": True}, "accumulate_grad_batches=True"),
+    ({"gradient_clip_val": -1.0}, "gradient_clip_val=-1.0"),
+    ({"gradient_clip_val": "big"}, "gradient_clip_val='big'"),
+    ({"gradient_clip_algorithm": "l3"}, "gradient_clip_algorithm='l3'"),
+    ({"val_check_interval": 0}, "val_check_interval=0"),
+    ({"val_check_interval": 1.5}, "val_check_interval=1.5"),
+    ({"limit_train_batches": -1}, "limit_train_batches=-1"),
+    ({"limit_train_batches": 2.0}, "limit_train_batches=2.0"),
+    ({"limit_val_batches": "all"}, "limit_val_batches='all'"),
+    ({"log_every_n_steps": 0}, "log_every_n_steps=0"),
+    ({"seed": -3}, "seed=-3"),
+    ({"seed": "42"}, "seed='42'"),
+    ({"enable_progress_bar": "yes"}, "enable_progress_bar='yes'"),
+    ({"logger": "wandb"}, "logger='wandb'"),
+    ({"check_val_every_n_epoch": 0}, "check_val_every_n_epoch=0"),
+    ({"default_root_dir": 5}, "default_root_dir=5"),
+    ({"callbacks": ["not a callback"]}, "'not a callback'"),
+    ({"num_nodes": 0}, "num_nodes=0"),
+]
+
+
+@pytest.mark.parametrize(("options", "named"), BAD_OPTIONS, ids=[text for _, text in BAD_OPTIONS])
+def test_bad_trainer_option_raises_misconfiguration_naming_the_value(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(MisconfigurationException) as caught:
+        Trainer(accelerator="cpu", **options)
+    assert named in str(caught.value)
+    assert "expected" in str(caught.value) or "Accepted" in str(caught.value)
+
+
+def test_ddp_in_an_interpreter_that_cannot_relaunch_explains_how_to_launch() -> None:
+    trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp")
+    from .modules import LinearRegression, regression_data
+
+    with pytest.raises(MisconfigurationException, match="accelplug launch --accelerator cpu --devices 2"):
+        trainer.fit(LinearRegression(), regression_data())
