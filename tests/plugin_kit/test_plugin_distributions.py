@@ -9,6 +9,7 @@ folder: accelplug finds the plugins through their ``accelplug`` entry points, ex
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,9 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, subprocess_env
-
-PLUGINS = REPO / "plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 DISTRIBUTIONS = {
     "accelplug-example": "example",
     "accelplug-xpu": "xpu",
@@ -66,6 +65,13 @@ def test_pip_installs_each_distribution_with_its_entry_point(installed_plugins: 
         assert f"{entry_point} = " in entry_points
 
 
+def _plugin_test_env(site: Path) -> dict[str, str]:
+    """This environment with plugin autoloading on (the suite turns it off) and ``site`` importable."""
+    env = {k: v for k, v in os.environ.items() if k != "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    return env
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
 def test_each_plugin_passes_its_own_tests_once_installed(
@@ -74,7 +80,7 @@ def test_each_plugin_passes_its_own_tests_once_installed(
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"],
         cwd=plugin_copies / distribution,
-        env=subprocess_env(pythonpath=installed_plugins),
+        env=_plugin_test_env(installed_plugins),
         capture_output=True,
         text=True,
         timeout=300,
