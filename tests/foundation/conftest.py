@@ -8,7 +8,24 @@ import pytest
 import torch
 from pytest_mock import MockerFixture
 
+import accelplug.accelerators.cuda as cuda_module
 import accelplug.accelerators.mps as mps_module
+
+#: Modules that exercise the CUDA accelerator itself and must see the real GPUs, if any.
+_SEES_REAL_GPUS = {"test_cpu_and_cuda"}
+
+
+@pytest.fixture(autouse=True)
+def hide_gpus(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a GPU machine look like the CPU-only CI machine, so the same expectations hold on both.
+
+    In this process the CUDA probe is replaced (CUDA may already be initialised by a ``cuda`` test);
+    child processes get ``CUDA_VISIBLE_DEVICES=""``, which hides every GPU from them for real.
+    """
+    if request.module.__name__.rsplit(".", 1)[-1] in _SEES_REAL_GPUS:
+        return
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setattr(cuda_module, "_probe", lambda: (0, "CUDA_VISIBLE_DEVICES='' hides every NVIDIA GPU"))
 
 
 @pytest.fixture
