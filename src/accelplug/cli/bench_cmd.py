@@ -115,6 +115,7 @@ def bench(
     from ..bench import BenchConfig, BenchReport, run_bench
     from ..bench.models import DEFAULT_MODELS, QUICK_MODELS
     from ..bench.report import BenchSettings, with_speedups
+    from ..bench.runner import validate
     from ..registry import get_registry
 
     chosen_models = _split(models) or (QUICK_MODELS if quick else DEFAULT_MODELS)
@@ -131,6 +132,7 @@ def bench(
         precision=precision,
         cpu_precision=cpu_precision,
     )
+    validate(config)  # every name and precision checked before the progress display starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         results = run_bench(config, _RichProgress(progress))
