@@ -92,9 +92,9 @@ if $PY -c "import pytest" 2>/dev/null; then
   step "bridge plugin tests + conformance, forced onto the GPU" pytest_bridge_forced.txt \
     env ACCELPLUG_TORCH_ACCELERATOR_FORCE=1 bash -c "cd '$SCRATCH/src' && $PY -m pytest -v -rs -p no:cacheprovider --junitxml '$OUT/pytest_bridge_forced.xml'"
   # The device checks must have run on the GPU, not skipped.
+  ran='AsThisMachineIs::test_(a_training_step_on_device_0_lowers_the_loss|setup_device_and_teardown_run_on_device_0|get_device_stats_maps_names_to_floats) PASSED'
   step "conformance device checks ran (not skipped) on the GPU" conformance_ran_on_gpu.txt \
-    grep -E "AsThisMachineIs::test_(a_training_step_on_device_0_lowers_the_loss|setup_device_and_teardown_run_on_device_0|get_device_stats_maps_names_to_floats) PASSED" \
-    "$OUT/pytest_bridge_forced.txt"
+    bash -c "grep -E '$ran' '$OUT/pytest_bridge_forced.txt' && test \$(grep -cE '$ran' '$OUT/pytest_bridge_forced.txt') -eq 3"
   step "bridge plugin tests + conformance, not forced" pytest_bridge_unforced.txt \
     bash -c "cd '$SCRATCH/src' && $PY -m pytest -v -rs -p no:cacheprovider"
   step "built-in CUDA against the conformance suite" pytest_builtin_cuda.txt \
