@@ -104,9 +104,7 @@ _KILLED_MID_SAVE = textwrap.dedent(
 @pytest.mark.slow
 def test_atomic_save_keeps_the_previous_file_when_killed_mid_write(tmp_path: Path) -> None:
     target = tmp_path / "model.ckpt"
-    child = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_MID_SAVE, str(target)], stdout=subprocess.PIPE, text=True
-    )
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_MID_SAVE, str(target)], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "HALF-WRITTEN"
