@@ -64,7 +64,7 @@ def test_resuming_a_file_that_is_not_a_checkpoint_is_explained(tmp_path: Path) -
 
 
 def test_save_checkpoint_before_fit_is_explained() -> None:
-    with pytest.raises(MisconfigurationException, match="during or after trainer.fit"):
+    with pytest.raises(MisconfigurationException, match=r"during or after trainer\.fit"):
         Trainer(accelerator="cpu").save_checkpoint("x.ckpt")
 
 
