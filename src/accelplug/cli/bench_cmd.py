@@ -134,7 +134,7 @@ def bench(
     )
     validate(config)  # every name and precision checked before the progress display starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=Console(stderr=True), transient=True, refresh_per_second=4) as progress:
         results = run_bench(config, _RichProgress(progress))
     report = BenchReport(
         accelplug=__version__,
