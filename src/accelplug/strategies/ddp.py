@@ -8,6 +8,7 @@ CUDA), so the same script runs on one machine or many.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 from collections.abc import Iterator
@@ -63,6 +64,8 @@ class DDPStrategy(Strategy):
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
             dist.init_process_group(**options)
             self._created_group = True
+            # Kept for validate/predict after fit; destroyed when the worker exits, as torch asks.
+            atexit.register(self.teardown)
 
     def teardown(self) -> None:
         import torch.distributed as dist

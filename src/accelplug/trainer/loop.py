@@ -435,6 +435,7 @@ def _train(
                     _clip(trainer, run)
                     for optimizer in optimizers:
                         precision.step(optimizer)
+                    precision.update()
                 for optimizer in optimizers:
                     optimizer.zero_grad()
                 trainer.global_step += 1

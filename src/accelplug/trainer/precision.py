@@ -57,8 +57,13 @@ class Precision:
             self.scaler.unscale_(optimizer)
 
     def step(self, optimizer: torch.optim.Optimizer) -> None:
+        """Step one optimizer (skipped by the scaler when its gradients overflowed)."""
         if self.scaler is not None:
             self.scaler.step(optimizer)
-            self.scaler.update()
         else:
             optimizer.step()
+
+    def update(self) -> None:
+        """Adjust the loss scale once per iteration, after every optimizer has stepped."""
+        if self.scaler is not None:
+            self.scaler.update()
