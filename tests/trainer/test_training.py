@@ -190,3 +190,20 @@ def test_mps_fallback_keeps_a_value_the_user_set(monkeypatch: pytest.MonkeyPatch
 
     assert os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] == "0"
     assert not [w for w in recwarn if "mps_fallback" in str(w.message)]
+
+
+def test_progress_is_plain_lines_when_output_is_not_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trainer = Trainer(accelerator="cpu", max_epochs=2, default_root_dir=tmp_path, log_every_n_steps=1)
+    trainer.fit(LinearRegression(), regression_data())
+    err = capsys.readouterr().err
+    assert "epoch 0 done at step 8: train_loss=" in err
+    assert "epoch 1 done at step 16" in err
+
+
+def test_progress_is_a_rich_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelplug.trainer.progress import RichProgress, make_progress
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert isinstance(make_progress(True), RichProgress)

@@ -224,7 +224,10 @@ class Trainer:
         """Start one process per device when DDP was asked for in a plain ``python script.py``."""
         from ..strategies.ddp import launched_by_torchrun
 
-        if not self._strategy.is_distributed or launched_by_torchrun():
+        if not self._strategy.is_distributed:
+            return
+        if launched_by_torchrun():
+            self._check_world_size()
             return
         script = _main_script()
         how = (
@@ -245,6 +248,17 @@ class Trainer:
             flush=True,
         )
         raise SystemExit(relaunch_script(script, sys.argv[1:], self.num_devices, self.accelerator.name))
+
+    def _check_world_size(self) -> None:
+        """With ``num_nodes`` given, the launcher's ``WORLD_SIZE`` must be nodes x devices per node."""
+        nodes = self.options.num_nodes
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        if nodes > 1 and world != nodes * self.num_devices:
+            raise MisconfigurationException(
+                f"num_nodes={nodes} with {self.num_devices} device(s) per node means {nodes * self.num_devices} "
+                f"processes, but the launcher started WORLD_SIZE={world}; make --nnodes/--devices of "
+                "`accelplug launch` match the Trainer's num_nodes/devices."
+            )
 
 
 def _main_script() -> Path | None:
