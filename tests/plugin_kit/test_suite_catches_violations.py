@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+import pluggy
 import pytest
 import torch
 
@@ -233,6 +234,18 @@ class _OtherPlugin:
     @hookimpl
     def register_accelerators() -> list[type[Accelerator]]:
         return [CPUAccelerator]
+
+
+class _MisspeltPlugin:
+    @staticmethod
+    @hookimpl
+    def register_acelerators() -> list[type[Accelerator]]:
+        return [_Sound]
+
+
+def test_a_misspelt_hook_name_fails() -> None:
+    with pytest.raises(pluggy.PluginValidationError, match="register_acelerators"):
+        _suite(_Sound, plugin_module=_MisspeltPlugin).test_the_plugin_hook_returns_the_class()
 
 
 def test_a_hook_that_returns_another_class_fails() -> None:

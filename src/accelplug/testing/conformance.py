@@ -306,6 +306,7 @@ class AcceleratorConformance:
         manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         manager.add_hookspecs(hookspecs)
         manager.register(module)  # raises PluginValidationError for a hookimpl that does not fit its spec
+        manager.check_pending()  # a misspelt hook name is otherwise silently never called
         returned = [c for result in manager.hook.register_accelerators() for c in result]
         assert cls in returned, f"{module.__name__}.register_accelerators() returned {returned}, not {cls.__qualname__}"
         registry = AcceleratorRegistry()
