@@ -76,6 +76,10 @@ class Strategy(ABC):
         """``values`` averaged over every process (the identity for one process)."""
         return values
 
+    def broadcast_object(self, obj: Any) -> Any:
+        """Rank 0's ``obj`` on every process (so all ranks agree on, e.g., the log folder)."""
+        return obj
+
     def barrier(self) -> None:  # noqa: B027 - optional hook
         """Wait until every process reaches this point."""
 

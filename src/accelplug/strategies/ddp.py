@@ -115,6 +115,15 @@ class DDPStrategy(Strategy):
         dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
         return reduced / dist.get_world_size()
 
+    def broadcast_object(self, obj: Any) -> Any:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            return obj
+        holder = [obj]
+        dist.broadcast_object_list(holder, src=0)
+        return holder[0]
+
     def barrier(self) -> None:
         import torch.distributed as dist
 

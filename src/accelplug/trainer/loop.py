@@ -31,6 +31,7 @@ from .data import batch_size_of, make_transfer, pin_for_cuda
 from .environment import apply_accelerator_defaults, seed_everything
 from .optim import OptimizerSetup, parse_optimizers
 from .precision import Precision
+from .self_log import LogSink, attached_log
 
 if TYPE_CHECKING:
     from .loggers import MetricsLogger
@@ -59,6 +60,8 @@ class Run:
     batches_done: int = 0
     epoch_done: bool = False
     epoch_start_rng: dict[str, Any] | None = None
+    #: Values the module reported through ``self.log``.
+    logged: LogSink = field(default_factory=LogSink)
 
 
 # ---- setup ---------------------------------------------------------------------------------------
@@ -302,6 +305,8 @@ def fit_loop(
     if options.seed is not None:
         seed_everything(options.seed)
     run = _setup(trainer, model)
+    # Every rank must name the same run folder (checkpoint paths are reported on all of them).
+    trainer._log_dir = trainer.strategy.broadcast_object(trainer.log_dir)
     shuffle_seed = options.seed or 0
     train_loader = trainer.strategy.prepare_dataloader(
         pin_for_cuda(_single_loader(train_dataloaders, "train_dataloaders"), run.device), shuffle_seed=shuffle_seed
@@ -339,19 +344,20 @@ def fit_loop(
         hook(trainer, model)
     progress.start(total, trainer.current_epoch, max_epochs)
     try:
-        _train(
-            trainer,
-            run,
-            train_loader,
-            val_loader,
-            val_limit,
-            limit,
-            epoch_length,
-            max_epochs,
-            max_steps,
-            progress,
-            resume,
-        )
+        with attached_log(model, run.logged):
+            _train(
+                trainer,
+                run,
+                train_loader,
+                val_loader,
+                val_limit,
+                limit,
+                epoch_length,
+                max_epochs,
+                max_steps,
+                progress,
+                resume,
+            )
     finally:
         progress.stop()
     for hook in run.hooks["on_fit_end"]:
@@ -387,7 +393,9 @@ def _train(
     wrapped = run.wrapped
     step_fn: Callable[[Any, int], Any] = wrapped if wrapped is not None else model.training_step  # type: ignore[assignment]
     forward_context = precision.forward_context
-    plain_step = precision.scaler is None and not options.gradient_clip_val
+    autocast = precision.uses_autocast
+    # No scaler, no clipping, no DDP accumulation: backward and step need no help from us.
+    plain_step = precision.scaler is None and not options.gradient_clip_val and (wrapped is None or accumulate == 1)
     samples_per_batch = 0
     samples = 0
     last_loss: float | None = None
@@ -415,12 +423,17 @@ def _train(
                 break
             batch = transfer(raw_batch)
             boundary = (batch_idx + 1) % accumulate == 0 or (epoch_length is not None and batch_idx + 1 == epoch_length)
-            with forward_context():
+            if autocast:
+                with forward_context():
+                    output = step_fn(batch, batch_idx)
+            else:
                 output = step_fn(batch, batch_idx)
-            loss = _loss_of(output)
+            loss = output if type(output) is torch.Tensor else _loss_of(output)
             if accumulate > 1:
                 loss = loss / accumulate
-            if boundary or wrapped is None:
+            if plain_step:
+                loss.backward()  # type: ignore[no-untyped-call]
+            elif boundary or wrapped is None:
                 precision.backward(loss)
             else:
                 with strategy.no_gradient_sync(wrapped):
@@ -442,7 +455,7 @@ def _train(
                 if step_schedulers:
                     _step_schedulers(run, "step", trainer.global_step, trainer.callback_metrics)
                 if trainer.global_step % log_every == 0:
-                    metrics = _reduce(trainer, _scalars(output, "train_loss"), run.device)
+                    metrics = _reduce(trainer, {**run.logged.drain(), **_scalars(output, "train_loss")}, run.device)
                     last_loss = metrics.get("train_loss")
                     trainer.callback_metrics.update(metrics)
                     _log(run, {**metrics, "epoch": float(epoch)}, trainer.global_step)
@@ -489,17 +502,19 @@ def _evaluate(trainer: Trainer, run: Run, loader: Any, limit: int | None, method
     model.eval()
     sums: dict[str, torch.Tensor] = {}
     counts: dict[str, int] = {}
+    training_logged = run.logged.drain()  # keep training values out of the validation averages
     with torch.no_grad():
         for batch_idx, raw_batch in enumerate(loader):
             if limit is not None and batch_idx >= limit:
                 break
             with run.precision.forward_context():
                 output = method(run.transfer(raw_batch), batch_idx)
-            for name, value in _scalars(output, "val_loss").items():
+            for name, value in {**run.logged.drain(), **_scalars(output, "val_loss")}.items():
                 value = value.to(device=run.device, dtype=torch.float32)
                 sums[name] = sums[name] + value if name in sums else value
                 counts[name] = counts.get(name, 0) + 1
     model.train(was_training)
+    run.logged.values.update(training_logged)
     means = {name: total / counts[name] for name, total in sums.items()}
     return _reduce(trainer, means, run.device)
 
@@ -523,7 +538,8 @@ def _eval_setup(trainer: Trainer, model: torch.nn.Module, dataloaders: Any) -> t
 
 def validate_only(trainer: Trainer, model: torch.nn.Module, dataloaders: Any, verbose: bool) -> dict[str, float]:
     run, loader = _eval_setup(trainer, model, dataloaders)
-    metrics = _evaluate(trainer, run, loader, _limit(trainer.options.limit_val_batches, loader), "validation_step")
+    with attached_log(model, run.logged):
+        metrics = _evaluate(trainer, run, loader, _limit(trainer.options.limit_val_batches, loader), "validation_step")
     trainer.callback_metrics.update(metrics)
     if verbose and trainer.is_global_zero:
         print("validation: " + "  ".join(f"{k}={v:.4g}" for k, v in metrics.items()), file=sys.stderr)

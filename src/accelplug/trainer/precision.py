@@ -39,6 +39,10 @@ class Precision:
         """The dtype parameters and floating inputs are cast to, or None to leave them alone."""
         return torch.float64 if self.name == "64-true" else None
 
+    @property
+    def uses_autocast(self) -> bool:
+        return self.name in _AUTOCAST_DTYPES
+
     def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         dtype = _AUTOCAST_DTYPES.get(self.name)
         if dtype is None:
