@@ -142,3 +142,24 @@ def test_accelplug_plugins_loads_only_the_named_plugins(installed_plugins: Path,
 def test_disabling_autoload_keeps_only_the_builtins(installed_plugins: Path, run_python: RunPython) -> None:
     report = _registry_report(run_python, installed_plugins, {"ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert report["names"] == ["cpu", "cuda", "mps"]
+
+
+def test_accelplug_list_shows_each_plugin_with_its_distribution_and_reason(installed_plugins: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "accelplug", "list", "--json"],
+        env=_plugin_test_env(installed_plugins),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["accelerators"]}
+    for distribution, plugin in DISTRIBUTIONS.items():
+        assert rows[plugin]["plugin"] == plugin
+        assert rows[plugin]["distribution"] == distribution
+    assert rows["example"]["available"] is True
+    assert rows["example"]["device_count"] == 1
+    if not rows["xpu"]["available"]:
+        assert "XPU" in rows["xpu"]["reason"] or "Intel GPU" in rows["xpu"]["reason"]
+    if not rows["torch_accelerator"]["available"]:
+        assert "torch" in rows["torch_accelerator"]["reason"]
