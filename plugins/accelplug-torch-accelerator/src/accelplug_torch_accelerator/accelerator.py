@@ -166,7 +166,8 @@ class TorchAcceleratorBridge(Accelerator):
         self._device: torch.device | None = None
 
     def setup_device(self, device: torch.device) -> None:
-        """Make ``device`` current (``set_device_index``; ``set_device_idx`` before torch 2.7)."""
+        """Make ``device`` current: ``set_device_index``, or its older name ``set_device_idx`` (still
+        present, deprecated, in torch 2.13) on a torch that predates the rename."""
         api = torch.accelerator
         set_index = getattr(api, "set_device_index", None) or api.set_device_idx
         set_index(device.index if device.index is not None else 0)
@@ -177,13 +178,16 @@ class TorchAcceleratorBridge(Accelerator):
         if self._device is None:
             return  # never set up: touching the device now would initialise its runtime for nothing
         torch.accelerator.synchronize(self._device)
-        empty_cache = getattr(torch.accelerator, "empty_cache", None)  # absent from older torch
+        # The memory API (empty_cache, memory_stats, ...) joined torch.accelerator with
+        # pytorch/pytorch#152932 (2025); an older torch lacks it.
+        empty_cache = getattr(torch.accelerator, "empty_cache", None)
         if callable(empty_cache):
             empty_cache()
         self._device = None
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
-        """The allocator statistics of ``torch.accelerator.memory_stats``, where torch has it."""
+        """The allocator statistics of ``torch.accelerator.memory_stats`` (pytorch/pytorch#152932), where
+        torch has it; empty otherwise."""
         memory_stats = getattr(torch.accelerator, "memory_stats", None)
         if not callable(memory_stats):
             return {}
