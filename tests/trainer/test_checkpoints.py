@@ -25,9 +25,10 @@ def _options(tmp_path: Path, **extra: object) -> dict[str, object]:
     return quiet(seed=7, accumulate_grad_batches=2, logger=False, enable_checkpointing=False, **extra)
 
 
-@pytest.mark.parametrize("stop_at", [5, 8], ids=["mid-epoch", "epoch-boundary"])
+@pytest.mark.parametrize("stop_at", [5, 8], ids=["epoch-boundary", "mid-epoch"])
 def test_resume_from_checkpoint_equals_uninterrupted_run_bit_for_bit(tmp_path: Path, stop_at: int) -> None:
-    # 100 samples in batches of 12 -> 9 batches, 5 optimizer steps per epoch with accumulation 2.
+    # 100 samples in batches of 12 -> 9 batches, 5 optimizer steps per epoch with accumulation 2
+    # (the last one at the epoch's end): step 5 closes epoch 0, step 8 is inside epoch 1.
     def data() -> torch.utils.data.DataLoader[object]:
         return regression_data(n=100, batch_size=12)
 
