@@ -25,8 +25,11 @@ class Regression(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
+        self.crash_at_batch = -1
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        if batch_idx == self.crash_at_batch:
+            raise RuntimeError(f"this rank fails on purpose at batch {batch_idx} (--crash-rank)")
         x, y = batch
         return torch.nn.functional.mse_loss(self.net(x), y)
 
@@ -44,7 +47,7 @@ def main() -> None:
     parser.add_argument("--max-epochs", type=int, default=3)
     parser.add_argument("--root-dir", default=None)
     parser.add_argument("--out", default=None, help="save each rank's final weights to OUT.rank<N>")
-    parser.add_argument("--crash-rank", type=int, default=None, help="make this rank raise (to see fail-fast)")
+    parser.add_argument("--crash-rank", type=int, default=None, help="make this rank raise mid-training (fail-fast)")
     args = parser.parse_args()
 
     generator = torch.Generator().manual_seed(0)
@@ -60,10 +63,10 @@ def main() -> None:
         seed=0,
         log_every_n_steps=4,
     )
-    if args.crash_rank is not None and trainer.global_rank == args.crash_rank:
-        raise RuntimeError(f"rank {args.crash_rank} fails on purpose (--crash-rank)")
     torch.manual_seed(0)
     model = Regression()
+    if args.crash_rank is not None and trainer.global_rank == args.crash_rank:
+        model.crash_at_batch = 3  # the other ranks will be waiting for it in a gradient all-reduce
     trainer.fit(model, DataLoader(data, batch_size=32, shuffle=True), DataLoader(data, batch_size=128))
     if args.out:
         torch.save(model.state_dict(), f"{args.out}.rank{trainer.global_rank}")

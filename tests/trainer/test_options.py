@@ -61,3 +61,14 @@ def test_num_nodes_that_disagrees_with_the_launcher_world_size_is_explained(monk
     trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp", num_nodes=2)
     with pytest.raises(MisconfigurationException, match="WORLD_SIZE=2"):
         trainer.fit(LinearRegression(), regression_data())
+
+
+def test_tensorboard_logger_without_tensorboard_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else real_find_spec(name, *a)
+    )
+    with pytest.raises(MisconfigurationException, match=r'pip install "accelplug\[tensorboard\]"'):
+        Trainer(accelerator="cpu", logger="tensorboard")

@@ -85,6 +85,8 @@ class Trainer:
             num_nodes=num_nodes,
         )
         check_mps_fallback(mps_fallback)
+        if logger == "tensorboard":
+            _require_tensorboard()
         self.selection: Selection = select(accelerator, devices, strategy, precision)
         from ..registry import get_registry
 
@@ -259,6 +261,17 @@ class Trainer:
                 f"processes, but the launcher started WORLD_SIZE={world}; make --nnodes/--devices of "
                 "`accelplug launch` match the Trainer's num_nodes/devices."
             )
+
+
+def _require_tensorboard() -> None:
+    """Fail at construction, not after setup, when TensorBoard logging cannot work."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise MisconfigurationException(
+            "logger='tensorboard' needs the tensorboard package, which is not installed: "
+            'pip install "accelplug[tensorboard]" (or use logger=True for the CSV file only).'
+        )
 
 
 def _main_script() -> Path | None:
