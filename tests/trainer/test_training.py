@@ -229,3 +229,13 @@ def test_self_log_from_a_lightning_style_module_reaches_the_metrics(tmp_path: Pa
         expected = sum(float(torch.nn.functional.mse_loss(model.linear(x), y)) for x, y in data) / len(data)
     assert validated["my_val_mse"] == pytest.approx(expected, rel=1e-5)
     assert not hasattr(model, "log"), "the Trainer removes the log method it lent"
+
+
+def test_pinning_for_cuda_keeps_the_loaders_sampler() -> None:
+    from accelplug.trainer.data import pin_for_cuda, with_distributed_sampler
+
+    sharded = with_distributed_sampler(regression_data(), world_size=2, rank=1, seed=3)
+    pinned = pin_for_cuda(sharded, torch.device("cuda", 0))  # builds a loader only; no GPU is touched
+    assert pinned.pin_memory
+    assert pinned.sampler is sharded.sampler
+    assert pinned.sampler.shuffle and pinned.sampler.rank == 1

@@ -79,8 +79,10 @@ def _rebuild(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
     }
     if loader.num_workers > 0:
         kwargs["prefetch_factor"] = loader.prefetch_factor
-    if "sampler" in changes:
-        kwargs.update(batch_size=loader.batch_size, drop_last=loader.drop_last)
+    if loader.batch_size is not None:
+        # Keep the sampler itself (not the batch sampler around it), so ``loader.sampler`` still
+        # answers ``set_epoch`` and tells whether the loader shuffles.
+        kwargs.update(sampler=loader.sampler, batch_size=loader.batch_size, drop_last=loader.drop_last)
     else:
         kwargs["batch_sampler"] = loader.batch_sampler
     kwargs.update(changes)
