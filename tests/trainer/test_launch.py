@@ -110,6 +110,7 @@ def test_ddp_trainer_in_plain_python_relaunches_itself(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent(
             """
+            import os
             import torch
             from torch.utils.data import DataLoader, TensorDataset
             from accelplug import Trainer
@@ -126,7 +127,7 @@ def test_ddp_trainer_in_plain_python_relaunches_itself(tmp_path: Path) -> None:
             trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp", max_steps=2, enable_progress_bar=False,
                               logger=False, enable_checkpointing=False)
             trainer.fit(M(), DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=4))
-            print("RANK", trainer.global_rank, "OF", trainer.world_size)
+            os.write(1, f"RANK {trainer.global_rank} OF {trainer.world_size}\\n".encode())  # one atomic write
             """
         )
     )

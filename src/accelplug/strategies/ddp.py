@@ -8,7 +8,6 @@ CUDA), so the same script runs on one machine or many.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 from collections.abc import Iterator
@@ -63,9 +62,10 @@ class DDPStrategy(Strategy):
             if device.type != "cpu":
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
             dist.init_process_group(**options)
+            # Kept alive for validate/predict after fit. Not destroyed from an atexit hook: gloo aborts
+            # ("terminate called without an active exception") when a peer has already gone; call
+            # ``trainer.strategy.teardown()`` at the end of a script to release it early.
             self._created_group = True
-            # Kept for validate/predict after fit; destroyed when the worker exits, as torch asks.
-            atexit.register(self.teardown)
 
     def teardown(self) -> None:
         import torch.distributed as dist
