@@ -74,19 +74,23 @@ def _print_table(report: BenchReport) -> None:
 def bench(
     models: Annotated[
         str | None,
-        typer.Option(help="Comma-separated models: resnet50, bert, vgg16, tinycnn. [default: resnet50,bert,vgg16]"),
+        typer.Option(
+            help="Models: resnet50, bert, vgg16, tinycnn (default: resnet50,bert,vgg16; with --quick: tinycnn)."
+        ),
     ] = None,
     accelerators: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated accelerators. [default: every available one] The CPU is always measured too."
+            help="Comma-separated accelerators (default: every available one). The CPU is always measured too."
         ),
     ] = None,
     steps: Annotated[int, typer.Option(min=1, help="Timed steps per phase on an accelerator.")] = 20,
     warmup: Annotated[int, typer.Option(min=0, help="Untimed steps first, on an accelerator.")] = 5,
     cpu_steps: Annotated[
         int | None,
-        typer.Option(min=1, help="Timed steps on the CPU (slow: keep it small). [default: 3; --quick: --steps]"),
+        typer.Option(
+            min=1, help="Timed steps on the CPU, slow so keep it small (default: 3; with --quick: same as --steps)."
+        ),
     ] = None,
     cpu_warmup: Annotated[int, typer.Option(min=0, help="Untimed steps first, on the CPU.")] = 1,
     precision: Annotated[
