@@ -84,14 +84,6 @@ def digits_loaders(batch_size: int = 64, seed: int = 0) -> tuple[Any, Any]:
     return train_loader, val_loader
 
 
-def _defaults() -> Any:
-    try:
-        from .config import load_settings
-    except ImportError:
-        return None
-    return load_settings()
-
-
 def run_demo(
     *,
     cpu: bool = False,
@@ -103,8 +95,10 @@ def run_demo(
     """Train the digits classifier and print the report (on rank 0 when several processes run)."""
     if cpu and accelerator not in (None, "cpu"):
         raise MisconfigurationException(f"--cpu and --accelerator {accelerator!r} contradict each other; give one.")
-    settings = _defaults()
-    chosen = "cpu" if cpu else (accelerator or str(getattr(settings, "accelerator", "auto")))
+    from .config import load_settings  # the user's saved defaults (`accelplug config`)
+
+    settings = load_settings()
+    chosen = "cpu" if cpu else (accelerator or settings.accelerator)
     wanted_devices: Any = devices if devices is not None else 1
     if isinstance(wanted_devices, str) and wanted_devices.strip().lstrip("-").isdigit():
         wanted_devices = int(wanted_devices)
@@ -124,7 +118,7 @@ def run_demo(
     trainer = Trainer(
         accelerator=chosen,
         devices=wanted_devices,
-        precision=str(getattr(settings, "precision", "32-true")),
+        precision=settings.precision,
         max_epochs=max_epochs,
         default_root_dir=root,
         seed=0,

@@ -69,15 +69,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _user_defaults() -> object | None:
-    """The user's saved defaults (``accelplug config``), or None when the config module is absent."""
-    try:
-        from .config import load_settings
-    except ImportError:
-        return None
-    return load_settings()
-
-
 def plan_launch(
     script: str | os.PathLike[str],
     script_args: list[str] | tuple[str, ...] = (),
@@ -97,17 +88,19 @@ def plan_launch(
         raise MisconfigurationException(f"--cpu and --accelerator {accelerator!r} contradict each other; give one.")
     if not as_module and not Path(script).is_file():
         raise MisconfigurationException(f"script {str(script)!r} is not a file; give the path of a Python script.")
-    defaults = _user_defaults()
+    from .config import load_settings  # the user's saved defaults (`accelplug config`)
+
+    defaults = load_settings()
     if cpu:
         accelerator = "cpu"
     if accelerator is None:
-        accelerator = str(getattr(defaults, "accelerator", "auto"))
+        accelerator = defaults.accelerator
     if devices is None:
-        devices = str(getattr(defaults, "devices", "auto"))
+        devices = defaults.devices
     if nnodes is None:
-        nnodes = int(getattr(defaults, "num_nodes", 1))
+        nnodes = defaults.num_nodes
     if mps_fallback is None:
-        mps_fallback = bool(getattr(defaults, "mps_fallback", False))
+        mps_fallback = defaults.mps_fallback
     if nnodes < 1:
         raise MisconfigurationException(f"--nnodes={nnodes} is invalid: expected an int >= 1.")
     if not 0 <= node_rank < nnodes:
