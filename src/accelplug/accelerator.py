@@ -15,14 +15,12 @@ from typing import ClassVar
 import torch
 
 from .devices import parse_devices as _parse_devices
+from .precisions import PRECISIONS
 
 __all__ = ["NAME_PATTERN", "PRECISIONS", "Accelerator"]
 
 #: Registry keys are lowercase identifiers so they read well on a command line and in an env var.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
-
-#: The canonical precision names the Trainer understands.
-PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true")
 
 
 class Accelerator(ABC):

@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .devices import ACCEPTED_DEVICES_FORMS
 from .errors import MisconfigurationException, did_you_mean
+from .precisions import normalize_precision
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,8 +105,6 @@ class Settings(BaseSettings):
     @field_validator("precision", mode="before")
     @classmethod
     def _precision(cls, value: object) -> object:
-        from .selection import normalize_precision  # imports torch: only when a precision is checked
-
         try:
             return normalize_precision(value)
         except MisconfigurationException as exc:

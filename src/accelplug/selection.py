@@ -15,22 +15,14 @@ from typing import Any
 
 import torch
 
-from .accelerator import PRECISIONS, Accelerator
-from .errors import AcceleratorUnavailableError, MisconfigurationException, did_you_mean
+from .accelerator import Accelerator
+from .errors import AcceleratorUnavailableError, MisconfigurationException
+from .precisions import ACCEPTED_PRECISIONS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 
 __all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "normalize_precision", "select"]
 
 ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
-
-PRECISION_ALIASES: dict[str, str] = {
-    **{p: p for p in PRECISIONS},
-    "32": "32-true",
-    "16": "16-mixed",
-    "bf16": "bf16-mixed",
-    "64": "64-true",
-}
-ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)"
 
 
 @dataclass(frozen=True)
@@ -63,21 +55,6 @@ class Selection:
         if local_rank >= len(self.device_ids):
             local_rank = 0
         return self.accelerator.get_device(self.device_ids[local_rank])
-
-
-def normalize_precision(precision: object) -> str:
-    """The canonical name of a precision value or alias."""
-    key = (
-        str(precision).strip().lower()
-        if isinstance(precision, (int, str)) and not isinstance(precision, bool)
-        else None
-    )
-    if key is None or key not in PRECISION_ALIASES:
-        raise MisconfigurationException(
-            f"precision={precision!r} is not a supported precision. Accepted: {ACCEPTED_PRECISIONS}."
-            f"{did_you_mean(precision, list(PRECISION_ALIASES))}"
-        )
-    return PRECISION_ALIASES[key]
 
 
 def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:

@@ -21,8 +21,8 @@ from torch import nn
 
 from ..accelerator import Accelerator
 from ..errors import MisconfigurationException, did_you_mean
+from ..precisions import normalize_precision
 from ..registry import get_registry
-from ..selection import normalize_precision
 from .models import Workload, get_workload
 from .report import Measurement
 
