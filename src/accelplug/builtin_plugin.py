@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from .accelerator import Accelerator
 from .hookspecs import hookimpl
+from .precision.base import Precision
 from .strategies.base import Strategy
 
 
@@ -21,3 +22,10 @@ def register_strategies() -> Iterable[type[Strategy]]:
     from .strategies import DDPStrategy, SingleDeviceStrategy
 
     return [SingleDeviceStrategy, DDPStrategy]
+
+
+@hookimpl
+def register_precisions() -> Iterable[type[Precision]]:
+    from .precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision
+
+    return [Float32Precision, BF16MixedPrecision, FP16MixedPrecision, Float64Precision]

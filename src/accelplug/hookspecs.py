@@ -13,6 +13,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
+    from .precision.base import Precision
     from .strategies.base import Strategy
 
 PROJECT_NAME = "accelplug"
@@ -29,3 +30,8 @@ def register_accelerators() -> Iterable[type[Accelerator]]:  # type: ignore[empt
 @hookspec
 def register_strategies() -> Iterable[type[Strategy]]:  # type: ignore[empty-body]
     """Return the ``Strategy`` subclasses (ways to spread a run over devices) this plugin provides."""
+
+
+@hookspec
+def register_precisions() -> Iterable[type[Precision]]:  # type: ignore[empty-body]
+    """Return the ``Precision`` subclasses (numeric precisions such as ``"bf16-mixed"``) this plugin provides."""

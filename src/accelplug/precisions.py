@@ -1,6 +1,12 @@
-"""Precision names and their aliases, kept free of torch so configuration can be checked without it."""
+"""The built-in precision names and their aliases, kept free of torch so configuration can be checked without it.
+
+The precision objects themselves (what each name does) are :mod:`accelplug.precision`; a plugin adds
+names through the ``register_precisions`` hook, and the registry passes its alias table here.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from .errors import MisconfigurationException, did_you_mean
 
@@ -19,16 +25,23 @@ PRECISION_ALIASES: dict[str, str] = {
 ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)"
 
 
-def normalize_precision(precision: object) -> str:
-    """The canonical name of a precision value or alias."""
+def normalize_precision(precision: object, aliases: Mapping[str, str] | None = None) -> str:
+    """The canonical name of a precision value or alias.
+
+    ``aliases`` (spelling -> canonical name) comes from the registry when plugins may have added
+    precisions; without it only the built-in names are known, and no torch is imported.
+    """
+    table = PRECISION_ALIASES if aliases is None else aliases
     key = (
         str(precision).strip().lower()
         if isinstance(precision, (int, str)) and not isinstance(precision, bool)
         else None
     )
-    if key is None or key not in PRECISION_ALIASES:
+    if key is None or key not in table:
+        extra = sorted(set(table.values()) - set(PRECISIONS))
+        accepted = ACCEPTED_PRECISIONS + (f"; from plugins: {', '.join(repr(e) for e in extra)}" if extra else "")
         raise MisconfigurationException(
-            f"precision={precision!r} is not a supported precision. Accepted: {ACCEPTED_PRECISIONS}."
-            f"{did_you_mean(precision, list(PRECISION_ALIASES))}"
+            f"precision={precision!r} is not a supported precision. Accepted: {accepted}."
+            f"{did_you_mean(precision, list(table))}"
         )
-    return PRECISION_ALIASES[key]
+    return table[key]

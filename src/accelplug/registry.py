@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import threading
 import warnings
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import pluggy
 from . import hookspecs
 from .accelerator import NAME_PATTERN, Accelerator
 from .errors import MisconfigurationException, PluginLoadWarning, did_you_mean
+from .precision.base import Precision
 from .strategies.base import Strategy
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
 BUILTIN_PLUGIN = "builtin"
 DISABLE_AUTOLOAD_ENV = "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"
 PLUGINS_ENV = "ACCELPLUG_PLUGINS"
+_PRECISION_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Not accelerator names: they are selection keywords.
 RESERVED_NAMES = frozenset({"auto", "gpu"})
 
@@ -95,6 +98,7 @@ class AcceleratorRegistry:
     def __init__(self) -> None:
         self._accelerators: dict[str, AcceleratorEntry] = {}
         self._strategies: dict[str, tuple[type[Strategy], PluginInfo]] = {}
+        self._precisions: dict[str, tuple[type[Precision], PluginInfo]] = {}
         self._failures: list[PluginFailure] = []
         self._plugins: list[PluginInfo] = []
         self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
@@ -136,6 +140,7 @@ class AcceleratorRegistry:
         self._plugins.append(info)
         self._collect(info, plugin, "register_accelerators", self._add_accelerator)
         self._collect(info, plugin, "register_strategies", self._add_strategy)
+        self._collect(info, plugin, "register_precisions", self._add_precision)
 
     def _collect(
         self, info: PluginInfo, plugin: ModuleType | object, hook: str, add: Callable[[object, PluginInfo], None]
@@ -203,6 +208,31 @@ class AcceleratorRegistry:
                 f"by {self._strategies[name][1].describe()}; the first registration is kept"
             )
         self._strategies[name] = (cls, source)
+
+    def _add_precision(self, cls: object, source: PluginInfo) -> None:
+        if not (isinstance(cls, type) and issubclass(cls, Precision)):
+            raise MisconfigurationException(
+                f"{_describe_object(cls)} is not an accelplug Precision subclass; "
+                "register_precisions() must return Precision subclasses"
+            )
+        name = getattr(cls, "name", None)
+        aliases = getattr(cls, "aliases", ())
+        if not isinstance(name, str) or not _PRECISION_NAME.match(name):
+            raise MisconfigurationException(
+                f"precision class {cls.__qualname__} has an invalid name {name!r}; a name is lowercase letters, "
+                "digits and '-', such as 'bf16-mixed'"
+            )
+        if not isinstance(aliases, tuple) or not all(isinstance(a, str) for a in aliases):
+            raise MisconfigurationException(f"precision class {cls.__qualname__} must give aliases as a tuple of str")
+        taken = self.precision_aliases()
+        for spelling in (name, *aliases):
+            owner = taken.get(spelling.lower())
+            if owner is not None and self._precisions[owner][0] is not cls:
+                raise MisconfigurationException(
+                    f"precision {spelling!r} of {cls.__qualname__} clashes with {owner!r} already registered "
+                    f"by {self._precisions[owner][1].describe()}; the first registration is kept"
+                )
+        self._precisions[name] = (cls, source)
 
     # ---- queries ---------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -274,6 +304,28 @@ class AcceleratorRegistry:
 
     def register_strategy(self, cls: type[Strategy]) -> type[Strategy]:
         self._add_strategy(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
+        return cls
+
+    def precision_names(self) -> list[str]:
+        """Canonical names of the registered precisions, in registration order (built-ins first)."""
+        return list(self._precisions)
+
+    def precision_aliases(self) -> dict[str, str]:
+        """Every accepted spelling (lowercase) -> canonical precision name."""
+        spellings: dict[str, str] = {}
+        for name, (cls, _source) in self._precisions.items():
+            for spelling in (name, *cls.aliases):
+                spellings.setdefault(spelling.lower(), name)
+        return spellings
+
+    def get_precision(self, precision: object) -> type[Precision]:
+        """The precision class for a name or alias (``"bf16"``, ``16``, ``"32-true"``...)."""
+        from .precisions import normalize_precision
+
+        return self._precisions[normalize_precision(precision, self.precision_aliases())][0]
+
+    def register_precision(self, cls: type[Precision]) -> type[Precision]:
+        self._add_precision(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
         return cls
 
 

@@ -190,8 +190,9 @@ def select(
             f"with {local_world} processes per node (LOCAL_WORLD_SIZE); use devices={local_world} or 'auto'."
         )
     strategy_name = _resolve_strategy(strategy, cls, len(device_ids), registry)
-    canonical = normalize_precision(precision)
-    if canonical not in cls.supported_precisions():
+    canonical = normalize_precision(precision, registry.precision_aliases())
+    verdict = registry.get_precision(canonical).supports(cls)
+    if not (canonical in cls.supported_precisions() if verdict is None else verdict):
         extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
         raise MisconfigurationException(
             f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "

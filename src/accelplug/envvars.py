@@ -1,0 +1,163 @@
+"""Every ``ACCELPLUG_*`` environment variable, read and validated in one place, when it is used.
+
+Variables are read at the moment a value is needed (never at import), so a bad value can only break
+the operation that needs it, and the error names the variable, the value and what is accepted. A
+variable that looks like ours but is not one we know (``ACCELPLUG_DEVICE=2`` for
+``ACCELPLUG_DEVICES``) is reported with the closest known name instead of being silently ignored.
+This module imports neither torch nor pydantic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+
+from .errors import MisconfigurationException, did_you_mean
+
+__all__ = [
+    "KNOWN_VARIABLES",
+    "PREFIX",
+    "check_unknown_variables",
+    "env_choice",
+    "env_flag",
+    "env_float",
+    "env_int",
+    "env_str",
+]
+
+PREFIX = "ACCELPLUG_"
+
+#: Every variable accelplug reads, with what it does (``accelplug env`` and the docs list them).
+KNOWN_VARIABLES: dict[str, str] = {
+    "ACCELPLUG_ACCELERATOR": "default accelerator; 'auto' honours it (set by `accelplug launch --cpu`)",
+    "ACCELPLUG_DEVICES": "default devices",
+    "ACCELPLUG_STRATEGY": "default strategy",
+    "ACCELPLUG_PRECISION": "default precision",
+    "ACCELPLUG_MPS_FALLBACK": "let operations missing on MPS run on the CPU (1/0)",
+    "ACCELPLUG_NUM_NODES": "default number of machines in one run",
+    "ACCELPLUG_CONFIG_FILE": "path of the config file to read instead of the user config directory's",
+    "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1: load no entry-point plugins (built-ins only)",
+    "ACCELPLUG_PLUGINS": "comma-separated entry-point names: load only these plugins",
+    "ACCELPLUG_PLUGIN_TIMEOUT_S": "seconds a plugin call may take before it is reported as hung",
+    "ACCELPLUG_TRACE_PLUGINS": "1: print every plugin hook call and what it returned",
+    "ACCELPLUG_KEEP_TORCH_DEFAULTS": "1: do not switch on TF32/cudnn.benchmark on CUDA",
+    "ACCELPLUG_DDP_TIMEOUT_S": "seconds a collective may wait for a peer before the job fails",
+}
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _raw(name: str, environ: Mapping[str, str] | None) -> str | None:
+    value = (os.environ if environ is None else environ).get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _bad(name: str, value: str, accepted: str, choices: list[str] | None = None) -> MisconfigurationException:
+    hint = did_you_mean(value, choices) if choices else ""
+    return MisconfigurationException(
+        f"environment variable {name}={value!r} is invalid: expected {accepted}.{hint} "
+        f"Fix or unset it (`unset {name}`)."
+    )
+
+
+def env_str(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The stripped value of ``name``, or None when it is unset or empty."""
+    return _raw(name, environ)
+
+
+def env_flag(name: str, default: bool = False, environ: Mapping[str, str] | None = None) -> bool:
+    """A switch: 1/true/yes/on or 0/false/no/off (any case); anything else is refused, not guessed."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise _bad(name, value, "1/0, true/false, yes/no or on/off", sorted(_TRUE | _FALSE))
+
+
+def env_float(
+    name: str,
+    default: float,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> float:
+    """A finite number within ``[minimum, maximum]``; nan, inf and words are refused."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    bounds = _bounds(minimum, maximum)
+    try:
+        number = float(value)
+    except ValueError:
+        raise _bad(name, value, f"a number{bounds}") from None
+    if (
+        not math.isfinite(number)
+        or (minimum is not None and number < minimum)
+        or (maximum is not None and number > maximum)
+    ):
+        raise _bad(name, value, f"a finite number{bounds}")
+    return number
+
+
+def env_int(
+    name: str,
+    default: int,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """A whole number (ASCII digits, optional sign) within ``[minimum, maximum]``."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    bounds = _bounds(minimum, maximum)
+    digits = value[1:] if value[:1] in "+-" else value
+    if not (digits.isascii() and digits.isdigit()):
+        raise _bad(name, value, f"a whole number{bounds}")
+    number = int(value)
+    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        raise _bad(name, value, f"a whole number{bounds}")
+    return number
+
+
+def env_choice(name: str, choices: list[str], default: str, environ: Mapping[str, str] | None = None) -> str:
+    """One of ``choices`` (case-insensitive)."""
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    if value.lower() in choices:
+        return value.lower()
+    raise _bad(name, value, "one of " + ", ".join(repr(c) for c in choices), choices)
+
+
+def _bounds(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" between {minimum:g} and {maximum:g}"
+    if minimum is not None:
+        return f" >= {minimum:g}"
+    if maximum is not None:
+        return f" <= {maximum:g}"
+    return ""
+
+
+def check_unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """A warning line per ``ACCELPLUG_*`` variable that accelplug does not read (a typo, most often)."""
+    env = os.environ if environ is None else environ
+    lines = []
+    for name in sorted(env):
+        if name.upper().startswith(PREFIX) and name.upper() not in KNOWN_VARIABLES:
+            lines.append(
+                f"environment variable {name} is not one accelplug reads, so it has no effect."
+                f"{did_you_mean(name.upper(), list(KNOWN_VARIABLES))}"
+            )
+    return lines

@@ -1,0 +1,102 @@
+"""The ``Precision`` base class: what one numeric precision means for a training step.
+
+A precision is a small object the loop consults at fixed points: once to convert the module, per
+batch to convert floating inputs and to open the forward context, and per optimizer step to run
+backward and step (with or without a gradient scaler). Built-in precisions are registered through the
+``register_precisions`` hook like a plugin's, so a new one (fp8, say) is one class in one file plus
+one line in a plugin's hook; nothing else in accelplug has to learn its name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..accelerator import Accelerator
+
+__all__ = ["Precision"]
+
+
+class Precision:
+    """One precision setting on one device type; the defaults are plain float32 training.
+
+    Subclasses set ``name`` (the canonical name users pass, e.g. ``"bf16-mixed"``) and ``aliases``
+    (other spellings such as ``"bf16"``), and override only the steps they change.
+    """
+
+    name: ClassVar[str]
+    #: Other accepted spellings (compared case-insensitively; ints are given as strings, e.g. "16").
+    aliases: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+
+    # ---- what the selection asks, before anything runs ---------------------------------------
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        """Whether ``accelerator`` can train in this precision; None defers to its ``supported_precisions()``.
+
+        A plugin precision for hardware it knows (fp8 on CUDA, say) answers here, so built-in
+        accelerators need not list names they have never heard of.
+        """
+        return None
+
+    # ---- once per run --------------------------------------------------------------------------
+    @property
+    def param_dtype(self) -> torch.dtype | None:
+        """The dtype parameters and floating inputs are cast to, or None to leave them alone."""
+        return None
+
+    def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        """Cast ``module`` to ``param_dtype`` (done before it is moved to the device)."""
+        if self.param_dtype is not None:
+            module.to(dtype=self.param_dtype)
+        return module
+
+    def fsdp_mixed_precision(self) -> Any:
+        """A ``torch.distributed.fsdp.MixedPrecisionPolicy`` for sharded training, or None for none."""
+        return None
+
+    # ---- per batch -----------------------------------------------------------------------------
+    @property
+    def uses_autocast(self) -> bool:
+        """True when ``forward_context`` does something (the loop skips entering a no-op context)."""
+        return False
+
+    def forward_context(self) -> contextlib.AbstractContextManager[Any]:
+        """The context the forward pass (``training_step`` etc.) runs in."""
+        return contextlib.nullcontext()
+
+    # ---- per optimizer step ----------------------------------------------------------------------
+    @property
+    def needs_help_with_steps(self) -> bool:
+        """True when backward/step need this object (a scaler); False lets the loop call torch directly."""
+        return False
+
+    def backward(self, loss: torch.Tensor) -> None:
+        loss.backward()  # type: ignore[no-untyped-call]
+
+    def unscale(self, optimizer: torch.optim.Optimizer) -> None:
+        """Bring scaled gradients back to their true values (needed before clipping them)."""
+
+    def step(self, optimizer: torch.optim.Optimizer, closure: Any = None) -> Any:
+        """Step one optimizer (a scaler may skip the step when its gradients overflowed)."""
+        return optimizer.step(closure) if closure is not None else optimizer.step()
+
+    def update(self) -> None:
+        """Once per iteration, after every optimizer stepped (a scaler adjusts its scale here)."""
+
+    # ---- checkpoints ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any] | None:
+        """State to checkpoint (a scaler's scale), or None when there is none."""
+        return None
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` returned."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, device_type={self.device_type!r})"

@@ -1,0 +1,103 @@
+"""Mixed precision: float32 parameters, the forward pass under ``torch.autocast``.
+
+``16-mixed`` scales the loss with ``torch.amp.GradScaler`` on CUDA, because float16 gradients
+underflow without it; bfloat16 has float32's range and needs no scaling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from .base import Precision
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["BF16MixedPrecision", "FP16MixedPrecision"]
+
+
+class _AutocastPrecision(Precision):
+    @property
+    def autocast_dtype(self) -> torch.dtype:
+        raise NotImplementedError
+
+    @property
+    def uses_autocast(self) -> bool:
+        return True
+
+    def forward_context(self) -> contextlib.AbstractContextManager[Any]:
+        import torch
+
+        return torch.autocast(self.device_type, dtype=self.autocast_dtype)
+
+    def fsdp_mixed_precision(self) -> Any:
+        import torch
+        from torch.distributed.fsdp import MixedPrecisionPolicy
+
+        # Compute in the low dtype, keep sharded master weights and gradient reduction in float32.
+        return MixedPrecisionPolicy(param_dtype=self.autocast_dtype, reduce_dtype=torch.float32)
+
+
+class BF16MixedPrecision(_AutocastPrecision):
+    name = "bf16-mixed"
+    aliases = ("bf16",)
+    description = "float32 parameters, forward pass in bfloat16 under autocast"
+
+    @property
+    def autocast_dtype(self) -> torch.dtype:
+        import torch
+
+        return torch.bfloat16
+
+
+class FP16MixedPrecision(_AutocastPrecision):
+    name = "16-mixed"
+    aliases = ("16",)
+    description = "float32 parameters, forward pass in float16 under autocast, loss scaling on CUDA"
+
+    def __init__(self, device_type: str) -> None:
+        super().__init__(device_type)
+        self.scaler: Any = None
+        if device_type == "cuda":
+            import torch
+
+            self.scaler = torch.amp.GradScaler(device_type)
+
+    @property
+    def autocast_dtype(self) -> torch.dtype:
+        import torch
+
+        return torch.float16
+
+    @property
+    def needs_help_with_steps(self) -> bool:
+        return self.scaler is not None
+
+    def backward(self, loss: torch.Tensor) -> None:
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()  # type: ignore[no-untyped-call]
+
+    def unscale(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.scaler is not None:
+            self.scaler.unscale_(optimizer)
+
+    def step(self, optimizer: torch.optim.Optimizer, closure: Any = None) -> Any:
+        if self.scaler is None:
+            return super().step(optimizer, closure)
+        if closure is not None:
+            closure()
+        return self.scaler.step(optimizer)
+
+    def update(self) -> None:
+        if self.scaler is not None:
+            self.scaler.update()
+
+    def state_dict(self) -> dict[str, Any] | None:
+        return self.scaler.state_dict() if self.scaler is not None else None
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self.scaler is not None and state:
+            self.scaler.load_state_dict(state)
