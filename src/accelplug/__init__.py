@@ -13,6 +13,21 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",
+    "AttributeDict": "accelplug.module",
+    "CSVLogger": "accelplug.trainer.loggers",
+    "Callback": "accelplug.trainer.callback",
+    "DeviceStatsMonitor": "accelplug.trainer.callbacks",
+    "EarlyStopping": "accelplug.trainer.callbacks",
+    "LearningRateMonitor": "accelplug.trainer.callbacks",
+    "LightningDataModule": "accelplug.datamodule",
+    "LightningModule": "accelplug.module",
+    "ModelCheckpoint": "accelplug.trainer.callbacks",
+    "Module": "accelplug.module",
+    "DataModule": "accelplug.datamodule",
+    "Precision": "accelplug.precision.base",
+    "Strategy": "accelplug.strategies.base",
+    "TensorBoardLogger": "accelplug.trainer.loggers",
+    "seed_everything": "accelplug.trainer.environment",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
     "MisconfigurationException": "accelplug.errors",
@@ -24,34 +39,62 @@ _EXPORTS = {
     "select": "accelplug.selection",
 }
 
+#: Neutral names for the Lightning-compatible classes.
+_ALIASES = {"Module": "LightningModule", "DataModule": "LightningDataModule"}
+
 __all__ = [
     "Accelerator",
     "AcceleratorRegistry",
     "AcceleratorUnavailableError",
+    "AttributeDict",
+    "CSVLogger",
+    "Callback",
+    "DataModule",
+    "DeviceStatsMonitor",
+    "EarlyStopping",
+    "LearningRateMonitor",
+    "LightningDataModule",
+    "LightningModule",
     "MisconfigurationException",
+    "ModelCheckpoint",
+    "Module",
     "PluginFailure",
+    "Precision",
     "Selection",
+    "Strategy",
+    "TensorBoardLogger",
     "Trainer",
     "__version__",
     "get_registry",
     "hookimpl",
+    "seed_everything",
     "select",
 ]
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
+    from .datamodule import LightningDataModule
+    from .datamodule import LightningDataModule as DataModule
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .hookspecs import hookimpl
+    from .module import AttributeDict, LightningModule
+    from .module import LightningModule as Module
+    from .precision.base import Precision
     from .registry import AcceleratorRegistry, PluginFailure, get_registry
     from .selection import Selection, select
+    from .strategies.base import Strategy
     from .trainer import Trainer
+    from .trainer.callback import Callback
+    from .trainer.callbacks import DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
+    from .trainer.environment import seed_everything
+    from .trainer.loggers import CSVLogger, TensorBoardLogger
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'accelplug' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
     globals()[name] = value
     return value
 

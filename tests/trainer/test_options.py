@@ -10,7 +10,7 @@ from accelplug import MisconfigurationException, Trainer
 
 BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
     ({"precision": "bf17"}, "precision='bf17'"),
-    ({"max_epochs": -1}, "max_epochs=-1"),
+    ({"max_epochs": -2}, "max_epochs=-2"),
     ({"max_epochs": 2.5}, "max_epochs=2.5"),
     ({"max_steps": 0}, "max_steps=0"),
     ({"max_steps": -5}, "max_steps=-5"),

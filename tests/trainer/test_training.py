@@ -98,7 +98,16 @@ def test_val_check_interval_validates_within_the_epoch(tmp_path: Path) -> None:
             ends.append(trainer.global_step)
 
     data = regression_data()
-    trainer = Trainer(**quiet(max_epochs=1, val_check_interval=0.5, callbacks=[Recorder()], default_root_dir=tmp_path))
+    # num_sanity_val_steps=0: Lightning's sanity check (on by default) also ends with on_validation_end.
+    trainer = Trainer(
+        **quiet(
+            max_epochs=1,
+            val_check_interval=0.5,
+            callbacks=[Recorder()],
+            default_root_dir=tmp_path,
+            num_sanity_val_steps=0,
+        )
+    )
     trainer.fit(LinearRegression(), data, data)
     assert ends == [4, 8]
 
@@ -144,8 +153,7 @@ def test_epoch_scheduler_from_configure_optimizers_dict_steps_each_epoch(tmp_pat
     model = WithScheduler()
     trainer = Trainer(**quiet(max_epochs=3, default_root_dir=tmp_path))
     trainer.fit(model, regression_data())
-    assert trainer._run is not None and trainer._run.optim is not None
-    assert trainer._run.optim.optimizers[0].param_groups[0]["lr"] == pytest.approx(0.1 * 0.5**3)
+    assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(0.1 * 0.5**3)
 
 
 def test_validate_returns_the_average_over_batches(tmp_path: Path) -> None:

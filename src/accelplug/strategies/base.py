@@ -1,25 +1,83 @@
 """The ``Strategy`` base class: how a run is spread over the selected devices.
 
 A strategy owns everything that differs between one process and many: bringing up the process
-group, wrapping the model so gradients are synchronised, giving each process its share of the data,
-averaging metrics across processes, and deciding which process may write files. The Trainer's loop
-calls these methods and stays the same for every strategy.
+group, preparing the module (the one place where the preparation order lives), clipping gradients,
+what goes into a checkpoint, giving each process its share of the data, averaging metrics across
+processes, and deciding which process writes files. The Trainer's loops call these methods and stay
+the same for every strategy.
+
+The preparation order, :meth:`Strategy.setup_module_and_optimizers`, is::
+
+    precision conversion (dtype) -> device -> strategy wrap (DDP / sharding) -> optional compile
+    -> configure_optimizers() -> strategy's optimizer setup
+
+Optimizers come last because a sharding strategy replaces the parameters an optimizer would hold
+and ``torch.compile`` wraps the module; a strategy with other needs overrides the whole method.
 """
 
 from __future__ import annotations
 
 import contextlib
 from abc import ABC
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import torch
+
 if TYPE_CHECKING:
-    import torch
-    from torch.utils.data import DataLoader
-
     from ..accelerator import Accelerator
+    from ..optimizers import OptimizerSetup
+    from ..precision.base import Precision
 
-__all__ = ["Strategy"]
+__all__ = ["PreparedModule", "StepRouter", "Strategy", "training_step_caller"]
+
+
+@dataclass
+class PreparedModule:
+    """The result of preparing a module for a run.
+
+    ``module`` is the user's own object (its ``state_dict`` has the user's keys); ``step_module`` is
+    what the training loop calls as ``step_module(batch, batch_idx)`` (the user's ``training_step``,
+    possibly wrapped by DDP and compiled). ``optim`` is None when optimizers were not asked for.
+    """
+
+    module: torch.nn.Module
+    step_module: Callable[[Any, int], Any]
+    wrapped: torch.nn.Module | None = None
+    optim: OptimizerSetup | None = None
+
+
+def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
+    """``module.training_step`` as a ``(batch, batch_idx)`` callable, also for ``training_step(self, batch)``."""
+    import inspect
+
+    step: Callable[..., Any] = module.training_step  # type: ignore[assignment]
+    try:
+        parameters = list(inspect.signature(step).parameters.values())
+    except (TypeError, ValueError):
+        return step
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in parameters) or len(positional) >= 2:
+        return step
+
+    def without_index(batch: Any, batch_idx: int) -> Any:
+        return step(batch)
+
+    return without_index
+
+
+class StepRouter(torch.nn.Module):
+    """An ``nn.Module`` whose forward is the user's ``training_step``, so DDP's and FSDP's forward hooks
+    (and ``torch.compile``) see the real computation rather than a bare ``forward``."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__()
+        self.module = module
+        self._step = training_step_caller(module)
+
+    def forward(self, batch: Any, batch_idx: int) -> Any:
+        return self._step(batch, batch_idx)
 
 
 class Strategy(ABC):
@@ -33,12 +91,21 @@ class Strategy(ABC):
     #: True when the strategy runs one process per device and needs a process group.
     is_distributed: ClassVar[bool] = False
 
-    def setup(self, accelerator: Accelerator, device: torch.device) -> None:
-        """Prepare this process to run on ``device`` (called once at the start of fit/validate/predict)."""
+    def __init__(self) -> None:
+        self.accelerator: Accelerator | None = None
+        self.root_device: torch.device | None = None
+
+    # ---- the process -------------------------------------------------------------------------
+    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+        """Prepare this process to run on ``device`` (once at the start of fit/validate/test/predict)."""
+        self.accelerator = accelerator
+        self.root_device = device
         accelerator.setup_device(device)
 
-    def teardown(self) -> None:  # noqa: B027 - optional hook
-        """Release what ``setup`` acquired."""
+    def teardown(self) -> None:
+        """Release what the run acquired; ends with the accelerator's own teardown."""
+        if self.accelerator is not None:
+            self.accelerator.teardown()
 
     @property
     def world_size(self) -> int:
@@ -49,14 +116,92 @@ class Strategy(ABC):
         return 0
 
     @property
+    def local_rank(self) -> int:
+        return 0
+
+    @property
     def is_global_zero(self) -> bool:
         """Whether this process writes checkpoints, logs and the progress bar."""
         return self.global_rank == 0
 
-    def wrap_model(self, module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
-        """The module the loop calls forward on (DDP wraps it to synchronise gradients)."""
-        return module
+    # ---- preparing the module ------------------------------------------------------------------
+    def setup_module_and_optimizers(
+        self,
+        module: torch.nn.Module,
+        precision: Precision,
+        *,
+        compile_options: dict[str, Any] | None = None,
+        with_optimizers: bool = True,
+    ) -> PreparedModule:
+        """The whole preparation order (see the module docstring); override it as a whole if needed."""
+        device = self._device()
+        module = precision.convert_module(module)
+        module.to(device)
+        wrapped = self.wrap_module(module)
+        step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
+        if compile_options is not None:
+            from .compiling import compile_module
 
+            step_module = compile_module(module, wrapped, compile_options)
+        optim = None
+        if with_optimizers:
+            from ..optimizers import parse_optimizers
+
+            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
+            optim = self.setup_optimizers(parse_optimizers(configure()))
+        return PreparedModule(module, step_module, wrapped, optim)
+
+    def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
+        """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""
+        return None
+
+    def setup_optimizers(self, optim: OptimizerSetup) -> OptimizerSetup:
+        """Adjust the optimizers ``configure_optimizers()`` returned (after the module was wrapped)."""
+        return optim
+
+    def _device(self) -> torch.device:
+        if self.root_device is None:
+            raise RuntimeError(f"strategy {self.name!r}: setup_environment() must run before the module is prepared")
+        return self.root_device
+
+    # ---- the optimizer step --------------------------------------------------------------------
+    def clip_gradients(
+        self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, value: float, algorithm: str
+    ) -> None:
+        """Clip this optimizer's gradients (already unscaled) by norm or by value."""
+        params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        if algorithm == "norm":
+            torch.nn.utils.clip_grad_norm_(params, value)
+        else:
+            torch.nn.utils.clip_grad_value_(params, value)
+
+    @contextlib.contextmanager
+    def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
+        """Skip gradient synchronisation for micro-batches that only accumulate."""
+        yield
+
+    # ---- checkpoints ---------------------------------------------------------------------------
+    def module_state_dict(self, module: torch.nn.Module) -> dict[str, Any]:
+        """The module's full state for a checkpoint (a sharding strategy gathers it)."""
+        return module.state_dict()
+
+    def load_module_state_dict(self, module: torch.nn.Module, state: dict[str, Any], strict: bool = True) -> None:
+        module.load_state_dict(state, strict=strict)
+
+    def optimizer_state_dict(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+        return optimizer.state_dict()
+
+    def load_optimizer_state_dict(
+        self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+    ) -> None:
+        optimizer.load_state_dict(state)
+
+    @property
+    def writes_checkpoints(self) -> bool:
+        """Whether this process writes the checkpoint file (one writer unless the strategy shards)."""
+        return self.is_global_zero
+
+    # ---- data ----------------------------------------------------------------------------------
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
         """This process's view of ``loader`` (DDP gives each rank its own shard)."""
         return loader
@@ -67,14 +212,18 @@ class Strategy(ABC):
         if sampler is not None and hasattr(sampler, "set_epoch"):
             sampler.set_epoch(epoch)
 
-    @contextlib.contextmanager
-    def no_gradient_sync(self, wrapped: torch.nn.Module) -> Iterator[None]:
-        """Skip gradient synchronisation for micro-batches that only accumulate."""
-        yield
-
+    # ---- collectives ---------------------------------------------------------------------------
     def reduce_mean(self, values: torch.Tensor) -> torch.Tensor:
         """``values`` averaged over every process (the identity for one process)."""
         return values
+
+    def reduce_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """``values`` summed over every process (the identity for one process)."""
+        return values
+
+    def reduce_any(self, flag: bool) -> bool:
+        """True on every process when ``flag`` is True on any (the stop decision all ranks must share)."""
+        return flag
 
     def broadcast_object(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every process (so all ranks agree on, e.g., the log folder)."""
@@ -82,6 +231,3 @@ class Strategy(ABC):
 
     def barrier(self) -> None:  # noqa: B027 - optional hook
         """Wait until every process reaches this point."""
-
-    def describe(self, loader: DataLoader[Any] | None = None) -> str:
-        return self.name

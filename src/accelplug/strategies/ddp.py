@@ -14,19 +14,28 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import torch
+
+from ..envvars import env_float
 from ..errors import MisconfigurationException
-from .base import Strategy
+from .base import StepRouter, Strategy
 
 if TYPE_CHECKING:
-    import torch
-
     from ..accelerator import Accelerator
 
-__all__ = ["DDPStrategy", "launched_by_torchrun"]
+__all__ = ["DDPStrategy", "collective_timeout", "launched_by_torchrun"]
 
-#: How long a collective may wait for a peer. Short enough that a dead peer does not hang the job
-#: for half an hour (torch's default), long enough for a slow first CUDA/NCCL initialisation.
-_COLLECTIVE_TIMEOUT = timedelta(seconds=float(os.environ.get("ACCELPLUG_DDP_TIMEOUT_S", "300")))
+DDP_TIMEOUT_ENV = "ACCELPLUG_DDP_TIMEOUT_S"
+
+
+def collective_timeout() -> timedelta:
+    """How long a collective may wait for a peer (``ACCELPLUG_DDP_TIMEOUT_S``, default 300 s).
+
+    Short enough that a dead peer does not hang the job for half an hour (torch's default), long
+    enough for a slow first CUDA/NCCL initialisation. Read when a process group is created, so a bad
+    value fails that run with a clear message, not ``import accelplug``.
+    """
+    return timedelta(seconds=env_float(DDP_TIMEOUT_ENV, 300.0, minimum=1.0, maximum=7 * 24 * 3600.0))
 
 
 def launched_by_torchrun() -> bool:
@@ -40,34 +49,37 @@ class DDPStrategy(Strategy):
     is_distributed = True
 
     def __init__(self) -> None:
+        super().__init__()
         self._created_group = False
 
-    def setup(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
         import torch.distributed as dist
 
         backend = accelerator.distributed_backend
         if backend is None:
             raise MisconfigurationException(
-                f"strategy='ddp' needs a torch.distributed backend, and accelerator {accelerator.name!r} has none."
+                f"strategy={self.name!r} needs a torch.distributed backend, and accelerator "
+                f"{accelerator.name!r} has none."
             )
         if not launched_by_torchrun():
             raise MisconfigurationException(
-                "strategy='ddp' runs one process per device, but this process was not started by a launcher "
+                f"strategy={self.name!r} runs one process per device, but this process was not started by a launcher "
                 "(RANK/WORLD_SIZE/MASTER_ADDR are not set). Start the script with "
                 "`accelplug launch --devices N script.py` or `torchrun --nproc-per-node N script.py`."
             )
-        accelerator.setup_device(device)
+        super().setup_environment(accelerator, device)
         if not dist.is_initialized():
-            options: dict[str, Any] = {"backend": backend, "timeout": _COLLECTIVE_TIMEOUT}
+            options: dict[str, Any] = {"backend": backend, "timeout": collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
             dist.init_process_group(**options)
             # Kept alive for validate/predict after fit. Not destroyed from an atexit hook: gloo aborts
             # ("terminate called without an active exception") when a peer has already gone; call
-            # ``trainer.strategy.teardown()`` at the end of a script to release it early.
+            # ``trainer.strategy.destroy_process_group()`` at the end of a script to release it early.
             self._created_group = True
 
-    def teardown(self) -> None:
+    def destroy_process_group(self) -> None:
+        """Release the process group this strategy created (the end of a script; not between runs)."""
         import torch.distributed as dist
 
         if self._created_group and dist.is_initialized():
@@ -86,19 +98,24 @@ class DDPStrategy(Strategy):
 
         return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
 
-    def wrap_model(self, module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    @property
+    def local_rank(self) -> int:
+        return int(os.environ.get("LOCAL_RANK", "0"))
+
+    def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module:
         from torch.nn.parallel import DistributedDataParallel
 
+        device = self._device()
         device_ids = None if device.type == "cpu" else [device]
-        return DistributedDataParallel(module, device_ids=device_ids)
+        return DistributedDataParallel(StepRouter(module), device_ids=device_ids)
 
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
-        from ..trainer.data import with_distributed_sampler
+        from ..loaders import with_distributed_sampler
 
         return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed)
 
     @contextlib.contextmanager
-    def no_gradient_sync(self, wrapped: torch.nn.Module) -> Iterator[None]:
+    def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
         no_sync = getattr(wrapped, "no_sync", None)
         if no_sync is None:
             yield
@@ -107,13 +124,26 @@ class DDPStrategy(Strategy):
             yield
 
     def reduce_mean(self, values: torch.Tensor) -> torch.Tensor:
+        return self.reduce_sum(values) / self.world_size
+
+    def reduce_sum(self, values: torch.Tensor) -> torch.Tensor:
         import torch.distributed as dist
 
         if not dist.is_initialized():
             return values
         reduced = values.detach().clone()
         dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
-        return reduced / dist.get_world_size()
+        return reduced
+
+    def reduce_any(self, flag: bool) -> bool:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            return flag
+        device = self._device() if self.root_device is not None else torch.device("cpu")
+        value = torch.tensor([1.0 if flag else 0.0], device=device)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return bool(value.item() > 0)
 
     def broadcast_object(self, obj: Any) -> Any:
         import torch.distributed as dist

@@ -1,23 +1,32 @@
-"""Getting batches onto the device and giving each process its share of the data.
+"""Getting batches onto the device, and checking that what was passed as data can be trained on.
 
-``move_to_device`` walks tensors nested in tuples, lists and dicts (the shapes a ``collate_fn``
+``make_transfer`` walks tensors nested in tuples, lists and dicts (the shapes a ``collate_fn``
 returns). On the CPU with no dtype change it returns the batch untouched, because even a no-op
-``Tensor.to`` costs a dispatch per tensor per step. ``DataLoader`` rebuilding copies the user's
-settings and changes only the sampler (DDP) or ``pin_memory`` (CUDA).
+``Tensor.to`` costs a dispatch per tensor per step. Rebuilding loaders (a sharding sampler, pinned
+memory) lives in :mod:`accelplug.loaders`, below the strategies that use it.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler
 
 from ..errors import MisconfigurationException
+from ..loaders import pin_for_cuda, with_distributed_sampler
 
-__all__ = ["batch_size_of", "make_transfer", "pin_for_cuda", "with_distributed_sampler"]
+if TYPE_CHECKING:
+    from .run import Run
+
+__all__ = [
+    "batch_size_of",
+    "check_loader",
+    "make_transfer",
+    "pin_for_cuda",
+    "transfer_batch",
+    "with_distributed_sampler",
+]
 
 
 def make_transfer(device: torch.device, float_dtype: torch.dtype | None) -> Callable[[Any], Any]:
@@ -51,6 +60,26 @@ def _identity(obj: Any) -> Any:
     return obj
 
 
+def transfer_batch(run: Run, batch: Any, dataloader_idx: int = 0) -> Any:
+    """Lightning's three batch-transfer hooks around moving the batch to the run's device.
+
+    ``on_before_batch_transfer`` and ``on_after_batch_transfer`` may return a new batch;
+    ``transfer_batch_to_device``, when the module defines it, replaces the Trainer's own move.
+    """
+    hooks = run.hooks
+    before = hooks.call_module("on_before_batch_transfer", batch, dataloader_idx)
+    batch = batch if before is None else before
+    custom = hooks.module_hook("transfer_batch_to_device")
+    if custom is not None:
+        batch = custom(batch, run.device, dataloader_idx)
+        if run.precision.param_dtype is not None:
+            batch = run.transfer(batch)
+    else:
+        batch = run.transfer(batch)
+    after = hooks.call_module("on_after_batch_transfer", batch, dataloader_idx)
+    return batch if after is None else after
+
+
 def batch_size_of(batch: Any) -> int:
     """The leading dimension of the first tensor in ``batch`` (1 when there is none)."""
     if isinstance(batch, torch.Tensor):
@@ -64,69 +93,37 @@ def batch_size_of(batch: Any) -> int:
     return 1
 
 
-def _rebuild(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
-    """A new ``DataLoader`` with the user's settings, except ``changes``."""
-    kwargs: dict[str, Any] = {
-        "dataset": loader.dataset,
-        "num_workers": loader.num_workers,
-        "collate_fn": loader.collate_fn,
-        "pin_memory": loader.pin_memory,
-        "timeout": loader.timeout,
-        "worker_init_fn": loader.worker_init_fn,
-        "multiprocessing_context": loader.multiprocessing_context,
-        "generator": loader.generator,
-        "persistent_workers": loader.persistent_workers,
-    }
-    if loader.num_workers > 0:
-        kwargs["prefetch_factor"] = loader.prefetch_factor
-    if loader.batch_size is not None:
-        # Keep the sampler itself (not the batch sampler around it), so ``loader.sampler`` still
-        # answers ``set_epoch`` and tells whether the loader shuffles.
-        kwargs.update(sampler=loader.sampler, batch_size=loader.batch_size, drop_last=loader.drop_last)
-    else:
-        kwargs["batch_sampler"] = loader.batch_sampler
-    kwargs.update(changes)
-    return DataLoader(**kwargs)
+def check_loader(loader: Any, what: str) -> Any:
+    """``loader`` if it can be iterated once per epoch; a clear error for what cannot.
 
-
-def pin_for_cuda(loader: Any, device: torch.device) -> Any:
-    """``loader`` with ``pin_memory=True`` when batches go to a CUDA device, so copies can be async."""
-    if device.type != "cuda" or not isinstance(loader, DataLoader) or loader.pin_memory:
-        return loader
-    if isinstance(loader.dataset, IterableDataset):
-        return loader
-    return _rebuild(loader, pin_memory=True)
-
-
-def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int) -> Any:
-    """``loader`` with a ``DistributedSampler`` so that each rank sees its own share of every epoch.
-
-    A loader that shuffled keeps shuffling (with ``seed`` and the epoch, the same on every rank);
-    one that did not keeps its order. Loaders the Trainer cannot rebuild are returned with a warning.
+    A generator or iterator would be empty from the second epoch on, a ``Dataset`` would yield
+    unbatched samples, and a number or None is a mistake in the call: each is refused with what to
+    pass instead, rather than training on the wrong data without a word.
     """
-    from torch.utils.data.distributed import DistributedSampler
+    from collections.abc import Iterable, Iterator
 
-    if not isinstance(loader, DataLoader):
-        warnings.warn(
-            f"a {type(loader).__name__} is not a torch DataLoader, so accelplug cannot shard it across "
-            f"{world_size} processes; every rank will see all of its batches.",
-            stacklevel=3,
-        )
+    from torch.utils.data import DataLoader, Dataset
+
+    if isinstance(loader, DataLoader):
         return loader
-    if isinstance(loader.sampler, DistributedSampler) or isinstance(loader.dataset, IterableDataset):
-        return loader
-    if loader.batch_size is None:
+    if isinstance(loader, Dataset):
         raise MisconfigurationException(
-            "this DataLoader uses a custom batch_sampler, which accelplug cannot shard across processes; "
-            "pass batch_size= and shuffle= instead, or give it a sampler that shards by rank itself."
+            f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
+            f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
         )
-    shuffle = isinstance(loader.sampler, RandomSampler)
-    sampler: Sampler[int] = DistributedSampler(
-        loader.dataset,  # type: ignore[arg-type]
-        num_replicas=world_size,
-        rank=rank,
-        shuffle=shuffle,
-        seed=seed,
-        drop_last=loader.drop_last,
-    )
-    return _rebuild(loader, sampler=sampler)
+    if isinstance(loader, Iterator):
+        raise MisconfigurationException(
+            f"{what} got a {type(loader).__name__} (a one-shot iterator or generator): it would be empty from the "
+            "second epoch on. Pass a DataLoader, or a list of batches, which can be iterated once per epoch."
+        )
+    if isinstance(loader, (str, bytes, Mapping)) or not isinstance(loader, Iterable):
+        raise MisconfigurationException(
+            f"{what}={_short(loader)} is not a data loader: expected a torch DataLoader (or another re-iterable of "
+            "batches, such as a list)."
+        )
+    return loader
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

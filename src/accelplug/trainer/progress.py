@@ -29,6 +29,15 @@ class Progress:
     def epoch_end(self, step: int, epoch: int, metrics: dict[str, float]) -> None:
         pass
 
+    def eval_start(self, label: str, total: int | None) -> None:
+        """A validation/test pass (or the sanity check) starts over ``total`` batches."""
+
+    def eval_tick(self) -> None:
+        """One evaluation batch done."""
+
+    def eval_end(self) -> None:
+        pass
+
     def stop(self) -> None:
         pass
 

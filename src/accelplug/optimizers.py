@@ -1,4 +1,8 @@
-"""Reading what ``configure_optimizers()`` returns, in each of the shapes Lightning accepts."""
+"""Reading what ``configure_optimizers()`` returns, in each of the shapes Lightning accepts.
+
+Kept below the Trainer and the strategies: the strategy calls ``configure_optimizers()`` at the end of
+its preparation order (after wrapping the module), and the loop only steps what comes back.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ..errors import MisconfigurationException
+from .errors import MisconfigurationException
 
 __all__ = ["OptimizerSetup", "SchedulerConfig", "parse_optimizers"]
 
@@ -25,6 +29,9 @@ class SchedulerConfig:
     interval: str = "epoch"
     frequency: int = 1
     monitor: str | None = None
+    #: Lightning's "strict": a monitored metric that was not logged is an error (False: skip the step).
+    strict: bool = True
+    name: str | None = None
 
 
 @dataclass
@@ -33,7 +40,21 @@ class OptimizerSetup:
     schedulers: list[SchedulerConfig]
 
 
-def _scheduler(value: Any) -> SchedulerConfig:
+def _is_plateau(scheduler: Any) -> bool:
+    return isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
+
+
+def _scheduler(value: Any, monitor: str | None = None) -> SchedulerConfig:
+    config = _scheduler_config(value, monitor)
+    if _is_plateau(config.scheduler) and config.monitor is None:
+        raise MisconfigurationException(
+            "configure_optimizers() returned a ReduceLROnPlateau scheduler without a metric to monitor; return "
+            "{'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'val_loss'}} (any logged name)."
+        )
+    return config
+
+
+def _scheduler_config(value: Any, monitor: str | None) -> SchedulerConfig:
     if isinstance(value, Mapping):
         if "scheduler" not in value:
             raise MisconfigurationException(f"an lr_scheduler dict needs a 'scheduler' key; got keys {sorted(value)}.")
@@ -43,10 +64,25 @@ def _scheduler(value: Any) -> SchedulerConfig:
         frequency = value.get("frequency", 1)
         if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 1:
             raise MisconfigurationException(f"lr_scheduler frequency={frequency!r} is invalid; use an int >= 1.")
-        return SchedulerConfig(value["scheduler"], interval, frequency, value.get("monitor"))
+        unknown = sorted(set(value) - {"scheduler", "interval", "frequency", "monitor", "strict", "name"})
+        if unknown:
+            raise MisconfigurationException(
+                f"an lr_scheduler dict has unknown key(s) {unknown}; accepted: scheduler, interval, frequency, "
+                "monitor, strict, name."
+            )
+        if not hasattr(value["scheduler"], "step"):
+            raise MisconfigurationException(f"{value['scheduler']!r} is not a learning-rate scheduler (no step()).")
+        return SchedulerConfig(
+            value["scheduler"],
+            interval,
+            frequency,
+            value.get("monitor", monitor),
+            bool(value.get("strict", True)),
+            value.get("name"),
+        )
     if not hasattr(value, "step"):
         raise MisconfigurationException(f"{value!r} is not a learning-rate scheduler (it has no step()).")
-    return SchedulerConfig(value)
+    return SchedulerConfig(value, monitor=monitor)
 
 
 def _from_dict(config: Mapping[str, Any], setup: OptimizerSetup) -> None:
@@ -57,7 +93,7 @@ def _from_dict(config: Mapping[str, Any], setup: OptimizerSetup) -> None:
         )
     setup.optimizers.append(config["optimizer"])
     if config.get("lr_scheduler") is not None:
-        setup.schedulers.append(_scheduler(config["lr_scheduler"]))
+        setup.schedulers.append(_scheduler(config["lr_scheduler"], config.get("monitor")))
 
 
 def parse_optimizers(returned: Any) -> OptimizerSetup:

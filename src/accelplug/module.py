@@ -1,0 +1,400 @@
+"""``LightningModule``: the module base a Lightning 2.x script subclasses, as a plain ``torch.nn.Module``.
+
+It gives what Lightning's modules rely on: ``save_hyperparameters``/``hparams``, ``log``/``log_dict``,
+``device``, ``trainer``, ``global_step``, ``current_epoch``, ``optimizers()``, ``lr_schedulers()``,
+``manual_backward``, ``toggle_optimizer``/``untoggle_optimizer``, ``clip_gradients``, ``print``, and
+every hook Lightning 2.x calls, as methods that do nothing unless overridden. The Trainer calls a hook
+only when the subclass overrides it, so the defaults cost nothing per step.
+
+A module that subclasses plain ``torch.nn.Module`` and defines ``training_step`` and
+``configure_optimizers`` trains as well; this base only adds the conveniences.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import warnings
+from argparse import Namespace
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .errors import MisconfigurationException
+
+if TYPE_CHECKING:
+    from .trainer.self_log import LogRouter
+
+__all__ = ["AttributeDict", "LightningModule"]
+
+
+class AttributeDict(dict[str, Any]):
+    """A dict whose keys read as attributes: ``self.hparams.lr`` (Lightning's ``AttributeDict``)."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(f"hparams has no {key!r}; it has {sorted(self)}") from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __delattr__(self, key: str) -> None:
+        del self[key]
+
+
+class LightningModule(torch.nn.Module):
+    """Subclass this (or ``torch.nn.Module``) and define ``training_step`` and ``configure_optimizers``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._trainer: Any = None
+        self._log_router: LogRouter | None = None
+        self._hparams: AttributeDict = AttributeDict()
+        self._hparams_initial: AttributeDict = AttributeDict()
+        self._automatic_optimization = True
+        self._warned_no_trainer = False
+
+    @property
+    def automatic_optimization(self) -> bool:
+        """Set to False to step the optimizers yourself in ``training_step`` (manual optimization)."""
+        return self._automatic_optimization
+
+    @automatic_optimization.setter
+    def automatic_optimization(self, value: bool) -> None:
+        self._automatic_optimization = bool(value)
+
+    # ---- hyperparameters -------------------------------------------------------------------------
+    def save_hyperparameters(
+        self,
+        *args: Any,
+        ignore: Sequence[str] | str | None = None,
+        frame: Any = None,
+        logger: bool = True,
+    ) -> None:
+        """Record the ``__init__`` arguments (all, or those named in ``args``) in ``self.hparams``.
+
+        They go into checkpoints (plain values only, so checkpoints stay weights-only loadable) and to
+        the loggers' ``log_hyperparams``; ``ignore`` leaves some out (e.g. an ``nn.Module`` argument).
+        """
+        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        if len(args) == 1 and isinstance(args[0], (dict, Namespace)):
+            values = dict(vars(args[0]) if isinstance(args[0], Namespace) else args[0])
+        else:
+            caller = inspect.currentframe()
+            init_args = _init_arguments(frame if frame is not None else (caller.f_back if caller else None), type(self))
+            if args:
+                unknown = [a for a in args if not isinstance(a, str) or a not in init_args]
+                if unknown:
+                    raise MisconfigurationException(
+                        f"save_hyperparameters({', '.join(map(repr, args))}): {unknown[0]!r} is not an argument "
+                        f"of {type(self).__name__}.__init__; its arguments are {sorted(init_args)}."
+                    )
+                values = {a: init_args[a] for a in args}
+            else:
+                values = init_args
+        values = {k: v for k, v in values.items() if k not in ignored}
+        self._hparams.update(values)
+        self._hparams_initial = AttributeDict(copy.copy(dict(self._hparams)))
+        self._log_hyperparams = logger
+
+    @property
+    def hparams(self) -> AttributeDict:
+        return self._hparams
+
+    @property
+    def hparams_initial(self) -> AttributeDict:
+        return self._hparams_initial
+
+    # ---- logging ------------------------------------------------------------------------------------
+    def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None:
+        """Report a metric (Lightning's meaning: step or epoch value depending on the hook; see the docs)."""
+        router = self._log_router
+        if router is None:
+            self._warn_unattached("self.log")
+            return
+        router.log(name, value, *args, **kwargs)
+
+    def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+        router = self._log_router
+        if router is None:
+            self._warn_unattached("self.log_dict")
+            return
+        router.log_dict(dictionary, *args, **kwargs)
+
+    def _warn_unattached(self, what: str) -> None:
+        if not self._warned_no_trainer:
+            self._warned_no_trainer = True
+            warnings.warn(
+                f"{what}() was called outside trainer.fit/validate/test, so the value goes nowhere.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """``print`` on the global-zero process only (each process would print otherwise)."""
+        if self._trainer is None or self._trainer.is_global_zero:
+            print(*args, **kwargs)
+
+    # ---- where the module runs ------------------------------------------------------------------------
+    @property
+    def trainer(self) -> Any:
+        if self._trainer is None:
+            raise RuntimeError(f"{type(self).__qualname__} is not attached to a Trainer (call trainer.fit first).")
+        return self._trainer
+
+    @trainer.setter
+    def trainer(self, trainer: Any) -> None:
+        self._trainer = trainer
+
+    @property
+    def device(self) -> torch.device:
+        for parameter in self.parameters():
+            return parameter.device
+        for buffer in self.buffers():
+            return buffer.device
+        return torch.device("cpu")
+
+    @property
+    def dtype(self) -> torch.dtype:
+        for tensor in self.parameters():
+            return tensor.dtype
+        return torch.get_default_dtype()
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def global_step(self) -> int:
+        return int(self._trainer.global_step) if self._trainer is not None else 0
+
+    @property
+    def current_epoch(self) -> int:
+        return int(self._trainer.current_epoch) if self._trainer is not None else 0
+
+    @property
+    def global_rank(self) -> int:
+        return int(self._trainer.global_rank) if self._trainer is not None else 0
+
+    @property
+    def local_rank(self) -> int:
+        return int(self._trainer.local_rank) if self._trainer is not None else 0
+
+    @property
+    def logger(self) -> Any:
+        return self._trainer.logger if self._trainer is not None else None
+
+    @property
+    def loggers(self) -> list[Any]:
+        return list(self._trainer.loggers) if self._trainer is not None else []
+
+    # ---- optimizers -------------------------------------------------------------------------------------
+    def configure_optimizers(self) -> Any:
+        raise MisconfigurationException(
+            f"{type(self).__name__} does not define configure_optimizers(), which fit() needs: return an "
+            "optimizer, e.g. torch.optim.Adam(self.parameters(), lr=1e-3)."
+        )
+
+    def optimizers(self, use_pl_optimizer: bool = True) -> Any:
+        """The optimizer(s) of the current fit: one object when there is one, else a list."""
+        optimization = self._optimization()
+        found = optimization.managed if use_pl_optimizer else optimization.optimizers
+        return found[0] if len(found) == 1 else list(found)
+
+    def lr_schedulers(self) -> Any:
+        """The scheduler(s) of the current fit: None, one object, or a list."""
+        schedulers = [c.scheduler for c in self._optimization().schedulers]
+        if not schedulers:
+            return None
+        return schedulers[0] if len(schedulers) == 1 else schedulers
+
+    def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """Backward for manual optimization: through the precision (loss scaling) and the backward hooks."""
+        optimization = self._optimization()
+        optimization.backward(loss, step=optimization.run.state.global_step)
+
+    def clip_gradients(
+        self,
+        optimizer: Any,
+        gradient_clip_val: float | None = None,
+        gradient_clip_algorithm: str | None = None,
+    ) -> None:
+        if gradient_clip_algorithm not in (None, "norm", "value"):
+            raise MisconfigurationException(
+                f"gradient_clip_algorithm={gradient_clip_algorithm!r} is invalid: expected 'norm' or 'value'."
+            )
+        self._optimization().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+
+    def toggle_optimizer(self, optimizer: Any) -> None:
+        """Let only ``optimizer``'s parameters require gradients (the others are frozen until untoggled)."""
+        raw = getattr(optimizer, "optimizer", optimizer)
+        own = {id(p) for group in raw.param_groups for p in group["params"]}
+        saved: dict[int, bool] = {}
+        for param in self.parameters():
+            if id(param) not in own:
+                saved[id(param)] = param.requires_grad
+                param.requires_grad_(False)
+        self._toggled = saved
+
+    def untoggle_optimizer(self, optimizer: Any) -> None:
+        saved: dict[int, bool] = getattr(self, "_toggled", {})
+        for param in self.parameters():
+            if id(param) in saved:
+                param.requires_grad_(saved[id(param)])
+        self._toggled = {}
+
+    @contextmanager
+    def toggled_optimizer(self, optimizer: Any) -> Iterator[None]:
+        self.toggle_optimizer(optimizer)
+        try:
+            yield
+        finally:
+            self.untoggle_optimizer(optimizer)
+
+    def _optimization(self) -> Any:
+        optimization = getattr(self._trainer, "_optimization", None) if self._trainer is not None else None
+        if optimization is None:
+            raise RuntimeError(f"{type(self).__name__}.optimizers()/manual_backward() work during trainer.fit() only.")
+        return optimization
+
+    # ---- data hooks (override to give the Trainer your loaders) ----------------------------------------
+    def predict_step(self, batch: Any, batch_idx: int = 0, dataloader_idx: int = 0) -> Any:
+        """Default prediction: ``self(batch)`` (or ``self(*batch)`` is up to your own override)."""
+        return self(batch)
+
+    # ---- hooks: no-ops unless overridden (the Trainer skips those) ---------------------------------------
+    def setup(self, stage: str) -> None: ...
+    def teardown(self, stage: str) -> None: ...
+    def prepare_data(self) -> None: ...
+    def configure_model(self) -> None: ...
+    def configure_callbacks(self) -> Any:
+        return []
+
+    def on_fit_start(self) -> None: ...
+    def on_fit_end(self) -> None: ...
+    def on_train_start(self) -> None: ...
+    def on_train_end(self) -> None: ...
+    def on_train_epoch_start(self) -> None: ...
+    def on_train_epoch_end(self) -> None: ...
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> int | None: ...
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None: ...
+    def on_validation_start(self) -> None: ...
+    def on_validation_end(self) -> None: ...
+    def on_validation_epoch_start(self) -> None: ...
+    def on_validation_epoch_end(self) -> None: ...
+    def on_validation_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_validation_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_validation_model_zero_grad(self) -> None: ...
+    def on_validation_model_eval(self) -> None: ...
+    def on_validation_model_train(self) -> None: ...
+    def on_test_start(self) -> None: ...
+    def on_test_end(self) -> None: ...
+    def on_test_epoch_start(self) -> None: ...
+    def on_test_epoch_end(self) -> None: ...
+    def on_test_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_test_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_test_model_eval(self) -> None: ...
+    def on_test_model_train(self) -> None: ...
+    def on_predict_start(self) -> None: ...
+    def on_predict_end(self) -> None: ...
+    def on_predict_epoch_start(self) -> None: ...
+    def on_predict_epoch_end(self) -> None: ...
+    def on_predict_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_predict_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
+    def on_predict_model_eval(self) -> None: ...
+    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        return batch
+
+    def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        return batch
+
+    def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
+        from .trainer.data import make_transfer
+
+        return make_transfer(device, None)(batch)
+
+    def on_before_backward(self, loss: torch.Tensor) -> None: ...
+    def on_after_backward(self) -> None: ...
+    def on_before_optimizer_step(self, optimizer: Any) -> None: ...
+    def on_before_zero_grad(self, optimizer: Any) -> None: ...
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        loss.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
+        optimizer.step(closure=optimizer_closure)
+
+    def optimizer_zero_grad(self, epoch: int, batch_idx: int, optimizer: Any) -> None:
+        optimizer.zero_grad()
+
+    def configure_gradient_clipping(
+        self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
+    ) -> None:
+        self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+
+    def lr_scheduler_step(self, scheduler: Any, metric: Any) -> None:
+        if metric is None:
+            scheduler.step()
+        else:
+            scheduler.step(metric)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None: ...
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None: ...
+
+    # ---- Lightning 1.x hooks that Lightning 2 removed: refused, never silently ignored ------------------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_removed_hooks(cls)
+
+
+#: Lightning 1.x hooks removed in 2.0, with what replaced each.
+REMOVED_HOOKS = {
+    "training_epoch_end": "on_train_epoch_end() (keep the step outputs you need on self)",
+    "validation_epoch_end": "on_validation_epoch_end() (keep the step outputs you need on self)",
+    "test_epoch_end": "on_test_epoch_end() (keep the step outputs you need on self)",
+    "training_step_end": "do the work at the end of training_step",
+    "validation_step_end": "do the work at the end of validation_step",
+    "test_step_end": "do the work at the end of test_step",
+    "on_pretrain_routine_start": "on_fit_start()",
+    "on_pretrain_routine_end": "on_fit_start()",
+    "on_epoch_start": "on_train_epoch_start() / on_validation_epoch_start()",
+    "on_epoch_end": "on_train_epoch_end() / on_validation_epoch_end()",
+    "on_batch_start": "on_train_batch_start()",
+    "on_batch_end": "on_train_batch_end()",
+}
+
+
+def check_removed_hooks(cls: type) -> None:
+    """Refuse a class that defines a hook Lightning 2 removed (it would silently never be called)."""
+    for name, replacement in REMOVED_HOOKS.items():
+        if name in cls.__dict__:
+            raise MisconfigurationException(
+                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed, so it would never "
+                f"be called. Use {replacement} instead (see docs/migrating-from-lightning.md)."
+            )
+
+
+def _init_arguments(frame: Any, cls: type) -> dict[str, Any]:
+    """The arguments of the ``__init__`` that called ``save_hyperparameters`` (walking up past super() calls)."""
+    current = frame
+    found: dict[str, Any] = {}
+    while current is not None:
+        code = current.f_code
+        local = current.f_locals
+        if code.co_name != "__init__" or not isinstance(local.get("self"), cls):
+            break
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        for name in names[1:]:
+            if name in local and name not in found:
+                found[name] = local[name]
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            position = code.co_argcount + code.co_kwonlyargcount + (1 if code.co_flags & inspect.CO_VARARGS else 0)
+            extra = local.get(code.co_varnames[position])
+            if isinstance(extra, dict):
+                for name, value in extra.items():
+                    found.setdefault(name, value)
+        current = current.f_back
+    return found

@@ -1,0 +1,214 @@
+"""Evaluation: validation (inside fit and on its own), test, the sanity check, and prediction.
+
+The order of hooks is Lightning 2.x's: ``on_{stage}_model_eval``, ``on_{stage}_start``,
+``on_{stage}_epoch_start``, per batch the transfer hooks, ``on_{stage}_batch_start``, the step,
+``on_{stage}_batch_end``; then ``on_{stage}_epoch_end``, ``on_{stage}_end`` and
+``on_{stage}_model_train``. Steps run under ``torch.inference_mode`` (``inference_mode=False``: plain
+``no_grad``, for models that need autograd-compatible tensors afterwards).
+
+Metrics: every scalar a step returns is averaged over the batches (``"loss"`` becomes ``val_loss`` or
+``test_loss``) and every ``self.log`` value is reduced as Lightning reduces it; with several loaders,
+names get a ``/dataloader_idx_N`` suffix, as in Lightning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .data import transfer_batch
+from .limits import batch_limit
+from .metrics import finish_eval_epoch, output_scalars
+from .self_log import LogCollector
+from .state import Stage
+
+if TYPE_CHECKING:
+    from .run import Run
+
+__all__ = ["EvaluationLoop", "PredictionLoop", "step_accepts"]
+
+
+def step_accepts(method: Callable[..., Any]) -> int:
+    """How many positional arguments a step method takes besides ``self`` (``batch``, ``batch_idx``...)."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return 3
+    count = 0
+    for p in parameters:
+        if p.kind == p.VAR_POSITIONAL:
+            return 3
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
+
+
+class EvaluationLoop:
+    """Runs ``validation_step`` or ``test_step`` over one or more loaders."""
+
+    def __init__(self, run: Run, loaders: Sequence[Any], stage: Stage, *, limit: float | int) -> None:
+        self.run = run
+        self.loaders = list(loaders)
+        self.stage = stage
+        self.prefix = "test" if stage is Stage.TESTING else "validation"
+        self.short = "test" if stage is Stage.TESTING else "val"
+        self.limits = [batch_limit(limit, loader, f"limit_{self.short}_batches") for loader in self.loaders]
+        self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
+        self.arity = step_accepts(self.method)
+
+    # ---- entry points -------------------------------------------------------------------------------
+    def run_within_fit(self) -> dict[str, float]:
+        """Validation during fit: the module goes back to training mode afterwards."""
+        self.run.hooks.call_module("on_validation_model_zero_grad")
+        previous = self.run.state.stage
+        self.run.state.stage = Stage.VALIDATING
+        try:
+            return self.evaluate(publish=True)
+        finally:
+            self.run.state.stage = previous
+
+    def sanity_check(self, steps: int) -> None:
+        """Lightning's sanity check: a few validation batches before training; their values are discarded."""
+        hooks = self.run.hooks
+        state = self.run.state
+        previous = state.stage
+        state.stage = Stage.SANITY_CHECKING
+        hooks.call_callbacks("on_sanity_check_start")
+        saved = (dict(state.callback_metrics), dict(state.logged_metrics), dict(state.progress_bar_metrics))
+        try:
+            self.evaluate(publish=False, max_batches=steps)
+        finally:
+            state.callback_metrics, state.logged_metrics, state.progress_bar_metrics = (
+                saved[0],
+                saved[1],
+                saved[2],
+            )
+            state.stage = previous
+        hooks.call_callbacks("on_sanity_check_end")
+
+    def evaluate(self, *, publish: bool, max_batches: int | None = None) -> dict[str, float]:
+        """One pass over every loader; the metrics (all loaders together) as floats."""
+        hooks, module = self.run.hooks, self.run.module
+        was_training = module.training
+        module.eval()
+        hooks.call_module(f"on_{self.prefix}_model_eval")
+        hooks.call(f"on_{self.prefix}_start")
+        collector = LogCollector()
+        self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
+        hooks.call(f"on_{self.prefix}_epoch_start")
+        returned: dict[str, torch.Tensor] = {}
+        counts: dict[str, int] = {}
+        progress = self.run.progress
+        for index, loader in enumerate(self.loaders):
+            limit = self.limits[index]
+            if max_batches is not None:
+                limit = max_batches if limit is None else min(limit, max_batches)
+            if progress is not None:
+                progress.eval_start(self.short if max_batches is None else "sanity check", _length(loader, limit))
+            with self._grad_context():
+                self._run_loader(loader, index, limit, collector, returned, counts)
+            if progress is not None:
+                progress.eval_end()
+        self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
+        hooks.call(f"on_{self.prefix}_epoch_end")
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
+        hooks.call(f"on_{self.prefix}_end")
+        if was_training:
+            module.train()
+            hooks.call_module(f"on_{self.prefix}_model_train")
+        return metrics
+
+    # ---- batches ---------------------------------------------------------------------------------------
+    def _grad_context(self) -> contextlib.AbstractContextManager[Any]:
+        return torch.inference_mode() if self.run.options.inference_mode else torch.no_grad()
+
+    def _run_loader(
+        self,
+        loader: Any,
+        index: int,
+        limit: int | None,
+        collector: LogCollector,
+        returned: dict[str, torch.Tensor],
+        counts: dict[str, int],
+    ) -> None:
+        run, hooks = self.run, self.run.hooks
+        several = len(self.loaders) > 1
+        suffix = f"/dataloader_idx_{index}" if several else ""
+        extra = (index,) if several else ()
+        for batch_idx, raw in enumerate(loader):
+            if limit is not None and batch_idx >= limit:
+                break
+            batch = transfer_batch(run, raw, index)
+            run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
+            hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
+            run.router.fx = f"{self.prefix}_step"
+            with run.precision.forward_context():
+                output = self._step(batch, batch_idx, extra)
+            for name, value in output_scalars(output, f"{self.short}_loss").items():
+                key = name + suffix
+                value = value.to(device=run.device, dtype=torch.float32)
+                returned[key] = returned[key] + value if key in returned else value
+                counts[key] = counts.get(key, 0) + 1
+            run.router.enter(f"on_{self.prefix}_batch_end", collector)
+            hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
+            if run.progress is not None:
+                run.progress.eval_tick()
+
+    def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
+        arguments = (batch, batch_idx, *extra)
+        return self.method(*arguments[: max(1, min(self.arity, len(arguments)))])
+
+
+class PredictionLoop:
+    """``predict_step`` (or ``forward``) over one or more loaders; the outputs in order."""
+
+    def __init__(self, run: Run, loaders: Sequence[Any], *, limit: float | int) -> None:
+        self.run = run
+        self.loaders = list(loaders)
+        self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
+
+    def predict(self) -> list[Any] | list[list[Any]]:
+        run, hooks, module = self.run, self.run.hooks, self.run.module
+        step = getattr(module, "predict_step", None)
+        arity = step_accepts(step) if callable(step) else 1
+        module.eval()
+        hooks.call_module("on_predict_model_eval")
+        hooks.call("on_predict_start")
+        hooks.call("on_predict_epoch_start")
+        several = len(self.loaders) > 1
+        results: list[list[Any]] = []
+        context = torch.inference_mode() if run.options.inference_mode else torch.no_grad()
+        with context:
+            for index, loader in enumerate(self.loaders):
+                outputs: list[Any] = []
+                extra = (index,) if several else ()
+                for batch_idx, raw in enumerate(loader):
+                    limit = self.limits[index]
+                    if limit is not None and batch_idx >= limit:
+                        break
+                    batch = transfer_batch(run, raw, index)
+                    hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
+                    with run.precision.forward_context():
+                        if callable(step):
+                            arguments = (batch, batch_idx, *extra)
+                            output = step(*arguments[: max(1, min(arity, len(arguments)))])
+                        else:
+                            output = module(batch)
+                    hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
+                    outputs.append(output)
+                results.append(outputs)
+        hooks.call("on_predict_epoch_end")
+        hooks.call("on_predict_end")
+        return results if several else results[0]
+
+
+def _length(loader: Any, limit: int | None) -> int | None:
+    try:
+        length = len(loader)
+    except TypeError:
+        return limit
+    return length if limit is None else min(length, limit)

@@ -1,0 +1,340 @@
+"""The training loop: epochs of batches until a limit or a stop request, with validation in between.
+
+:meth:`FitLoop.run` is the whole story in a few lines; the limits, the epoch length, the stopping
+rules and the validation cadence are worked out once, in :class:`~accelplug.trainer.limits.Limits`.
+A batch takes one of three paths, chosen once per run:
+
+- :meth:`FitLoop.fast_batch`, the measured lean path: used when nothing has to run between forward,
+  backward and step (no per-batch hook defined by the module or a callback, no gradient scaler, no
+  clipping). Its Python is a few attribute reads per step, and the loss stays on the device.
+- :meth:`FitLoop.general_batch`, Lightning's automatic optimisation with every hook in Lightning's
+  order (``optimizer_step`` wraps a closure that runs ``training_step``, zeroes gradients at the start
+  of an accumulation window and runs backward).
+- :meth:`FitLoop.manual_batch`, when the module set ``automatic_optimization = False``: only
+  ``training_step`` runs; the module steps its optimizers itself.
+
+Exact resumption: at the start of each epoch the random-number state is recorded; a checkpoint stores
+it, how many batches of the epoch were consumed, and the state at saving time. On resume the
+epoch-start state is put back before the loader's iterator is created (so a shuffling sampler draws
+the same order), the consumed batches are skipped, then the saving-time state is restored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..errors import MisconfigurationException
+from .checkpoint import capture_rng_state, restore_rng_state
+from .limits import Limits
+from .losses import loss_of
+from .optimization import Optimization
+from .self_log import LogCollector
+from .state import StopReason
+
+if TYPE_CHECKING:
+    from .evaluation import EvaluationLoop
+    from .progress import Progress
+    from .run import Run
+
+__all__ = ["FitLoop"]
+
+
+#: What a batch path returns when the module's ``on_train_batch_start`` returned -1 (Lightning: skip the
+#: rest of this epoch).
+SKIP_REST_OF_EPOCH = object()
+
+
+class FitLoop:
+    """Drives one ``fit``: owns the limits, the batch path and the step-level logging."""
+
+    def __init__(
+        self,
+        run: Run,
+        train_loader: Any,
+        val_loop: EvaluationLoop | None,
+        progress: Progress,
+        resume: dict[str, Any] | None = None,
+    ) -> None:
+        self.run_ = run
+        self.state = run.state
+        self.hooks = run.hooks
+        self.loader = train_loader
+        self.val_loop = val_loop
+        self.progress = progress
+        self.resume = resume
+        #: The method that made the training loader, for ``reload_dataloaders_every_n_epochs``.
+        self.reload: Callable[[], Any] | None = None
+        self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
+        self.opt = Optimization(run)
+        self.collector = LogCollector()
+        self.started = time.monotonic()
+        self._samples = 0
+        self._samples_per_batch = 0
+        self._last_loss: float | None = None
+        self._last_logged_step = -1
+        self._epoch_has_batches = False
+        self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
+        self._epoch_schedulers_stepped = False
+        self._batch: Any = None
+        self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
+
+    # ---- the story -------------------------------------------------------------------------------
+    def run(self) -> StopReason:
+        """Train until a limit or a stop request; returns why it stopped."""
+        epoch, skip, saved_rng = self._resume_position()
+        self.hooks.call("on_train_start")
+        while not self._finished(epoch):
+            self.run_epoch(epoch, skip, saved_rng)
+            skip, saved_rng = 0, None
+            if not self.state.epoch_done:
+                break  # stopped inside the epoch
+            epoch += 1
+        self.hooks.call("on_train_end")
+        return self.state.stop_reason or StopReason.MAX_EPOCHS
+
+    def run_epoch(self, epoch: int, skip: int = 0, saved_rng: dict[str, Any] | None = None) -> None:
+        """One epoch: its batches and the validation due inside it, then the epoch-end work."""
+        steps_before = self.state.global_step
+        self._start_epoch(epoch, skip)
+        stopped = False
+        for batch_idx, batch in self._batches(skip, saved_rng):
+            output = self.batch_step(batch, batch_idx)
+            if output is SKIP_REST_OF_EPOCH:
+                break
+            self._after_batch(output, batch, batch_idx)
+            if self._stop_within_epoch():
+                stopped = True
+                break
+        self._end_epoch(epoch, complete=not stopped)
+        self._check_progress(epoch, steps_before)
+
+    # ---- the three batch paths ----------------------------------------------------------------------
+    def _choose_batch_path(self) -> Callable[[Any, int], Any]:
+        if not self.opt.automatic:
+            return self.manual_batch
+        return self.fast_batch if self.opt.can_go_fast() else self.general_batch
+
+    def fast_batch(self, batch: Any, batch_idx: int) -> Any:
+        """The lean path (see the module docstring): transfer, forward, backward, step."""
+        opt = self.opt
+        batch = self.run_.transfer(batch)
+        router = self.run_.router
+        router.fx = "training_step"
+        router.collector = self.collector
+        router.set_batch(batch)
+        if opt.accumulate == 1 or batch_idx % opt.accumulate == 0:
+            for optimizer in opt.optimizers:
+                optimizer.zero_grad()
+        if opt.autocast:
+            with opt.forward_context():
+                output = opt.step_fn(batch, batch_idx)
+        else:
+            output = opt.step_fn(batch, batch_idx)
+        loss = output if type(output) is torch.Tensor else loss_of(output)
+        if loss is not None:
+            if opt.accumulate > 1:
+                loss = loss / opt.accumulate
+            opt.backward_plain(loss, self.state.global_step)
+        if opt.boundary(batch_idx, self.limits.epoch_length):
+            for optimizer in opt.optimizers:
+                optimizer.step()
+            self._optimizer_stepped(batch_idx)
+        return output
+
+    def general_batch(self, batch: Any, batch_idx: int) -> Any:
+        """Lightning's automatic optimisation, every hook in Lightning's order."""
+        if not self._batch_start(batch, batch_idx):
+            return SKIP_REST_OF_EPOCH
+        output = self.opt.automatic_step(self._batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
+        if self.opt.stepped:
+            self._optimizer_stepped(batch_idx)
+        return output
+
+    def manual_batch(self, batch: Any, batch_idx: int) -> Any:
+        """``automatic_optimization = False``: ``training_step`` steps its own optimizers."""
+        if not self._batch_start(batch, batch_idx):
+            return SKIP_REST_OF_EPOCH
+        steps_before = self.opt.manual_steps
+        output = self.opt.manual_step(self._batch, batch_idx)
+        if self.opt.manual_steps != steps_before:
+            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
+        return output
+
+    def _batch_start(self, batch: Any, batch_idx: int) -> bool:
+        """Transfer hooks, then ``on_train_batch_start``; False when the module asked to skip the epoch."""
+        self._batch = self.opt.transfer_with_hooks(batch)
+        self.run_.router.enter("on_train_batch_start", self.collector, self._batch)
+        self.hooks.call_callbacks("on_train_batch_start", self._batch, batch_idx)
+        return bool(self.hooks.call_module("on_train_batch_start", self._batch, batch_idx) != -1)
+
+    # ---- around each batch ---------------------------------------------------------------------------
+    def _optimizer_stepped(self, batch_idx: int, count: int = 1) -> None:
+        """After the optimizers stepped: count, step-interval schedulers, and (last batch) epoch ones."""
+        state = self.state
+        state.global_step += count
+        if not self.opt.schedulers:
+            return
+        self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
+        length = self.limits.epoch_length
+        if length is not None and batch_idx + 1 >= length and not self._epoch_schedulers_stepped:
+            self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=False)
+            self._epoch_schedulers_stepped = True
+
+    def _after_batch(self, output: Any, batch: Any, batch_idx: int) -> None:
+        state = self.state
+        state.batches_done = batch_idx + 1
+        self._epoch_has_batches = True
+        if self.collector.step_values:
+            state.callback_metrics.update(self.collector.step_values)
+        hooks = self._batch_end_hooks
+        if hooks:
+            self.run_.router.enter("on_train_batch_end", self.collector)
+            for hook in hooks:
+                hook(output, batch, batch_idx)
+        if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
+            self._log_step(output)
+        if not self._samples_per_batch:
+            from .data import batch_size_of
+
+            self._samples_per_batch = batch_size_of(batch) * self.run_.strategy.world_size
+        self._samples += self._samples_per_batch
+        self.progress.tick(state.global_step, state.current_epoch, self._samples, self._last_loss)
+        every = self.limits.val_every
+        if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
+            self._validate()
+
+    def _log_step(self, output: Any) -> None:
+        """At a logging step: read back (and average across processes) the step values, in one go."""
+        from .metrics import read_step_metrics
+
+        self._last_logged_step = self.state.global_step
+        metrics = read_step_metrics(self.run_, self.collector, output)
+        self._last_loss = metrics.get("train_loss", self._last_loss)
+        self.opt.check_finite(metrics)
+
+    def _stop_within_epoch(self) -> bool:
+        state = self.state
+        reason = self.limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
+        if reason is None:
+            return False
+        state.stop_reason = reason
+        state.should_stop = True
+        length = self.limits.epoch_length
+        if length is not None and state.batches_done >= length:
+            return False  # the epoch is complete anyway
+        if reason is StopReason.REQUESTED and self.val_loop is not None:
+            self._validate()  # Lightning validates before honouring a requested stop
+        return True
+
+    def _check_progress(self, epoch: int, steps_before: int) -> None:
+        """An epoch with batches but no optimizer step, and no epoch limit, would loop forever."""
+        if self.limits.max_epochs is None and self.state.global_step == steps_before and self.state.epoch_done:
+            raise MisconfigurationException(
+                f"epoch {epoch} ran its batches but took no optimizer step, and with max_epochs=None/-1 fit() "
+                "would never reach max_steps. Manual optimization must call optimizer.step() (self.optimizers()); "
+                "or set max_epochs."
+            )
+
+    # ---- epochs ------------------------------------------------------------------------------------
+    def _resume_position(self) -> tuple[int, int, dict[str, Any] | None]:
+        state = self.state
+        if self.resume is None:
+            return state.current_epoch, 0, None
+        loop = self.resume["loop"]
+        if loop["epoch_done"]:
+            restore_rng_state(self.resume["rng"])
+            if not loop.get("epoch_schedulers_done", True):
+                self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=True)
+            return state.current_epoch + 1, 0, None
+        restore_rng_state(self.resume["epoch_start_rng"])
+        return state.current_epoch, int(loop["batches_done"]), self.resume["rng"]
+
+    def _finished(self, epoch: int) -> bool:
+        reason = self.limits.stop_reason(self.state, time.monotonic() - self.started, within_epoch=False, epoch=epoch)
+        if reason is not None:
+            self.state.stop_reason = reason
+            return True
+        return False
+
+    def _start_epoch(self, epoch: int, skip: int) -> None:
+        state = self.state
+        every = self.run_.options.reload_dataloaders_every_n_epochs
+        if self.reload is not None and every and epoch > 0 and epoch % every == 0:
+            from .loading import prepare_loader
+
+            self.loader = prepare_loader(self.run_, self.reload())
+        state.current_epoch = epoch
+        state.epoch_done = False
+        state.batches_done = skip
+        if skip == 0:
+            state.epoch_schedulers_done = False
+        length = self.limits.epoch_length
+        self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
+        self._epoch_has_batches = skip > 0
+        self._last_logged_step = -1
+        self.run_.strategy.set_epoch(self.loader, epoch)
+        state.epoch_start_rng = capture_rng_state()
+        self.opt.module.train()
+        self._batch_end_hooks = self.hooks.get("on_train_batch_end")
+        self.run_.router.enter("on_train_epoch_start", self.collector)
+        self.hooks.call("on_train_epoch_start")
+
+    def _batches(self, skip: int, saved_rng: dict[str, Any] | None) -> Iterator[tuple[int, Any]]:
+        """The epoch's batches after the first ``skip`` (a resume), up to the batch limit."""
+        iterator = iter(self.loader)
+        for _ in range(skip):
+            next(iterator, None)
+        if saved_rng is not None:
+            restore_rng_state(saved_rng)
+        limit = self.limits.batch_limit
+        batch_idx = skip
+        for batch in iterator:
+            if limit is not None and batch_idx >= limit:
+                return
+            yield batch_idx, batch
+            batch_idx += 1
+
+    def _end_epoch(self, epoch: int, *, complete: bool) -> None:
+        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
+
+        After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
+        step and the epoch is not marked done, so a resume finishes it.
+        """
+        from .metrics import finish_train_epoch
+
+        state = self.state
+        if not self._epoch_has_batches:
+            raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+        if complete:
+            if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+                self._validate()
+            if not self._epoch_schedulers_stepped:
+                self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
+            state.epoch_done = True
+        finish_train_epoch(self.run_, self.collector)
+        self.run_.router.enter("on_train_epoch_end", self.collector)
+        self.hooks.call_callbacks("on_train_epoch_end", monitoring=False)
+        self.hooks.call_module("on_train_epoch_end")
+        finish_train_epoch(self.run_, self.collector)  # values the epoch-end hooks logged
+        self.hooks.call_callbacks("on_train_epoch_end", monitoring=True)
+        if complete:
+            self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
+            state.epoch_schedulers_done = True
+        self.progress.epoch_end(state.global_step, epoch, _floats(state.callback_metrics))
+        for logger in self.run_.loggers:
+            save = getattr(logger, "save", None) or getattr(logger, "flush", None)
+            if callable(save):
+                save()
+
+    def _validate(self) -> None:
+        assert self.val_loop is not None
+        self.val_loop.run_within_fit()
+        self.run_.router.enter("training_step", self.collector)
+
+
+def _floats(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items()}

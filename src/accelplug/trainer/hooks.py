@@ -1,0 +1,175 @@
+"""Calling callback and module hooks in Lightning 2.x's order, paying nothing for hooks nobody defined.
+
+For each hook name the dispatcher resolves, once per run, the callbacks that override it (callbacks
+first, in the order given, checkpointing callbacks last so they see what others logged) and then the
+module's own method when the module defines it. A hook no callback and no module overrides becomes
+an empty tuple, so the training loop's per-step cost does not grow with the number of hooks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher", "defines"]
+
+#: Hooks a callback may define, called as ``hook(trainer, module, *args)``.
+CALLBACK_HOOKS = (
+    "setup",
+    "teardown",
+    "on_fit_start",
+    "on_fit_end",
+    "on_sanity_check_start",
+    "on_sanity_check_end",
+    "on_train_start",
+    "on_train_end",
+    "on_train_epoch_start",
+    "on_train_epoch_end",
+    "on_train_batch_start",
+    "on_train_batch_end",
+    "on_validation_start",
+    "on_validation_end",
+    "on_validation_epoch_start",
+    "on_validation_epoch_end",
+    "on_validation_batch_start",
+    "on_validation_batch_end",
+    "on_test_start",
+    "on_test_end",
+    "on_test_epoch_start",
+    "on_test_epoch_end",
+    "on_test_batch_start",
+    "on_test_batch_end",
+    "on_predict_start",
+    "on_predict_end",
+    "on_predict_epoch_start",
+    "on_predict_epoch_end",
+    "on_predict_batch_start",
+    "on_predict_batch_end",
+    "on_before_backward",
+    "on_after_backward",
+    "on_before_optimizer_step",
+    "on_before_zero_grad",
+    "on_save_checkpoint",
+    "on_load_checkpoint",
+    "on_exception",
+)
+
+#: Hooks a module may define, called as ``module.hook(*args)`` (Lightning 2.x's ``ModelHooks``).
+MODULE_HOOKS = (
+    *(h for h in CALLBACK_HOOKS if h not in ("on_exception", "on_sanity_check_start", "on_sanity_check_end")),
+    "prepare_data",
+    "configure_model",
+    "on_validation_model_zero_grad",
+    "on_validation_model_eval",
+    "on_validation_model_train",
+    "on_test_model_eval",
+    "on_test_model_train",
+    "on_predict_model_eval",
+    "on_before_batch_transfer",
+    "on_after_batch_transfer",
+    "transfer_batch_to_device",
+    "optimizer_step",
+    "optimizer_zero_grad",
+    "backward",
+    "configure_gradient_clipping",
+    "lr_scheduler_step",
+)
+
+
+def defines(obj: object, name: str, base: type | None) -> bool:
+    """Whether ``obj`` has its own ``name`` (not ``base``'s do-nothing default)."""
+    attr = getattr(type(obj), name, None)
+    if attr is None:
+        return callable(getattr(obj, name, None))  # set on the instance
+    if base is not None and getattr(base, name, None) is attr:
+        return False
+    return callable(attr)
+
+
+def _is_checkpointing(callback: object) -> bool:
+    """Callbacks that act on monitored metrics (checkpointing, early stopping) run after the others."""
+    from .early_stopping import EarlyStopping
+    from .model_checkpoint import ModelCheckpoint
+
+    return isinstance(callback, (ModelCheckpoint, EarlyStopping))
+
+
+class HookDispatcher:
+    """Resolves and calls hooks for one run: ``dispatcher.call("on_train_start")``."""
+
+    def __init__(
+        self,
+        trainer: Any,
+        module: torch.nn.Module,
+        callbacks: Sequence[object],
+        *,
+        on_enter: Callable[[str], None] | None = None,
+    ) -> None:
+        from ..module import LightningModule
+        from .callback import Callback
+
+        self._trainer = trainer
+        self._module = module
+        # Checkpointing callbacks run last, so they can save what other callbacks logged or decided.
+        self.callbacks = [c for c in callbacks if not _is_checkpointing(c)] + [
+            c for c in callbacks if _is_checkpointing(c)
+        ]
+        self._callback_base = Callback
+        self._module_base = LightningModule if isinstance(module, LightningModule) else None
+        self._on_enter = on_enter or (lambda name: None)
+        self._cache: dict[str, tuple[Callable[..., Any], ...]] = {}
+
+    def callback_hooks(self, name: str, *, monitoring: bool | None = None) -> list[Callable[..., Any]]:
+        chosen: list[Callable[..., Any]] = []
+        for callback in self.callbacks:
+            if monitoring is not None and _is_checkpointing(callback) != monitoring:
+                continue
+            if defines(callback, name, self._callback_base):
+                chosen.append(functools.partial(getattr(callback, name), self._trainer, self._module))
+        return chosen
+
+    def module_hook(self, name: str) -> Callable[..., Any] | None:
+        if name not in MODULE_HOOKS or not defines(self._module, name, self._module_base):
+            return None
+        hook: Callable[..., Any] = getattr(self._module, name)
+        return hook
+
+    def get(self, name: str) -> tuple[Callable[..., Any], ...]:
+        """Every callable for ``name``: callbacks first, then the module (Lightning's order)."""
+        found = self._cache.get(name)
+        if found is None:
+            module_hook = self.module_hook(name)
+            found = tuple(self.callback_hooks(name)) + ((module_hook,) if module_hook is not None else ())
+            self._cache[name] = found
+        return found
+
+    def call(self, name: str, *args: Any) -> None:
+        hooks = self.get(name)
+        if hooks:
+            self._on_enter(name)
+            for hook in hooks:
+                hook(*args)
+
+    def call_module(self, name: str, *args: Any, default: Any = None) -> Any:
+        """The module's hook alone (for hooks whose value matters, e.g. ``on_train_batch_start``)."""
+        hook = self.module_hook(name)
+        if hook is None:
+            return default
+        self._on_enter(name)
+        return hook(*args)
+
+    def run_in(self, name: str, hook: Callable[..., Any], *args: Any) -> Any:
+        """Call an already-resolved module hook with ``self.log`` told which hook is running."""
+        self._on_enter(name)
+        return hook(*args)
+
+    def call_callbacks(self, name: str, *args: Any, monitoring: bool | None = None) -> None:
+        hooks = self.callback_hooks(name, monitoring=monitoring)
+        if hooks:
+            self._on_enter(name)
+            for hook in hooks:
+                hook(*args)

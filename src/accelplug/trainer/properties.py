@@ -1,0 +1,261 @@
+"""The Trainer's read-only views (Lightning's names): what was selected, where the run stands, its outputs.
+
+Kept apart from ``trainer.py`` so the class that does the work stays short. Every counter here is a
+view of the :class:`~accelplug.trainer.state.LoopState` the loops update; the few that callbacks may
+set (``should_stop``) write through to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from ..accelerator import Accelerator
+    from ..precision.base import Precision
+    from ..selection import Selection
+    from ..strategies.base import Strategy
+    from .callbacks import ModelCheckpoint
+    from .options import TrainerOptions
+    from .run import Run
+    from .state import LoopState, StopReason
+
+__all__ = ["TrainerProperties"]
+
+
+class TrainerProperties:
+    selection: Selection
+    options: TrainerOptions
+    state: LoopState
+    callbacks: list[Any]
+    _strategy: Strategy
+    _precision: Precision
+    _run: Run | None
+    _log_dir: Path | None
+    _loggers: list[Any]
+
+    # ---- what the selection decided -----------------------------------------------------------------
+    @property
+    def accelerator(self) -> Accelerator:
+        return self.selection.accelerator
+
+    @property
+    def strategy(self) -> Strategy:
+        return self._strategy
+
+    @property
+    def precision_plugin(self) -> Precision:
+        """The precision object (``trainer.precision`` is its name, as in Lightning)."""
+        return self._precision
+
+    @property
+    def precision(self) -> str:
+        return self.selection.precision
+
+    @property
+    def num_devices(self) -> int:
+        return self.selection.num_devices
+
+    @property
+    def device_ids(self) -> list[int]:
+        return list(self.selection.device_ids)
+
+    @property
+    def root_device(self) -> torch.device:
+        return self.selection.root_device
+
+    @property
+    def num_nodes(self) -> int:
+        return self.options.num_nodes
+
+    @property
+    def world_size(self) -> int:
+        return self._strategy.world_size
+
+    @property
+    def global_rank(self) -> int:
+        return self._strategy.global_rank
+
+    @property
+    def local_rank(self) -> int:
+        return self._strategy.local_rank
+
+    @property
+    def node_rank(self) -> int:
+        return self.global_rank // max(1, self.num_devices)
+
+    @property
+    def is_global_zero(self) -> bool:
+        return self._strategy.is_global_zero
+
+    # ---- where the run stands ------------------------------------------------------------------------
+    @property
+    def global_step(self) -> int:
+        """Optimizer steps taken so far (restored by a resume)."""
+        return self.state.global_step
+
+    @global_step.setter
+    def global_step(self, value: int) -> None:
+        self.state.global_step = value
+
+    @property
+    def current_epoch(self) -> int:
+        """The epoch being trained (0-based)."""
+        return self.state.current_epoch
+
+    @current_epoch.setter
+    def current_epoch(self, value: int) -> None:
+        self.state.current_epoch = value
+
+    @property
+    def should_stop(self) -> bool:
+        """Set it to True (in a callback or the module) to end fit after the current step."""
+        return self.state.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: bool) -> None:
+        self.state.should_stop = bool(value)
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the last fit ended (max_steps, max_epochs, max_time, a request, a signal...)."""
+        return self.state.stop_reason
+
+    @property
+    def at_step_boundary(self) -> bool:
+        """True when no gradient accumulation is in progress (checkpoints are only saved then)."""
+        accumulate = self.options.accumulate_grad_batches
+        return accumulate == 1 or self.state.batches_done % accumulate == 0 or self.state.epoch_done
+
+    @property
+    def sanity_checking(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.SANITY_CHECKING
+
+    @property
+    def training(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.FITTING
+
+    @property
+    def validating(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.VALIDATING
+
+    @property
+    def testing(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.TESTING
+
+    @property
+    def predicting(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.PREDICTING
+
+    @property
+    def max_epochs(self) -> int | None:
+        return self.options.max_epochs
+
+    @property
+    def max_steps(self) -> int:
+        return self.options.max_steps if self.options.max_steps is not None else -1
+
+    # ---- outputs --------------------------------------------------------------------------------------
+    @property
+    def callback_metrics(self) -> dict[str, Any]:
+        """The latest value of every metric (tensors, as in Lightning: ``float(m)`` or ``m.item()``)."""
+        return self.state.callback_metrics
+
+    @property
+    def logged_metrics(self) -> dict[str, float]:
+        return self.state.logged_metrics
+
+    @property
+    def progress_bar_metrics(self) -> dict[str, float]:
+        return self.state.progress_bar_metrics
+
+    @property
+    def default_root_dir(self) -> Path:
+        return self.options.root_dir
+
+    @property
+    def log_dir(self) -> Path:
+        """This run's folder: the logger's, or ``default_root_dir/accelplug_logs/version_N``."""
+        if self._log_dir is None:
+            for logger in self._loggers:
+                folder = getattr(logger, "log_dir", None)
+                if folder is not None:
+                    self._log_dir = Path(folder)
+                    break
+            else:
+                from .loggers import next_version_dir
+
+                self._log_dir = next_version_dir(self.default_root_dir)
+        return self._log_dir
+
+    @property
+    def logger(self) -> Any:
+        """The first logger (Lightning's ``trainer.logger``), or None."""
+        return self._loggers[0] if self._loggers else None
+
+    @property
+    def loggers(self) -> list[Any]:
+        return list(self._loggers)
+
+    @property
+    def checkpoint_callback(self) -> ModelCheckpoint | None:
+        from .callbacks import ModelCheckpoint
+
+        return next((c for c in self.callbacks if isinstance(c, ModelCheckpoint)), None)
+
+    @property
+    def checkpoint_callbacks(self) -> list[ModelCheckpoint]:
+        from .callbacks import ModelCheckpoint
+
+        return [c for c in self.callbacks if isinstance(c, ModelCheckpoint)]
+
+    @property
+    def early_stopping_callback(self) -> Any:
+        from .callbacks import EarlyStopping
+
+        return next((c for c in self.callbacks if isinstance(c, EarlyStopping)), None)
+
+    @property
+    def metrics_path(self) -> Path | None:
+        """Where the CSV metrics of the last run are, when one was written."""
+        return self._run.csv_path if self._run is not None else None
+
+    @property
+    def lightning_module(self) -> torch.nn.Module | None:
+        return self._run.module if self._run is not None else None
+
+    @property
+    def model(self) -> torch.nn.Module | None:
+        return self.lightning_module
+
+    @property
+    def datamodule(self) -> Any:
+        return self._run.datamodule if self._run is not None else None
+
+    @property
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        optim = self._run.optim if self._run is not None else None
+        return list(optim.optimizers) if optim is not None else []
+
+    @property
+    def lr_scheduler_configs(self) -> list[Any]:
+        optim = self._run.optim if self._run is not None else None
+        return list(optim.schedulers) if optim is not None else []
+
+    @property
+    def interrupted(self) -> bool:
+        from .state import StopReason
+
+        return self.state.stop_reason is StopReason.SIGNAL

@@ -1,0 +1,174 @@
+"""What ``fit``, ``validate``, ``test`` and ``predict`` do, in order, from setup to teardown.
+
+Each function reads like Lightning's documented pseudocode: set up the run (callbacks, prepare_data,
+setup, configure_model, the strategy's preparation), restore a checkpoint if asked, run the loop, and
+tear down in ``finally`` whatever happened, so an exception still runs the teardown hooks, closes the
+loggers and releases the devices.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .checkpoint_state import resolve_ckpt_path, restore_checkpoint
+from .environment import apply_run_settings, seed_everything
+from .evaluation import EvaluationLoop, PredictionLoop
+from .fit_loop import FitLoop
+from .loading import prepare_all, prepare_loader, resolve_loaders
+from .run import Run, end_run, start_run
+from .self_log import attached_log
+from .state import Stage
+from .summary import announce
+
+if TYPE_CHECKING:
+    from .trainer import Trainer
+
+__all__ = ["run_evaluation", "run_fit", "run_prediction"]
+
+
+@contextlib.contextmanager
+def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: Any) -> Iterator[Run]:
+    """A run from ``start_run`` to ``end_run``, with the loggers open and ``self.log`` attached."""
+    run = start_run(trainer, module, stage, **setup)
+    if stage is Stage.FITTING or trainer._run is None:
+        trainer._run = run
+    failed: BaseException | None = None
+    try:
+        trainer._open_loggers(run)
+        with attached_log(module, run.router):
+            yield run
+    except BaseException as exc:
+        failed = exc
+        raise
+    finally:
+        end_run(run, failed=failed)
+        if failed is None:
+            run.strategy.barrier()
+
+
+def run_fit(
+    trainer: Trainer,
+    module: torch.nn.Module,
+    train_dataloaders: Any,
+    val_dataloaders: Any,
+    datamodule: Any,
+    ckpt_path: Any,
+    weights_only: bool,
+) -> None:
+    options = trainer.options
+    if options.seed is not None:
+        seed_everything(options.seed, verbose=False)
+    trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=trainer._chatty)
+    trainer.state.reset_for_fit()
+    with _running(
+        trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
+    ) as run:
+        resume = None
+        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        if path is not None:
+            resume = restore_checkpoint(run, path, weights_only=weights_only, training=True)
+        announce(trainer, run)
+        with _anomaly_detection(options.detect_anomaly):
+            run.hooks.call("on_fit_start")
+            val_loop = _validation_loop(run, val_dataloaders, module, datamodule)
+            if val_loop is not None and options.num_sanity_val_steps and resume is None:
+                steps = options.num_sanity_val_steps
+                val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
+            loaders, reload, _ = resolve_loaders("fit", train_dataloaders, module, datamodule, required=True)
+            train_loader = prepare_loader(run, loaders[0], shuffle=not options.overfit_batches)
+            progress = trainer._make_progress()
+            run.progress = progress
+            loop = FitLoop(run, train_loader, val_loop, progress, resume)
+            loop.reload = reload
+            trainer._optimization = loop.opt
+            progress.start(loop.limits.total_steps, run.state.current_epoch, loop.limits.max_epochs)
+            try:
+                loop.run()
+            finally:
+                progress.stop()
+                trainer._optimization = None
+            run.hooks.call("on_fit_end")
+
+
+def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: Any) -> EvaluationLoop | None:
+    if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
+        return None
+    loaders, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
+    if not loaders:
+        return None
+    return EvaluationLoop(run, prepare_all(run, loaders), Stage.VALIDATING, limit=run.options.limit_val_batches)
+
+
+def run_evaluation(
+    trainer: Trainer,
+    stage: Stage,
+    module: torch.nn.Module,
+    dataloaders: Any,
+    datamodule: Any,
+    ckpt_path: Any,
+    verbose: bool,
+    weights_only: bool,
+) -> list[dict[str, float]]:
+    name = "test" if stage is Stage.TESTING else "validate"
+    limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
+    with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
+        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        if path is not None:
+            restore_checkpoint(run, path, weights_only=weights_only, training=False)
+        loaders, _, _ = resolve_loaders(name, dataloaders, module, datamodule, required=True)
+        run.progress = trainer._make_progress()
+        loop = EvaluationLoop(run, prepare_all(run, loaders), stage, limit=limit)
+        metrics = loop.evaluate(publish=True)
+    results = _split_by_loader(metrics, len(loaders))
+    if verbose and trainer.is_global_zero:
+        from .summary import print_results
+
+        print_results(name, results)
+    return results
+
+
+def run_prediction(
+    trainer: Trainer,
+    module: torch.nn.Module,
+    dataloaders: Any,
+    datamodule: Any,
+    ckpt_path: Any,
+    weights_only: bool,
+) -> Any:
+    with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
+        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        if path is not None:
+            restore_checkpoint(run, path, weights_only=weights_only, training=False)
+        loaders, _, _ = resolve_loaders("predict", dataloaders, module, datamodule, required=True)
+        loop = PredictionLoop(
+            run, prepare_all(run, loaders, shuffle=False), limit=trainer.options.limit_predict_batches
+        )
+        return loop.predict()
+
+
+def _split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:
+    if count <= 1:
+        return [metrics]
+    results: list[dict[str, float]] = [{} for _ in range(count)]
+    for key, value in metrics.items():
+        name, _, index = key.rpartition("/dataloader_idx_")
+        if name and index.isdigit() and int(index) < count:
+            results[int(index)][key] = value
+        else:
+            for result in results:
+                result[key] = value
+    return results
+
+
+@contextlib.contextmanager
+def _anomaly_detection(enabled: bool) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    with torch.autograd.detect_anomaly():  # type: ignore[no-untyped-call]
+        yield

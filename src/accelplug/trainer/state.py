@@ -1,0 +1,69 @@
+"""Where a run stands: the counters callbacks read, and why the last fit stopped.
+
+One object, owned by the Trainer and handed to its loops, so the loops never reach into the
+Trainer's private fields and the Trainer's public properties (``global_step``, ``current_epoch``,
+``should_stop``...) are views of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = ["LoopState", "Stage", "StopReason"]
+
+
+class Stage(str, Enum):
+    """What the Trainer is doing (Lightning's ``trainer.state.stage`` values)."""
+
+    FITTING = "fit"
+    SANITY_CHECKING = "sanity_check"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class StopReason(str, Enum):
+    """Why a fit ended, recorded so a user (and the start-up/summary lines) can tell."""
+
+    MAX_STEPS = "max_steps reached"
+    MAX_EPOCHS = "max_epochs reached"
+    MAX_TIME = "max_time reached"
+    REQUESTED = "a callback or the module set trainer.should_stop"
+    SIGNAL = "stopped by a signal"
+    NON_FINITE_LOSS = "the loss was not finite"
+    FAST_DEV_RUN = "fast_dev_run finished"
+
+
+@dataclass
+class LoopState:
+    global_step: int = 0
+    current_epoch: int = 0
+    should_stop: bool = False
+    stop_reason: StopReason | None = None
+    stage: Stage | None = None
+    #: Batches of the current epoch consumed (restored on resume to skip them).
+    batches_done: int = 0
+    #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).
+    epoch_done: bool = False
+    #: Whether the epoch-level schedulers stepped for the finished epoch.
+    epoch_schedulers_done: bool = False
+    #: Random-number state at the start of the current epoch (a resume replays the epoch's shuffle).
+    epoch_start_rng: dict[str, Any] | None = None
+    #: The latest value of every metric the module or the loop reported, as floats.
+    callback_metrics: dict[str, Any] = field(default_factory=dict)
+    #: What went to the loggers last (Lightning's ``logged_metrics``).
+    logged_metrics: dict[str, float] = field(default_factory=dict)
+    #: What the progress bar shows (``self.log(..., prog_bar=True)`` values and the loss).
+    progress_bar_metrics: dict[str, float] = field(default_factory=dict)
+
+    def reset_for_fit(self) -> None:
+        self.global_step = 0
+        self.current_epoch = 0
+        self.should_stop = False
+        self.stop_reason = None
+        self.batches_done = 0
+        self.epoch_done = False
+        self.epoch_schedulers_done = False
+        self.epoch_start_rng = None
