@@ -6,32 +6,30 @@ A batch takes one of three paths, chosen once per run:
 
 - :meth:`FitLoop.fast_batch`, the measured lean path: used when nothing has to run between forward,
   backward and step (no per-batch hook defined by the module or a callback, no gradient scaler, no
-  clipping). Its Python is a few attribute reads per step, and the loss stays on the device.
+  clipping). A few attribute reads per step; the loss stays on the device.
 - :meth:`FitLoop.general_batch`, Lightning's automatic optimisation with every hook in Lightning's
   order (``optimizer_step`` wraps a closure that runs ``training_step``, zeroes gradients at the start
   of an accumulation window and runs backward).
 - :meth:`FitLoop.manual_batch`, when the module set ``automatic_optimization = False``: only
   ``training_step`` runs; the module steps its optimizers itself.
 
-Exact resumption: at the start of each epoch the random-number state is recorded; a checkpoint stores
-it, how many batches of the epoch were consumed, and the state at saving time. On resume the
-epoch-start state is put back before the loader's iterator is created (so a shuffling sampler draws
-the same order), the consumed batches are skipped, then the saving-time state is restored.
+Resuming exactly (the epoch's shuffle replayed, consumed batches skipped) is :mod:`.resume`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..errors import MisconfigurationException
-from .checkpoint import capture_rng_state, restore_rng_state
+from .checkpoint import capture_rng_state
 from .limits import Limits
-from .losses import loss_of
+from .losses import explain_backward, loss_of
 from .optimization import Optimization
+from .resume import epoch_batches, resume_position
 from .self_log import LogCollector
 from .state import StopReason
 
@@ -72,20 +70,18 @@ class FitLoop:
         self.opt = Optimization(run)
         self.collector = LogCollector()
         self.started = time.monotonic()
-        self._samples = 0
-        self._samples_per_batch = 0
+        self._samples = self._samples_per_batch = 0
         self._last_loss: float | None = None
         self._last_logged_step = -1
-        self._epoch_has_batches = False
+        self._epoch_has_batches = self._epoch_schedulers_stepped = False
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
-        self._epoch_schedulers_stepped = False
         self._batch: Any = None
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
     def run(self) -> StopReason:
         """Train until a limit or a stop request; returns why it stopped."""
-        epoch, skip, saved_rng = self._resume_position()
+        epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
         self.hooks.call("on_train_start")
         while not self._finished(epoch):
             self.run_epoch(epoch, skip, saved_rng)
@@ -101,7 +97,7 @@ class FitLoop:
         steps_before = self.state.global_step
         self._start_epoch(epoch, skip)
         stopped = False
-        for batch_idx, batch in self._batches(skip, saved_rng):
+        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.batch_limit):
             output = self.batch_step(batch, batch_idx)
             if output is SKIP_REST_OF_EPOCH:
                 break
@@ -110,7 +106,7 @@ class FitLoop:
                 stopped = True
                 break
         self._end_epoch(epoch, complete=not stopped)
-        self._check_progress(epoch, steps_before)
+        self.limits.check_progress(self.state, epoch, steps_before)
 
     # ---- the three batch paths ----------------------------------------------------------------------
     def _choose_batch_path(self) -> Callable[[Any, int], Any]:
@@ -123,10 +119,9 @@ class FitLoop:
         opt = self.opt
         batch = self.run_.transfer(batch)
         router = self.run_.router
-        router.fx = "training_step"
-        router.collector = self.collector
-        router.set_batch(batch)
-        if opt.accumulate == 1 or batch_idx % opt.accumulate == 0:
+        router.fx, router.collector, router.batch, router.batch_size = "training_step", self.collector, batch, None
+        accumulate = opt.accumulate
+        if accumulate == 1 or batch_idx % accumulate == 0:
             for optimizer in opt.optimizers:
                 optimizer.zero_grad()
         if opt.autocast:
@@ -136,10 +131,13 @@ class FitLoop:
             output = opt.step_fn(batch, batch_idx)
         loss = output if type(output) is torch.Tensor else loss_of(output)
         if loss is not None:
-            if opt.accumulate > 1:
-                loss = loss / opt.accumulate
-            opt.backward_plain(loss, self.state.global_step)
-        if opt.boundary(batch_idx, self.limits.epoch_length):
+            if accumulate > 1:
+                loss = loss / accumulate
+            try:
+                loss.backward()  # type: ignore[no-untyped-call]
+            except RuntimeError as exc:
+                raise explain_backward(loss, self.state.global_step, exc) from exc
+        if accumulate == 1 or opt.boundary(batch_idx, self.limits.epoch_length):
             for optimizer in opt.optimizers:
                 optimizer.step()
             self._optimizer_stepped(batch_idx)
@@ -217,41 +215,24 @@ class FitLoop:
         self.opt.check_finite(metrics)
 
     def _stop_within_epoch(self) -> bool:
-        state = self.state
-        reason = self.limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
+        state, limits = self.state, self.limits
+        if (
+            not state.should_stop
+            and limits.max_time_s is None
+            and (limits.max_steps is None or state.global_step < limits.max_steps)
+        ):
+            return False  # the common case, decided without a clock read or a call
+        reason = limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
         if reason is None:
             return False
         state.stop_reason = reason
         state.should_stop = True
-        length = self.limits.epoch_length
+        length = limits.epoch_length
         if length is not None and state.batches_done >= length:
             return False  # the epoch is complete anyway
         if reason is StopReason.REQUESTED and self.val_loop is not None:
             self._validate()  # Lightning validates before honouring a requested stop
         return True
-
-    def _check_progress(self, epoch: int, steps_before: int) -> None:
-        """An epoch with batches but no optimizer step, and no epoch limit, would loop forever."""
-        if self.limits.max_epochs is None and self.state.global_step == steps_before and self.state.epoch_done:
-            raise MisconfigurationException(
-                f"epoch {epoch} ran its batches but took no optimizer step, and with max_epochs=None/-1 fit() "
-                "would never reach max_steps. Manual optimization must call optimizer.step() (self.optimizers()); "
-                "or set max_epochs."
-            )
-
-    # ---- epochs ------------------------------------------------------------------------------------
-    def _resume_position(self) -> tuple[int, int, dict[str, Any] | None]:
-        state = self.state
-        if self.resume is None:
-            return state.current_epoch, 0, None
-        loop = self.resume["loop"]
-        if loop["epoch_done"]:
-            restore_rng_state(self.resume["rng"])
-            if not loop.get("epoch_schedulers_done", True):
-                self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=True)
-            return state.current_epoch + 1, 0, None
-        restore_rng_state(self.resume["epoch_start_rng"])
-        return state.current_epoch, int(loop["batches_done"]), self.resume["rng"]
 
     def _finished(self, epoch: int) -> bool:
         reason = self.limits.stop_reason(self.state, time.monotonic() - self.started, within_epoch=False, epoch=epoch)
@@ -283,21 +264,6 @@ class FitLoop:
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")
 
-    def _batches(self, skip: int, saved_rng: dict[str, Any] | None) -> Iterator[tuple[int, Any]]:
-        """The epoch's batches after the first ``skip`` (a resume), up to the batch limit."""
-        iterator = iter(self.loader)
-        for _ in range(skip):
-            next(iterator, None)
-        if saved_rng is not None:
-            restore_rng_state(saved_rng)
-        limit = self.limits.batch_limit
-        batch_idx = skip
-        for batch in iterator:
-            if limit is not None and batch_idx >= limit:
-                return
-            yield batch_idx, batch
-            batch_idx += 1
-
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:
         """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
 
@@ -324,17 +290,10 @@ class FitLoop:
         if complete:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
-        self.progress.epoch_end(state.global_step, epoch, _floats(state.callback_metrics))
-        for logger in self.run_.loggers:
-            save = getattr(logger, "save", None) or getattr(logger, "flush", None)
-            if callable(save):
-                save()
+        self.progress.epoch_end(state.global_step, epoch, {k: float(v) for k, v in state.callback_metrics.items()})
+        self.run_.flush_loggers()
 
     def _validate(self) -> None:
         assert self.val_loop is not None
         self.val_loop.run_within_fit()
         self.run_.router.enter("training_step", self.collector)
-
-
-def _floats(metrics: dict[str, Any]) -> dict[str, float]:
-    return {k: float(v) for k, v in metrics.items()}

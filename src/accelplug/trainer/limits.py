@@ -121,6 +121,15 @@ class Limits:
             self.min_epochs
         )
 
+    def check_progress(self, state: LoopState, epoch: int, steps_before: int) -> None:
+        """An epoch that ran batches but took no optimizer step, with no epoch limit, would loop forever."""
+        if self.max_epochs is None and state.global_step == steps_before and state.epoch_done:
+            raise MisconfigurationException(
+                f"epoch {epoch} ran its batches but took no optimizer step, and with max_epochs=None/-1 fit() "
+                "would never reach max_steps. Manual optimization must call optimizer.step() (self.optimizers()); "
+                "or set max_epochs."
+            )
+
     def validate_at_epoch_end(self, epoch: int) -> bool:
         if self.val_every is not None:
             return False

@@ -58,6 +58,13 @@ class Run:
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
 
+    def flush_loggers(self) -> None:
+        """Make what was logged so far visible (an epoch's end): ``save()`` or ``flush()``, whichever exists."""
+        for logger in self.loggers:
+            save = getattr(logger, "save", None) or getattr(logger, "flush", None)
+            if callable(save):
+                save()
+
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
         self.state.logged_metrics.update(metrics)
         for logger in self.loggers:

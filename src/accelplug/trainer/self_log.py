@@ -34,7 +34,8 @@ class LogRouter:
         self.fx = "training_step"
         self.collector = LogCollector()
         self.batch: Any = None
-        self._batch_size: int | None = None
+        #: The current batch's size, worked out only when an epoch value needs it for weighting.
+        self.batch_size: int | None = None
         self.logger_keys_warned = False
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
@@ -46,14 +47,14 @@ class LogRouter:
 
     def set_batch(self, batch: Any) -> None:
         self.batch = batch
-        self._batch_size = None
+        self.batch_size = None
 
     def _current_batch_size(self) -> int:
-        if self._batch_size is None:
+        if self.batch_size is None:
             from .data import batch_size_of
 
-            self._batch_size = batch_size_of(self.batch) if self.batch is not None else 1
-        return self._batch_size
+            self.batch_size = batch_size_of(self.batch) if self.batch is not None else 1
+        return self.batch_size
 
     def log(
         self,
