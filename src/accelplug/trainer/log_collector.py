@@ -18,7 +18,7 @@ from ..errors import MisconfigurationException
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
 
-__all__ = ["RULES", "LogCollector", "is_metric", "reduction_name"]
+__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "reduction_name"]
 
 # (default on_step, default on_epoch, on_step allowed, on_epoch allowed) per hook.
 _STEP = (True, False, True, True)
@@ -90,6 +90,17 @@ def reduction_name(reduce_fx: object) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class LogMeta:
+    """How one logged value is treated: step and/or epoch value, reduction, where it is shown."""
+
+    on_step: bool
+    on_epoch: bool
+    reduction: str
+    prog_bar: bool
+    logger: bool
+
+
 @dataclass
 class _EpochValue:
     """One name's running epoch reduction on the device."""
@@ -126,18 +137,9 @@ class LogCollector:
         self.step_no_logger: set[str] = set()
         self.epoch_values: dict[str, _EpochValue] = {}
 
-    def add(
-        self,
-        name: str,
-        value: Any,
-        *,
-        on_step: bool,
-        on_epoch: bool,
-        reduction: str,
-        prog_bar: bool,
-        logger: bool,
-        batch_size: int,
-    ) -> None:
+    def add(self, name: str, value: Any, meta: LogMeta, batch_size: int) -> None:
+        """Record one ``self.log`` call (``meta``: how the value is to be treated)."""
+        on_step, on_epoch, prog_bar, logger = meta.on_step, meta.on_epoch, meta.prog_bar, meta.logger
         metric = value if is_metric(value) else None
         if on_step:
             key = f"{name}_step" if on_epoch else name
@@ -152,7 +154,7 @@ class LogCollector:
             key = f"{name}_epoch" if on_step else name
             entry = self.epoch_values.get(key)
             if entry is None:
-                entry = self.epoch_values[key] = _EpochValue(reduction, prog_bar=prog_bar, logger=logger)
+                entry = self.epoch_values[key] = _EpochValue(meta.reduction, prog_bar=prog_bar, logger=logger)
             if metric is not None:
                 entry.metric = metric
             else:

@@ -259,3 +259,24 @@ class TrainerProperties:
         from .state import StopReason
 
         return self.state.stop_reason is StopReason.SIGNAL
+
+    def _checkpoint_folders(self) -> list[Path]:
+        folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
+        base = self.default_root_dir / "accelplug_logs"
+        if base.is_dir():
+            folders += sorted(base.glob("version_*/checkpoints"))
+        if self._log_dir is not None:
+            folders.append(self._log_dir / "checkpoints")
+        return list(dict.fromkeys(folders))
+
+    def _model_or_last(self, model: torch.nn.Module | None, method: str) -> torch.nn.Module:
+        if model is not None:
+            return model
+        if self._run is not None:
+            return self._run.module
+        from ..errors import MisconfigurationException
+
+        raise MisconfigurationException(
+            f"{method}() was called without a model and this Trainer has not fitted one: pass the model, "
+            f"e.g. trainer.{method}(model, dataloaders)."
+        )

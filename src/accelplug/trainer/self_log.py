@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
-from .log_collector import RULES, LogCollector, is_metric, reduction_name
+from .log_collector import RULES, LogCollector, LogMeta, is_metric, reduction_name
 
 __all__ = ["LogCollector", "LogRouter", "attached_log", "is_metric"]
 
@@ -102,16 +102,8 @@ class LogRouter:
         ):
             raise MisconfigurationException(f"self.log({name!r}, batch_size={batch_size!r}): expected an int >= 1.")
         size = batch_size if batch_size is not None else (self._current_batch_size() if on_epoch else 1)
-        self.collector.add(
-            name,
-            value,
-            on_step=on_step,
-            on_epoch=on_epoch,
-            reduction=reduction,
-            prog_bar=prog_bar,
-            logger=True if logger is None else bool(logger),
-            batch_size=size,
-        )
+        meta = LogMeta(on_step, on_epoch, reduction, bool(prog_bar), True if logger is None else bool(logger))
+        self.collector.add(name, value, meta, size)
 
     def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
         if not isinstance(dictionary, Mapping):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -28,7 +29,20 @@ from .summary import announce
 if TYPE_CHECKING:
     from .trainer import Trainer
 
-__all__ = ["run_evaluation", "run_fit", "run_prediction"]
+__all__ = ["StageCall", "run_evaluation", "run_fit", "run_prediction"]
+
+
+@dataclass(frozen=True)
+class StageCall:
+    """What a ``fit``/``validate``/``test``/``predict`` call was given, already checked."""
+
+    module: torch.nn.Module
+    dataloaders: Any = None
+    val_dataloaders: Any = None
+    datamodule: Any = None
+    ckpt_path: Any = None
+    weights_only: bool = True
+    verbose: bool = True
 
 
 @contextlib.contextmanager
@@ -51,16 +65,9 @@ def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: A
             run.strategy.barrier()
 
 
-def run_fit(
-    trainer: Trainer,
-    module: torch.nn.Module,
-    train_dataloaders: Any,
-    val_dataloaders: Any,
-    datamodule: Any,
-    ckpt_path: Any,
-    weights_only: bool,
-) -> None:
+def run_fit(trainer: Trainer, call: StageCall) -> None:
     options = trainer.options
+    module, datamodule = call.module, call.datamodule
     if options.seed is not None:
         seed_everything(options.seed, verbose=False)
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=trainer._chatty)
@@ -69,17 +76,17 @@ def run_fit(
         trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
     ) as run:
         resume = None
-        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
         if path is not None:
-            resume = restore_checkpoint(run, path, weights_only=weights_only, training=True)
+            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
-            val_loop = _validation_loop(run, val_dataloaders, module, datamodule)
+            val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule)
             if val_loop is not None and options.num_sanity_val_steps and resume is None:
                 steps = options.num_sanity_val_steps
                 val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
-            loaders, reload, _ = resolve_loaders("fit", train_dataloaders, module, datamodule, required=True)
+            loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
             train_loader = prepare_loader(run, loaders[0], shuffle=not options.overfit_batches)
             progress = trainer._make_progress()
             run.progress = progress
@@ -104,47 +111,33 @@ def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: 
     return EvaluationLoop(run, prepare_all(run, loaders), Stage.VALIDATING, limit=run.options.limit_val_batches)
 
 
-def run_evaluation(
-    trainer: Trainer,
-    stage: Stage,
-    module: torch.nn.Module,
-    dataloaders: Any,
-    datamodule: Any,
-    ckpt_path: Any,
-    verbose: bool,
-    weights_only: bool,
-) -> list[dict[str, float]]:
+def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict[str, float]]:
+    module, datamodule = call.module, call.datamodule
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
         if path is not None:
-            restore_checkpoint(run, path, weights_only=weights_only, training=False)
-        loaders, _, _ = resolve_loaders(name, dataloaders, module, datamodule, required=True)
+            restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+        loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         run.progress = trainer._make_progress()
         loop = EvaluationLoop(run, prepare_all(run, loaders), stage, limit=limit)
         metrics = loop.evaluate(publish=True)
     results = _split_by_loader(metrics, len(loaders))
-    if verbose and trainer.is_global_zero:
+    if call.verbose and trainer.is_global_zero:
         from .summary import print_results
 
         print_results(name, results)
     return results
 
 
-def run_prediction(
-    trainer: Trainer,
-    module: torch.nn.Module,
-    dataloaders: Any,
-    datamodule: Any,
-    ckpt_path: Any,
-    weights_only: bool,
-) -> Any:
+def run_prediction(trainer: Trainer, call: StageCall) -> Any:
+    module, datamodule = call.module, call.datamodule
     with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
         if path is not None:
-            restore_checkpoint(run, path, weights_only=weights_only, training=False)
-        loaders, _, _ = resolve_loaders("predict", dataloaders, module, datamodule, required=True)
+            restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+        loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
         loop = PredictionLoop(
             run, prepare_all(run, loaders, shuffle=False), limit=trainer.options.limit_predict_batches
         )

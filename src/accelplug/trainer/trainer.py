@@ -150,12 +150,12 @@ class Trainer(TrainerProperties):
     ) -> None:
         """Train ``model``; with ``ckpt_path`` (a file or ``"last"``), continue exactly where it left off."""
         from .loading import split_datamodule
-        from .stages import run_fit
+        from .stages import StageCall, run_fit
 
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        run_fit(self, model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only)
+        run_fit(self, StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only))
 
     def validate(
         self,
@@ -168,7 +168,15 @@ class Trainer(TrainerProperties):
         weights_only: bool = True,
     ) -> list[dict[str, float]]:
         """Run ``validation_step`` over the data; the averaged metrics, one dict per dataloader."""
-        return self._evaluate(Stage.VALIDATING, model, dataloaders, datamodule, ckpt_path, verbose, weights_only)
+        return self._evaluate(
+            Stage.VALIDATING,
+            model,
+            dataloaders,
+            datamodule,
+            ckpt_path=ckpt_path,
+            verbose=verbose,
+            weights_only=weights_only,
+        )
 
     def test(
         self,
@@ -181,7 +189,15 @@ class Trainer(TrainerProperties):
         weights_only: bool = True,
     ) -> list[dict[str, float]]:
         """Run ``test_step`` over the data; the averaged metrics, one dict per dataloader."""
-        return self._evaluate(Stage.TESTING, model, dataloaders, datamodule, ckpt_path, verbose, weights_only)
+        return self._evaluate(
+            Stage.TESTING,
+            model,
+            dataloaders,
+            datamodule,
+            ckpt_path=ckpt_path,
+            verbose=verbose,
+            weights_only=weights_only,
+        )
 
     def predict(
         self,
@@ -194,37 +210,31 @@ class Trainer(TrainerProperties):
         weights_only: bool = True,
     ) -> Any:
         """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader)."""
-        from .loading import split_datamodule
-        from .stages import run_prediction
+        from .stages import StageCall, run_prediction
 
-        datamodule, ckpt_path = path_in_datamodule_slot(datamodule, ckpt_path)
-        module = check_model(self._model_or_last(model, "predict"), "predict")
-        dataloaders, datamodule = split_datamodule(dataloaders, datamodule, "predict")
-        relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        outputs = run_prediction(self, module, dataloaders, datamodule, ckpt_path, weights_only)
+        call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
+        outputs = run_prediction(self, StageCall(**{**call, "weights_only": weights_only}))
         return None if return_predictions is False else outputs
 
     def _evaluate(
-        self,
-        stage: Stage,
-        model: torch.nn.Module | None,
-        dataloaders: Any,
-        datamodule: Any,
-        ckpt_path: Any,
-        verbose: bool,
-        weights_only: bool,
+        self, stage: Stage, model: Any, dataloaders: Any, datamodule: Any, **options: Any
     ) -> list[dict[str, float]]:
-        from .loading import split_datamodule
-        from .stages import run_evaluation
+        from .stages import StageCall, run_evaluation
 
         method = "test" if stage is Stage.TESTING else "validate"
+        call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
+        return run_evaluation(self, stage, StageCall(**call, **options))
+
+    def _call(self, method: str, model: Any, dataloaders: Any, datamodule: Any, ckpt_path: Any) -> dict[str, Any]:
+        """Check a validate/test/predict call's arguments (Lightning's positional habits included)."""
+        from .loading import split_datamodule
+
         datamodule, ckpt_path = path_in_datamodule_slot(datamodule, ckpt_path)
-        module = check_model(
-            self._model_or_last(model, method), method, f"{'test' if method == 'test' else 'validation'}_step"
-        )
+        step = {"test": "test_step", "validate": "validation_step"}.get(method)
+        module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        return run_evaluation(self, stage, module, dataloaders, datamodule, ckpt_path, verbose, weights_only)
+        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
 
     def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
@@ -272,22 +282,3 @@ class Trainer(TrainerProperties):
             self._own_loggers_open = True
         run.loggers = list(self._loggers) if self.is_global_zero else []
         run.csv_path = next((getattr(lg, "path", None) for lg in run.loggers if hasattr(lg, "path")), None)
-
-    def _checkpoint_folders(self) -> list[Path]:
-        folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
-        base = self.default_root_dir / "accelplug_logs"
-        if base.is_dir():
-            folders += sorted(base.glob("version_*/checkpoints"))
-        if self._log_dir is not None:
-            folders.append(self._log_dir / "checkpoints")
-        return list(dict.fromkeys(folders))
-
-    def _model_or_last(self, model: torch.nn.Module | None, method: str) -> torch.nn.Module:
-        if model is not None:
-            return model
-        if self._run is not None:
-            return self._run.module
-        raise MisconfigurationException(
-            f"{method}() was called without a model and this Trainer has not fitted one: pass the model, "
-            f"e.g. trainer.{method}(model, dataloaders)."
-        )
