@@ -64,7 +64,7 @@ class LightningDataModule:
         )
 
     def transfer_batch_to_device(self, batch: Any, device: Any, dataloader_idx: int) -> Any:
-        from .trainer.data import make_transfer
+        from .batches import make_transfer
 
         return make_transfer(device, None)(batch)
 

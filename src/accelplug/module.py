@@ -313,7 +313,7 @@ class LightningModule(torch.nn.Module):
         return batch
 
     def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
-        from .trainer.data import make_transfer
+        from .batches import make_transfer
 
         return make_transfer(device, None)(batch)
 

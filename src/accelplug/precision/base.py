@@ -51,6 +51,13 @@ class Precision:
         """The dtype parameters and floating inputs are cast to, or None to leave them alone."""
         return None
 
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        """The dtype the forward pass computes in (what the conformance kit checks)."""
+        import torch
+
+        return self.param_dtype or torch.float32
+
     def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
         """Cast ``module`` to ``param_dtype`` (done before it is moved to the device)."""
         if self.param_dtype is not None:

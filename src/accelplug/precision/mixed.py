@@ -26,6 +26,10 @@ class _AutocastPrecision(Precision):
     def uses_autocast(self) -> bool:
         return True
 
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        return self.autocast_dtype
+
     def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         import torch
 

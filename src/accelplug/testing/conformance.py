@@ -31,14 +31,12 @@ import pytest
 import torch
 
 from .. import hookspecs
-from ..accelerator import NAME_PATTERN, PRECISIONS, Accelerator
+from ..accelerator import NAME_PATTERN, Accelerator
 from ..errors import MisconfigurationException
 from ..registry import DISABLE_AUTOLOAD_ENV, PLUGINS_ENV, RESERVED_NAMES, AcceleratorRegistry, get_registry
 from .cases import invalid_devices_arguments, valid_devices_cases
 
 __all__ = ["AcceleratorConformance"]
-
-_AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
 
 
 class AcceleratorConformance:
@@ -289,8 +287,9 @@ class AcceleratorConformance:
     def test_supported_precisions_are_canonical_names_including_32_true(self) -> None:
         precisions = self._cls().supported_precisions()
         assert isinstance(precisions, tuple), f"supported_precisions() returned {precisions!r}, not a tuple"
-        unknown = [p for p in precisions if p not in PRECISIONS]
-        assert not unknown, f"supported_precisions() names {unknown}; the canonical names are {PRECISIONS}"
+        known = get_registry().precision_names()
+        unknown = [p for p in precisions if p not in known]
+        assert not unknown, f"supported_precisions() names {unknown}; the registered precisions are {known}"
         assert "32-true" in precisions, "every accelerator must train in '32-true', the Trainer's default"
 
     # ---- registration --------------------------------------------------------------------------
@@ -368,19 +367,17 @@ class AcceleratorConformance:
 
     @pytest.mark.parametrize("precision", ["bf16-mixed", "16-mixed", "64-true"])
     def test_a_supported_precision_computes_in_its_dtype(self, precision: str) -> None:
+        """The Trainer's own precision object (the one ``Trainer(precision=...)`` uses) on device 0."""
         cls = self._cls()
         if precision not in cls.supported_precisions():
             pytest.skip(f"{cls.name!r} does not claim {precision!r}")
         device = self._require_tensors()
-        layer = torch.nn.Linear(8, 4).to(device)
-        inputs = torch.randn(2, 8, device=device)
-        if precision == "64-true":
-            output = layer.double()(inputs.double())
-            expected = torch.float64
-        else:
-            expected = _AUTOCAST_DTYPES[precision]
-            with torch.autocast(device.type, dtype=expected):
-                output = layer(inputs)
+        plan = get_registry().get_precision(precision)(device.type)
+        layer = plan.convert_module(torch.nn.Linear(8, 4)).to(device)
+        inputs = torch.randn(2, 8, device=device, dtype=plan.param_dtype or torch.float32)
+        with plan.forward_context():
+            output = layer(inputs)
+        expected = plan.compute_dtype
         assert output.dtype == expected, f"{precision!r} on {device} computed in {output.dtype}, not {expected}"
         assert torch.isfinite(output.float()).all().item()
 

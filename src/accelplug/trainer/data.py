@@ -1,18 +1,15 @@
-"""Getting batches onto the device, and checking that what was passed as data can be trained on.
+"""The loop's side of data: the batch-transfer hooks, and checking that what was passed can be trained on.
 
-``make_transfer`` walks tensors nested in tuples, lists and dicts (the shapes a ``collate_fn``
-returns). On the CPU with no dtype change it returns the batch untouched, because even a no-op
-``Tensor.to`` costs a dispatch per tensor per step. Rebuilding loaders (a sharding sampler, pinned
-memory) lives in :mod:`accelplug.loaders`, below the strategies that use it.
+Moving a batch (:mod:`accelplug.batches`) and rebuilding loaders (:mod:`accelplug.loaders`) live below
+the Trainer, because the module base and the strategies use them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import torch
-
+from ..batches import batch_size_of, make_transfer
 from ..errors import MisconfigurationException
 from ..loaders import pin_for_cuda, with_distributed_sampler
 
@@ -27,37 +24,6 @@ __all__ = [
     "transfer_batch",
     "with_distributed_sampler",
 ]
-
-
-def make_transfer(device: torch.device, float_dtype: torch.dtype | None) -> Callable[[Any], Any]:
-    """A function that moves a batch to ``device`` (and floating tensors to ``float_dtype``).
-
-    Copies are ``non_blocking`` on CUDA, where pinned host memory lets them overlap compute; not on
-    MPS, whose unified memory gains nothing and where asynchronous copies have given wrong values.
-    """
-    if device.type == "cpu" and float_dtype is None:
-        return _identity
-    non_blocking = device.type == "cuda"
-
-    def move(obj: Any) -> Any:
-        if isinstance(obj, torch.Tensor):
-            if float_dtype is not None and obj.is_floating_point():
-                return obj.to(device=device, dtype=float_dtype, non_blocking=non_blocking)
-            return obj.to(device, non_blocking=non_blocking)
-        if isinstance(obj, tuple):
-            items = [move(x) for x in obj]
-            return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
-        if isinstance(obj, list):
-            return [move(x) for x in obj]
-        if isinstance(obj, Mapping):
-            return type(obj)({k: move(v) for k, v in obj.items()}) if isinstance(obj, dict) else obj
-        return obj
-
-    return move
-
-
-def _identity(obj: Any) -> Any:
-    return obj
 
 
 def transfer_batch(run: Run, batch: Any, dataloader_idx: int = 0) -> Any:
@@ -78,19 +44,6 @@ def transfer_batch(run: Run, batch: Any, dataloader_idx: int = 0) -> Any:
         batch = run.transfer(batch)
     after = hooks.call_module("on_after_batch_transfer", batch, dataloader_idx)
     return batch if after is None else after
-
-
-def batch_size_of(batch: Any) -> int:
-    """The leading dimension of the first tensor in ``batch`` (1 when there is none)."""
-    if isinstance(batch, torch.Tensor):
-        return int(batch.shape[0]) if batch.dim() else 1
-    if isinstance(batch, (tuple, list)):
-        for item in batch:
-            return batch_size_of(item)
-    if isinstance(batch, Mapping):
-        for item in batch.values():
-            return batch_size_of(item)
-    return 1
 
 
 def check_loader(loader: Any, what: str) -> Any:
