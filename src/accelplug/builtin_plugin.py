@@ -1,4 +1,4 @@
-"""accelplug's own accelerators and strategies, registered through the public hooks like any plugin."""
+"""accelplug's own accelerators, strategies and precisions, registered through the public hooks like any plugin."""
 
 from __future__ import annotations
 
@@ -27,5 +27,6 @@ def register_strategies() -> Iterable[type[Strategy]]:
 @hookimpl
 def register_precisions() -> Iterable[type[Precision]]:
     from .precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision
+    from .precision.bf16_true import BF16TruePrecision
 
-    return [Float32Precision, BF16MixedPrecision, FP16MixedPrecision, Float64Precision]
+    return [Float32Precision, BF16MixedPrecision, FP16MixedPrecision, Float64Precision, BF16TruePrecision]

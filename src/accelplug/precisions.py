@@ -13,7 +13,7 @@ from .errors import MisconfigurationException, did_you_mean
 __all__ = ["ACCEPTED_PRECISIONS", "PRECISIONS", "PRECISION_ALIASES", "normalize_precision"]
 
 #: The canonical precision names the Trainer understands.
-PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true")
+PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true", "bf16-true")
 
 PRECISION_ALIASES: dict[str, str] = {
     **{p: p for p in PRECISIONS},
@@ -22,7 +22,7 @@ PRECISION_ALIASES: dict[str, str] = {
     "bf16": "bf16-mixed",
     "64": "64-true",
 }
-ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)"
+ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true', 'bf16-true' (aliases: 32, 16, 'bf16', 64)"
 
 
 def normalize_precision(precision: object, aliases: Mapping[str, str] | None = None) -> str:

@@ -146,9 +146,9 @@ def _resolve_strategy(
         if num_devices == 1 and not launched:
             return "single_device"
         name = "ddp"
-    else:
-        registry.get_strategy(name)
-    if name not in supported:
+    strategy_cls = registry.get_strategy(name)
+    verdict = strategy_cls.supports(accelerator)
+    if not (name in supported if verdict is None else verdict):
         if accelerator.name == "mps":
             why = (
                 "the Apple GPU is a single device, and torch.distributed's backends (gloo, nccl) cannot "
@@ -157,7 +157,7 @@ def _resolve_strategy(
         else:
             why = f"accelerator {accelerator.name!r} supports only {', '.join(repr(s) for s in supported)}"
         raise MisconfigurationException(f"strategy={strategy!r} cannot run on {accelerator.name!r}: {why}.")
-    if name == "single_device" and num_devices > 1:
+    if not strategy_cls.is_distributed and num_devices > 1:
         raise MisconfigurationException(
             f"strategy={strategy!r} uses one device, but {num_devices} devices were selected; "
             "use strategy='ddp' or devices=1."

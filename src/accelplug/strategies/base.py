@@ -91,6 +91,15 @@ class Strategy(ABC):
     #: True when the strategy runs one process per device and needs a process group.
     is_distributed: ClassVar[bool] = False
 
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        """Whether this strategy runs on ``accelerator``; None defers to its ``supported_strategies()``.
+
+        A strategy from a plugin answers here, so built-in accelerators need not list names they have
+        never heard of (and an accelerator can still refuse a strategy by answering for itself).
+        """
+        return None
+
     def __init__(self) -> None:
         self.accelerator: Accelerator | None = None
         self.root_device: torch.device | None = None

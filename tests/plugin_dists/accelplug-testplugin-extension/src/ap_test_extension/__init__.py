@@ -1,0 +1,1 @@
+"""Test plugin: a precision and a strategy added through the hooks."""
