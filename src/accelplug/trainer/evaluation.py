@@ -50,15 +50,31 @@ def step_accepts(method: Callable[..., Any]) -> int:
 class EvaluationLoop:
     """Runs ``validation_step`` or ``test_step`` over one or more loaders."""
 
-    def __init__(self, run: Run, loaders: Sequence[Any], stage: Stage, *, limit: float | int) -> None:
+    def __init__(
+        self, run: Run, loaders: Sequence[Any] | Callable[[], Sequence[Any]], stage: Stage, *, limit: float | int
+    ) -> None:
         self.run = run
-        self.loaders = list(loaders)
         self.stage = stage
         self.prefix = "test" if stage is Stage.TESTING else "validation"
         self.short = "test" if stage is Stage.TESTING else "val"
-        self.limits = [batch_limit(limit, loader, f"limit_{self.short}_batches") for loader in self.loaders]
+        self._limit = limit
+        # Loaders from a module or datamodule method are asked for when first needed (Lightning's order:
+        # after on_sanity_check_start), so a method that builds them late still works.
+        self._provider = loaders if callable(loaders) else None
+        self._loaders: list[Any] | None = None if callable(loaders) else list(loaders)
         self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
         self.arity = step_accepts(self.method)
+
+    @property
+    def loaders(self) -> list[Any]:
+        if self._loaders is None:
+            assert self._provider is not None
+            self._loaders = list(self._provider())
+        return self._loaders
+
+    @property
+    def limits(self) -> list[int | None]:
+        return [batch_limit(self._limit, loader, f"limit_{self.short}_batches") for loader in self.loaders]
 
     # ---- entry points -------------------------------------------------------------------------------
     def run_within_fit(self) -> dict[str, float]:
@@ -93,6 +109,7 @@ class EvaluationLoop:
     def evaluate(self, *, publish: bool, max_batches: int | None = None) -> dict[str, float]:
         """One pass over every loader; the metrics (all loaders together) as floats."""
         hooks, module = self.run.hooks, self.run.module
+        loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
         was_training = module.training
         module.eval()
         hooks.call_module(f"on_{self.prefix}_model_eval")
@@ -103,8 +120,7 @@ class EvaluationLoop:
         returned: dict[str, torch.Tensor] = {}
         counts: dict[str, int] = {}
         progress = self.run.progress
-        for index, loader in enumerate(self.loaders):
-            limit = self.limits[index]
+        for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
             if max_batches is not None:
                 limit = max_batches if limit is None else min(limit, max_batches)
             if progress is not None:

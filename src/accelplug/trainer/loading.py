@@ -20,7 +20,7 @@ from .data import check_loader
 if TYPE_CHECKING:
     from .run import Run
 
-__all__ = ["is_datamodule", "prepare_loader", "resolve_loaders", "split_datamodule"]
+__all__ = ["has_loader_source", "is_datamodule", "prepare_loader", "resolve_loaders", "split_datamodule"]
 
 _METHOD = {"fit": "train_dataloader", "validate": "val_dataloader", "test": "test_dataloader",
            "predict": "predict_dataloader"}  # fmt: skip
@@ -68,6 +68,11 @@ def _source(stage: str, module: Any, datamodule: Any) -> tuple[Callable[[], Any]
     if defines(module, name, LightningModule):
         return getattr(module, name), f"{type(module).__name__}.{name}()"
     return None, ""
+
+
+def has_loader_source(stage: str, module: Any, datamodule: Any) -> bool:
+    """Whether the datamodule or the module defines the ``*_dataloader()`` method for ``stage``."""
+    return _source(stage, module, datamodule)[0] is not None
 
 
 def resolve_loaders(

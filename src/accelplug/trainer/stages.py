@@ -20,7 +20,7 @@ from .checkpoint_state import resolve_ckpt_path, restore_checkpoint
 from .environment import apply_run_settings, seed_everything
 from .evaluation import EvaluationLoop, PredictionLoop
 from .fit_loop import FitLoop
-from .loading import prepare_all, prepare_loader, resolve_loaders
+from .loading import has_loader_source, prepare_all, prepare_loader, resolve_loaders
 from .run import Run, end_run, start_run
 from .self_log import attached_log
 from .state import Stage
@@ -105,10 +105,14 @@ def run_fit(trainer: Trainer, call: StageCall) -> None:
 def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: Any) -> EvaluationLoop | None:
     if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
         return None
-    loaders, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
-    if not loaders:
+    if given is None and not has_loader_source("validate", module, datamodule):
         return None
-    return EvaluationLoop(run, prepare_all(run, loaders), Stage.VALIDATING, limit=run.options.limit_val_batches)
+
+    def loaders() -> list[Any]:
+        found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
+        return prepare_all(run, found)
+
+    return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches)
 
 
 def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict[str, float]]:
