@@ -56,9 +56,8 @@ def _run(framework: Any, case: str) -> tuple[list[str], list[float]]:
 
 
 @pytest.fixture(autouse=True)
-def _quiet_lightning() -> Any:
+def _quiet_lightning() -> None:
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    yield
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -68,3 +67,84 @@ def test_hooks_run_in_lightnings_order_with_identical_losses(case: str) -> None:
     assert calls == expected_calls
     assert losses == expected_losses, "per-step losses differ from Lightning's"
     assert len(calls) > 20
+
+
+# ---- the real-world-shaped modules under both frameworks ---------------------------------------------
+def _record_metrics(framework: Any, seen: list[tuple[str, int, dict[str, float]]]) -> Any:
+    class MetricsRecorder(framework.Callback):  # type: ignore[misc, name-defined]
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+            seen.append(("batch", trainer.global_step, _floats(trainer.callback_metrics)))
+
+        def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+            seen.append(("epoch", trainer.global_step, _floats(trainer.callback_metrics)))
+
+    return MetricsRecorder()
+
+
+def _floats(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: round(float(v), 5) for k, v in metrics.items()}
+
+
+def _real_world_run(framework: Any, name: str, tmp_path: Any) -> tuple[list[Any], Any]:
+    import torch
+    from torch.utils.data import DataLoader
+
+    from .real_world import blobs, build, low_rank_data
+
+    modules = build(framework)
+    torch.manual_seed(0)
+    seen: list[tuple[str, int, dict[str, float]]] = []
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=3,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[_record_metrics(framework, seen)],
+    )
+    generator = torch.Generator().manual_seed(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "LitAutoEncoder":
+            model = modules[name]()
+            loader = DataLoader(low_rank_data(), batch_size=32, shuffle=True, generator=generator)
+            trainer.fit(model, loader, DataLoader(low_rank_data(64, seed=1), batch_size=32))
+        elif name == "LitClassifier":
+            model = modules[name]()
+            loader = DataLoader(blobs(), batch_size=32, shuffle=True, generator=generator)
+            trainer.fit(model, loader, DataLoader(blobs(90, seed=1), batch_size=32))
+        elif name == "GAN":
+            model = modules[name]()
+            real = torch.randn(256, 1, generator=generator) * 0.5 + 3.0
+            trainer.fit(model, DataLoader(torch.utils.data.TensorDataset(real), batch_size=64))
+        elif name == "RegressionDataModule":
+            model = modules["LinearOnDataModule"]()
+            trainer.fit(model, datamodule=modules[name]())
+        else:
+            tmp_path.mkdir(parents=True, exist_ok=True)
+            model = modules[name]() if name != "OwnDataModel" else modules[name](str(tmp_path))
+            trainer.fit(model)
+    return seen, model
+
+
+@pytest.mark.parametrize(
+    "name", ["LitAutoEncoder", "LitClassifier", "GAN", "OwnDataModel", "RegressionDataModule", "BanditDQN"]
+)
+def test_real_world_modules_log_the_same_metrics_at_the_same_steps(name: str, tmp_path: Any) -> None:
+    pytest.importorskip("torchmetrics")
+    expected, lightning_model = _real_world_run(lightning, name, tmp_path / "lightning")
+    seen, model = _real_world_run(accelplug, name, tmp_path / "accelplug")
+    assert len(seen) == len(expected)
+    for ours, theirs in zip(seen, expected, strict=True):
+        assert ours[:2] == theirs[:2]
+        assert ours[2] == pytest.approx(theirs[2], rel=1e-4, abs=1e-5), f"at {ours[:2]}"
+    for ours_param, their_param in zip(model.parameters(), lightning_model.parameters(), strict=True):
+        assert torch_equal(ours_param, their_param), "the trained weights differ from Lightning's"
+
+
+def torch_equal(a: Any, b: Any) -> bool:
+    import torch
+
+    return bool(torch.allclose(a.detach(), b.detach(), rtol=1e-5, atol=1e-6))

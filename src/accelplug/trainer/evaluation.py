@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .checkpoint import capture_rng_state, restore_rng_state
 from .data import transfer_batch
 from .limits import batch_limit
 from .metrics import finish_eval_epoch, output_scalars
@@ -95,9 +97,11 @@ class EvaluationLoop:
         state.stage = Stage.SANITY_CHECKING
         hooks.call_callbacks("on_sanity_check_start")
         saved = (dict(state.callback_metrics), dict(state.logged_metrics), dict(state.progress_bar_metrics))
+        rng = capture_rng_state()  # the check must not change what training draws (as in Lightning)
         try:
             self.evaluate(publish=False, max_batches=steps)
         finally:
+            restore_rng_state(rng)
             state.callback_metrics, state.logged_metrics, state.progress_bar_metrics = (
                 saved[0],
                 saved[1],
@@ -155,9 +159,7 @@ class EvaluationLoop:
         several = len(self.loaders) > 1
         suffix = f"/dataloader_idx_{index}" if several else ""
         extra = (index,) if several else ()
-        for batch_idx, raw in enumerate(loader):
-            if limit is not None and batch_idx >= limit:
-                break
+        for batch_idx, raw in enumerate(itertools.islice(loader, _length(loader, limit))):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
             hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
@@ -202,10 +204,7 @@ class PredictionLoop:
             for index, loader in enumerate(self.loaders):
                 outputs: list[Any] = []
                 extra = (index,) if several else ()
-                for batch_idx, raw in enumerate(loader):
-                    limit = self.limits[index]
-                    if limit is not None and batch_idx >= limit:
-                        break
+                for batch_idx, raw in enumerate(itertools.islice(loader, _length(loader, self.limits[index]))):
                     batch = transfer_batch(run, raw, index)
                     hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
                     with run.precision.forward_context():

@@ -97,7 +97,7 @@ class FitLoop:
         steps_before = self.state.global_step
         self._start_epoch(epoch, skip)
         stopped = False
-        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.batch_limit):
+        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length):
             output = self.batch_step(batch, batch_idx)
             if output is SKIP_REST_OF_EPOCH:
                 break
@@ -186,8 +186,8 @@ class FitLoop:
         state = self.state
         state.batches_done = batch_idx + 1
         self._epoch_has_batches = True
-        if self.collector.step_values:
-            state.callback_metrics.update(self.collector.step_values)
+        if self.collector.callback_step:
+            state.callback_metrics.update(self.collector.callback_step)
         hooks = self._batch_end_hooks
         if hooks:
             self.run_.router.enter("on_train_batch_end", self.collector)

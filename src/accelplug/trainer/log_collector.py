@@ -133,6 +133,10 @@ class LogCollector:
     def __init__(self) -> None:
         #: Step values since they were last read, by logged name (``name`` or ``name_step``).
         self.step_values: dict[str, torch.Tensor] = {}
+        #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``).
+        self.callback_step: dict[str, torch.Tensor] = {}
+        #: Names logged both on step and on epoch: ``callback_metrics`` also shows them unsuffixed.
+        self.forked: set[str] = set()
         self.step_prog_bar: set[str] = set()
         self.step_no_logger: set[str] = set()
         self.epoch_values: dict[str, _EpochValue] = {}
@@ -145,12 +149,15 @@ class LogCollector:
             key = f"{name}_step" if on_epoch else name
             step_value = metric._forward_cache if metric is not None else value
             if isinstance(step_value, torch.Tensor):
-                self.step_values[key] = step_value.detach()
+                detached = step_value.detach()
+                self.step_values[key] = self.callback_step[key] = self.callback_step[name] = detached
                 if prog_bar:
                     self.step_prog_bar.add(key)
                 if not logger:
                     self.step_no_logger.add(key)
         if on_epoch:
+            if on_step:
+                self.forked.add(name)
             key = f"{name}_epoch" if on_step else name
             entry = self.epoch_values.get(key)
             if entry is None:
@@ -159,6 +166,15 @@ class LogCollector:
                 entry.metric = metric
             else:
                 entry.add(value, batch_size)
+
+    def aliases(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``name`` for every ``name_epoch``/``name_step`` in ``values`` that was forked (for callback_metrics)."""
+        found = {}
+        for name in self.forked:
+            for suffix in ("_epoch", "_step"):
+                if name + suffix in values:
+                    found[name] = values[name + suffix]
+        return found
 
     def drain_step(self) -> dict[str, torch.Tensor]:
         values, self.step_values = self.step_values, {}

@@ -45,13 +45,16 @@ def reduce_to_floats(run: Run, values: dict[str, torch.Tensor]) -> dict[str, flo
     return dict(zip(names, reduced, strict=True))
 
 
-def _publish(run: Run, values: dict[str, float], prog_bar: set[str], no_logger: set[str], step: int) -> None:
+def _publish(
+    run: Run, values: dict[str, float], collector: LogCollector, no_logger: set[str], prog_bar: set[str]
+) -> None:
+    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers."""
     state = run.state
-    state.callback_metrics.update({k: torch.tensor(v) for k, v in values.items()})
+    state.callback_metrics.update({k: torch.tensor(v) for k, v in {**values, **collector.aliases(values)}.items()})
     state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
     logged = {k: v for k, v in values.items() if k not in no_logger}
     if logged:
-        run.log_metrics({**logged, "epoch": float(state.current_epoch)}, step)
+        run.log_metrics({**logged, "epoch": float(state.current_epoch)}, state.global_step)
 
 
 def read_step_metrics(run: Run, collector: LogCollector, output: Any) -> dict[str, float]:
@@ -59,7 +62,7 @@ def read_step_metrics(run: Run, collector: LogCollector, output: Any) -> dict[st
     pending = collector.drain_step()
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
     values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending})
-    _publish(run, values, prog_bar | {"train_loss"}, no_logger, run.state.global_step)
+    _publish(run, values, collector, no_logger, prog_bar | {"train_loss"})
     return values
 
 
@@ -69,7 +72,7 @@ def finish_train_epoch(run: Run, collector: LogCollector) -> dict[str, float]:
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()}
     if values:
-        _publish(run, values, prog_bar, no_logger, run.state.global_step)
+        _publish(run, values, collector, no_logger, prog_bar)
     return values
 
 
@@ -83,5 +86,5 @@ def finish_eval_epoch(
     values = reduce_to_floats(run, means)
     values.update({k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()})
     if publish and values:
-        _publish(run, values, prog_bar, no_logger, run.state.global_step)
+        _publish(run, values, collector, no_logger, prog_bar)
     return values

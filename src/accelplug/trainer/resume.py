@@ -10,6 +10,7 @@ exactly what the uninterrupted run saw. A checkpoint written while an epoch's en
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -39,18 +40,26 @@ def resume_position(
 
 
 def epoch_batches(
-    loader: Any, skip: int, saved_rng: dict[str, Any] | None, limit: int | None
+    loader: Any, skip: int, saved_rng: dict[str, Any] | None, length: int | None
 ) -> Iterator[tuple[int, Any]]:
-    """``(batch_idx, batch)`` of one epoch after the first ``skip`` (a resume), up to ``limit`` batches."""
+    """``(batch_idx, batch)`` of one epoch after the first ``skip`` (a resume), ``length`` batches in all.
+
+    When the length is known the loader is not asked for a batch past it: a shuffling sampler draws its
+    next permutation only when asked, so an extra request would change every later epoch's order (and
+    fetch a batch for nothing). Batches are fetched one ahead of the step that uses them (Lightning's
+    order, which matters for streams that read the model's state).
+    """
     iterator = iter(loader)
     for _ in range(skip):
         next(iterator, None)
     if saved_rng is not None:
         restore_rng_state(saved_rng)
-    if limit is None:
-        yield from enumerate(iterator, start=skip)
-        return
-    for batch_idx, batch in enumerate(iterator, start=skip):
-        if batch_idx >= limit:
-            return
-        yield batch_idx, batch
+    batches = enumerate(iterator, start=skip)
+    if length is not None:
+        batches = itertools.islice(batches, max(length - skip, 0))
+    # One batch is fetched ahead, as Lightning's fetcher does: a stream whose items depend on the
+    # model (an RL agent acting in the environment) then sees the same model state in both.
+    upcoming = next(batches, None)
+    while upcoming is not None:
+        current, upcoming = upcoming, next(batches, None)
+        yield current
