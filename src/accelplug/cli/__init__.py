@@ -36,16 +36,19 @@ def _fail(message: str) -> NoReturn:
 def _usage_error_message(exc: Exception) -> str:
     """A parser error (typer's vendored click) as one sentence plus where to read the usage.
 
-    Only typer's public ``TyperException`` is imported; the rest (``possibilities`` of an unknown
-    option, the context naming the command) is read by attribute, because typer keeps its click
-    classes private.
+    Only typer's public ``TyperException`` is imported; the rest (``format_message``, the
+    ``possibilities`` of an unknown option, the context naming the command) is read by attribute,
+    because typer keeps its click classes private.
     """
-    message = str(getattr(exc, "message", "") or exc).rstrip(".")
-    possibilities = sorted(getattr(exc, "possibilities", None) or ())
-    if possibilities:
-        message += f". Did you mean {' or '.join(possibilities)}?"
+    possibilities = getattr(exc, "possibilities", None)
+    if possibilities is not None:  # an unknown option: "Did you mean", in accelplug's words
+        message = str(getattr(exc, "message", exc)).rstrip(".")
+        message += f". Did you mean {' or '.join(sorted(possibilities))}?" if possibilities else "."
     else:
-        message += "."
+        format_message = getattr(exc, "format_message", None)
+        message = str(format_message() if callable(format_message) else exc)
+        if not message.endswith((".", "?", "!")):
+            message += "."
     ctx = getattr(exc, "ctx", None)
     command = getattr(ctx, "command_path", None) or "accelplug"
     return f"{message} See '{command} --help'."
