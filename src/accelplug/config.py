@@ -242,7 +242,7 @@ def _toml_value(value: object) -> str:
 def write_config_file(path: Path, values: Mapping[str, object]) -> Path:
     """Write flat ``key = value`` TOML (the keys are few and scalar, so no TOML writer is needed)."""
     valid = validate_values(values)
-    body = ["# accelplug defaults, written by `accelplug config`. Keys: " + ", ".join(FIELDS)]
+    body = ["# accelplug defaults, written by `accelplug config`; `accelplug config show` explains them."]
     body += [f"{key} = {_toml_value(valid[key])}" for key in FIELDS if key in values]
     tmp = path.with_name(path.name + ".tmp")
     try:

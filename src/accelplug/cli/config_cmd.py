@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..registry import AcceleratorRegistry
 
 config_app = typer.Typer(
-    help="Write the accelplug defaults file (questionnaire, or --default), or show the effective settings.",
+    help="Write the defaults file, or show the effective settings.",
     no_args_is_help=False,
     rich_markup_mode=None,
 )
@@ -58,11 +58,8 @@ def _ask_devices(cls: type[Accelerator]) -> str:
     from ..errors import MisconfigurationException
 
     count, auto = cls.device_count(), cls.auto_device_count()
-    auto_means = f"{auto} here" if auto == count else f"{auto} here, not all {count}"
-    accepted = (
-        f"'auto' ({auto_means}), a count from 1 to {count}, -1 (all {count}), "
-        f"or distinct indices below {count} such as 0,1"
-    )
+    auto_means = f"{auto} here" if auto == count else f"{auto} here (not all {count})"
+    accepted = f"'auto' = {auto_means}, a count 1..{count}, -1 = all {count}, or indices such as 0,1"
 
     def check(text: str) -> str:
         answer = text.strip().lower()
@@ -97,8 +94,8 @@ def _questionnaire(preset: dict[str, Any]) -> dict[str, Any]:
     if "accelerator" not in answers:
         gpus = [n for n in available if registry.get(n).is_gpu]
         answers["accelerator"] = _choice(
-            f"Which accelerator should runs use? ('auto' = the best available, {available[0]} here"
-            + (f"; 'gpu' = {gpus[0]} here)" if gpus else ")"),
+            f"Which accelerator? 'auto' picks the best available ({available[0]} here"
+            + (f"; 'gpu' picks {gpus[0]})" if gpus else ")"),
             ["auto", *(["gpu"] if gpus else []), *available],
             "auto",
         )
@@ -118,13 +115,14 @@ def _questionnaire(preset: dict[str, Any]) -> dict[str, Any]:
         answers["strategy"] = (
             "auto"
             if len(fitting) <= 1
-            else _choice(f"Which strategy? ({processes} process(es) per run)", ["auto", *fitting], "auto")
+            else _choice(f"Which strategy for {processes} process(es) per run?", ["auto", *fitting], "auto")
         )
     if "precision" not in answers:
         supported = list(cls.supported_precisions())
         aliases = {alias: name for alias, name in registry.precision_aliases().items() if name in supported}
+        spellings = ", ".join(a for a in aliases if a not in supported)
         answers["precision"] = _choice(
-            f"Which precision? ({cls.name} supports these; aliases such as bf16 or 16 work too)",
+            f"Which precision? ({spellings} work too)" if spellings else "Which precision?",
             supported,
             "32-true",
             aliases,
@@ -210,7 +208,8 @@ def _overridden_by_env(values: dict[str, Any]) -> list[str]:
 
 def _summary(values: dict[str, Any], fields: tuple[str, ...]) -> str:
     width = max(len(k) for k in fields)
-    return "\n".join(f"  {key:<{width}} = {values[key]}" for key in fields)
+    shown = {k: str(v).lower() if isinstance(v, bool) else v for k, v in values.items()}
+    return "\n".join(f"  {key:<{width}} = {shown[key]}" for key in fields)
 
 
 @config_app.callback(invoke_without_command=True)

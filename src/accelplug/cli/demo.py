@@ -61,7 +61,11 @@ def register(app: typer.Typer) -> None:
             typer.Option("--root-dir", metavar="DIR", help="Where logs and checkpoints go (default: a temp folder)."),
         ] = None,
     ) -> None:
-        """Train a digits classifier (scikit-learn's data, no download) on the best accelerator here."""
+        """Train a small digits classifier on the best accelerator here.
+
+        scikit-learn's handwritten digits (no download), a two-layer network, and a report of the
+        accelerator chosen and why, the validation accuracy, the checkpoint and the metrics file.
+        """
         if root_dir is not None:
             _writable_folder(Path(os.path.expanduser(root_dir)))
         from ..demo import run_demo

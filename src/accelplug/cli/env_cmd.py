@@ -380,7 +380,11 @@ def env(
         bool, typer.Option("--json", help="Print JSON (the EnvReport model) instead of Markdown.")
     ] = False,
 ) -> None:
-    """Print an environment report to paste into a bug report (Markdown; --json for machines)."""
+    """An environment report to paste into a bug report.
+
+    Markdown by default (--json for machines): versions, OS, CPU, memory, GPU driver and libraries,
+    each accelerator with the cause when it is unavailable, plugins, packages, variables, settings.
+    """
     import warnings
 
     from ..errors import PluginLoadWarning

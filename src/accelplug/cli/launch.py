@@ -254,7 +254,11 @@ def register(app: typer.Typer) -> None:
             typer.Option("--mps-fallback/--no-mps-fallback", help="Set PYTORCH_ENABLE_MPS_FALLBACK=1 for the script."),
         ] = None,
     ) -> None:
-        """Run SCRIPT as one process per device under torchrun's agent; a failing rank stops the job."""
+        """Run a script as one process per device, through torchrun.
+
+        The workers are started by torchrun's agent (torch.distributed.run): each sees RANK,
+        LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT, and a failing rank stops the job.
+        """
         if not ctx.args:
             raise MisconfigurationException(
                 "launch needs the script to run: accelplug launch [OPTIONS] SCRIPT [SCRIPT_ARGS]... "
