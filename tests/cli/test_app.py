@@ -111,9 +111,12 @@ def test_installed_bash_completion_completes_commands_and_options(cli: RunCli, c
         env = {**cli_env, "PATH": f"{bin_dir}:{cli_env.get('PATH', '')}"}
         out = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
+        assert out.stderr == ""
         return out.stdout.split()
 
     assert complete("accelplug", "la") == ["launch"]
+    cli_env["ACCELPLUG_DEVICE"] = "2"  # a typo's warning must not reach the terminal while completing
+    assert complete("accelplug", "li") == ["list"]
     assert "show" in complete("accelplug", "config", "")
     assert complete("accelplug", "launch", "--nproc") == ["--nproc-per-node"]
     assert "--max-restarts" in complete("accelplug", "launch", "--max")

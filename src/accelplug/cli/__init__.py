@@ -13,6 +13,7 @@ for ``ACCELPLUG_DEVICES``) are reported as warnings with the closest known name,
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import NoReturn
@@ -62,8 +63,9 @@ def main(argv: list[str] | None = None) -> None:
     from ..errors import MisconfigurationException
     from .app import app, state
 
-    for warning in unreported_unknown_variables():
-        print(f"accelplug: warning: {warning}", file=sys.stderr, flush=True)
+    if "_ACCELPLUG_COMPLETE" not in os.environ:  # the shell is asking for completions: print nothing else
+        for warning in unreported_unknown_variables():
+            print(f"accelplug: warning: {warning}", file=sys.stderr, flush=True)
     try:
         code = app(args=argv, prog_name="accelplug", standalone_mode=False)
     except MisconfigurationException as exc:
