@@ -43,7 +43,10 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     for name in _ISOLATED_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("ACCELPLUG_CONFIG_FILE", str(tmp_path / "no-config.toml"))
+    # An empty config file: no saved defaults. (A file named by ACCELPLUG_CONFIG_FILE must exist.)
+    empty_config = tmp_path / "empty-config.toml"
+    empty_config.touch()
+    monkeypatch.setenv("ACCELPLUG_CONFIG_FILE", str(empty_config))
     reset_registry()
     yield
     reset_registry()

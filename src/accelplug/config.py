@@ -10,13 +10,21 @@ Everything is validated here, by pydantic, and every mistake becomes a
 variable, or which file and line), so nothing downstream re-checks and nothing is silently ignored.
 ``ACCELPLUG_ACCELERATOR`` is the same variable ``selection.select`` honours for ``accelerator="auto"``,
 so the two can never disagree.
+
+A missing file in the user config directory means "no saved defaults"; a file named by
+``ACCELPLUG_CONFIG_FILE`` that does not exist is an error (a typo in the path must not silently drop
+the settings), except for ``accelplug config``, which creates it. ``ACCELPLUG_*`` variables that
+accelplug does not read are reported once per process by :func:`load_settings` (a ``UserWarning``,
+on rank 0 only when several processes run), so a typo such as ``ACCELPLUG_DEVICE`` is not ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +46,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 __all__ = [
     "CONFIG_FILE_ENV",
     "ENV_PREFIX",
+    "FIELDS",
     "ConfigFile",
     "Origin",
     "Settings",
+    "config_file_in_effect",
     "config_path",
     "explain_settings",
     "load_settings",
@@ -166,6 +176,19 @@ def config_path() -> Path:
     return user_config_path("accelplug", appauthor=False) / "config.toml"
 
 
+def config_file_in_effect() -> ConfigFile:
+    """The parsed config file; a file named by ``ACCELPLUG_CONFIG_FILE`` must exist (the default one need not)."""
+    path = config_path()
+    config = read_config_file(path)
+    if not config.exists and os.environ.get(CONFIG_FILE_ENV, "").strip():
+        raise MisconfigurationException(
+            f"{CONFIG_FILE_ENV}={os.environ[CONFIG_FILE_ENV]!r} names a config file that does not exist ({path}). "
+            f"Create it with `accelplug config --default`, fix the path, or unset {CONFIG_FILE_ENV} to use "
+            "the user config directory's file."
+        )
+    return config
+
+
 def _line_of(text: str, key: str) -> int | None:
     pattern = re.compile(rf"""^\s*(["']?){re.escape(key)}\1\s*=""")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -219,13 +242,34 @@ def _toml_value(value: object) -> str:
 def write_config_file(path: Path, values: Mapping[str, object]) -> Path:
     """Write flat ``key = value`` TOML (the keys are few and scalar, so no TOML writer is needed)."""
     valid = validate_values(values)
-    body = ["# accelplug defaults, written by `accelplug config`. Keys: " + ", ".join(FIELDS)]
+    body = ["# accelplug defaults, written by `accelplug config`; `accelplug config show` explains them."]
     body += [f"{key} = {_toml_value(valid[key])}" for key in FIELDS if key in values]
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(body) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text("\n".join(body) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        where = f" (from {CONFIG_FILE_ENV})" if os.environ.get(CONFIG_FILE_ENV, "").strip() else ""
+        raise MisconfigurationException(
+            f"cannot write the config file {path}{where}: {_why_unwritable(path, exc)}. Choose a writable path "
+            f"with {CONFIG_FILE_ENV}=/path/to/config.toml."
+        ) from None
     return path
+
+
+def _why_unwritable(path: Path, exc: OSError) -> str:
+    """The cause in words: a parent that is a file (``/dev/null/x``) says more than "File exists"."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is not a folder"
+            break
+    if path.is_dir():
+        return "that path is a folder"
+    return str(exc.strerror or exc)
 
 
 class _TomlFileSource(PydanticBaseSettingsSource):
@@ -312,13 +356,24 @@ def validate_values(values: Mapping[str, object]) -> dict[str, object]:
         raise _explain(exc, given, ConfigFile(config_path(), exists=False)) from None
 
 
+def _warn_unknown_variables() -> None:
+    """Warn about ``ACCELPLUG_*`` typos once per process, and only on rank 0 of a launched job."""
+    from .envvars import unreported_unknown_variables
+
+    if os.environ.get("RANK", "0").strip() not in ("", "0"):
+        return
+    for line in unreported_unknown_variables():
+        warnings.warn(line, UserWarning, stacklevel=3)
+
+
 def load_settings(**overrides: object) -> Settings:
     """The effective settings; ``overrides`` are explicit arguments (``None`` means "not given").
 
     ``load_settings(devices="2")`` beats ``ACCELPLUG_DEVICES``, which beats the config file.
     """
+    _warn_unknown_variables()
     given = _given(overrides)
-    config = read_config_file(config_path())
+    config = config_file_in_effect()
     try:
         return Settings(**given)  # type: ignore[arg-type]  # values are validated by pydantic
     except ValidationError as exc:
@@ -328,5 +383,5 @@ def load_settings(**overrides: object) -> Settings:
 def explain_settings(**overrides: object) -> tuple[Settings, dict[str, Origin], ConfigFile]:
     """The effective settings, where each value came from, and the config file consulted."""
     settings = load_settings(**overrides)
-    config = read_config_file(config_path())
+    config = config_file_in_effect()
     return settings, _origins(_given(overrides), config), config

@@ -24,6 +24,7 @@ __all__ = [
     "env_float",
     "env_int",
     "env_str",
+    "unreported_unknown_variables",
 ]
 
 PREFIX = "ACCELPLUG_"
@@ -161,3 +162,20 @@ def check_unknown_variables(environ: Mapping[str, str] | None = None) -> list[st
                 f"{did_you_mean(name.upper(), list(KNOWN_VARIABLES))}"
             )
     return lines
+
+
+#: Unknown variable names already reported in this process (the CLI and the config loader share it).
+_REPORTED: set[str] = set()
+
+
+def unreported_unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The lines of :func:`check_unknown_variables` not yet reported by this process, marked reported.
+
+    The CLI prints them before a command runs and ``config.load_settings`` warns with them, so a
+    typo is reported once per process however many times settings are read.
+    """
+    env = os.environ if environ is None else environ
+    fresh = [name for name in sorted(env) if name.upper().startswith(PREFIX) and name.upper() not in KNOWN_VARIABLES]
+    fresh = [name for name in fresh if name not in _REPORTED]
+    _REPORTED.update(fresh)
+    return check_unknown_variables({name: env[name] for name in fresh})

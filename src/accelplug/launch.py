@@ -3,24 +3,50 @@
 The processes are started by ``torch.distributed.run``, torchrun's own elastic agent, run in this
 process: it sets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` for
 each worker, watches them, and when one fails stops the others, so a crash ends the job in about a
-second instead of leaving peers blocked in a collective. What accelplug adds is the choice of
+second instead of leaving peers blocked in a collective. ``max_restarts`` lets the agent start the
+whole group again after a failure (torchrun's elastic restarts). What accelplug adds is the choice of
 accelerator and device count (the same selection rules the Trainer uses), passed to the workers
-through ``ACCELPLUG_ACCELERATOR``, a free port when none is given, and messages that say what to fix.
+through ``ACCELPLUG_ACCELERATOR`` (and ``ACCELPLUG_PRECISION`` when a precision is given), a free
+port when none is given, and messages that say what to fix.
+
+Rendezvous: by default the nodes meet at ``master_addr:master_port`` (torchrun's ``static``
+rendezvous; node ranks given by hand). ``rdzv_backend="c10d"`` (or ``etcd``/``etcd-v2``) is passed
+through to torchrun with ``rdzv_endpoint`` and ``rdzv_id``: the nodes meet at the endpoint and the
+rendezvous assigns node ranks, so ``node_rank``/``master_*`` must then be left out. An endpoint given
+with the static rendezvous is the master address and port, as in torchrun.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
+import re
 import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import MisconfigurationException
+from .errors import MisconfigurationException, did_you_mean
 
-__all__ = ["LaunchPlan", "free_port", "launch", "plan_launch", "relaunch_script"]
+__all__ = [
+    "RDZV_BACKENDS",
+    "LaunchPlan",
+    "free_port",
+    "launch",
+    "plan_launch",
+    "relaunch_script",
+    "run_plan",
+]
 
 MPS_FALLBACK_ENV = "PYTORCH_ENABLE_MPS_FALLBACK"
+PRECISION_ENV = "ACCELPLUG_PRECISION"
+#: The rendezvous backends torchrun registers (``static`` is the master address and port).
+RDZV_BACKENDS = ("static", "c10d", "etcd", "etcd-v2")
+#: torchrun's default port for a c10d endpoint given without one.
+C10D_DEFAULT_PORT = 29400
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_RDZV_CONF = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=[^,=]*(,[A-Za-z_][A-Za-z0-9_]*=[^,=]*)*$")
 
 
 @dataclass(frozen=True)
@@ -39,15 +65,31 @@ class LaunchPlan:
     env: dict[str, str] = field(default_factory=dict)
     #: Run ``script`` as a module name (``python -m``) rather than a file.
     as_module: bool = False
+    #: How many times torchrun's agent starts the worker group again after a failure.
+    max_restarts: int = 0
+    #: ``"static"`` (meet at master_addr:master_port) or a torchrun rendezvous backend.
+    rdzv_backend: str = "static"
+    rdzv_endpoint: str | None = None
+    rdzv_id: str | None = None
+    rdzv_conf: str | None = None
 
     def torchrun_args(self) -> list[str]:
+        args = [f"--nproc-per-node={self.nproc_per_node}", f"--nnodes={self.nnodes}"]
+        if self.rdzv_backend == "static":
+            args += [
+                f"--node-rank={self.node_rank}",
+                f"--master-addr={self.master_addr}",
+                f"--master-port={self.master_port}",
+            ]
+        else:
+            args += [f"--rdzv-backend={self.rdzv_backend}", f"--rdzv-endpoint={self.rdzv_endpoint}"]
+        if self.rdzv_id is not None:
+            args.append(f"--rdzv-id={self.rdzv_id}")
+        if self.rdzv_conf is not None:
+            args.append(f"--rdzv-conf={self.rdzv_conf}")
         return [
-            f"--nproc-per-node={self.nproc_per_node}",
-            f"--nnodes={self.nnodes}",
-            f"--node-rank={self.node_rank}",
-            f"--master-addr={self.master_addr}",
-            f"--master-port={self.master_port}",
-            "--max-restarts=0",
+            *args,
+            f"--max-restarts={self.max_restarts}",
             "--monitor-interval=0.1",
             *(["--module"] if self.as_module else []),
             self.script,
@@ -55,10 +97,17 @@ class LaunchPlan:
         ]
 
     def describe(self) -> str:
-        nodes = f" on node {self.node_rank} of {self.nnodes}" if self.nnodes > 1 else ""
+        if self.rdzv_backend == "static":
+            nodes = f" on node {self.node_rank} of {self.nnodes}" if self.nnodes > 1 else ""
+            meet = f"rendezvous {self.master_addr}:{self.master_port}"
+        else:
+            nodes = f" on each of {self.nnodes} nodes" if self.nnodes > 1 else ""
+            meet = f"{self.rdzv_backend} rendezvous {self.rdzv_endpoint}"
+        precision = f", precision {self.env[PRECISION_ENV]}" if PRECISION_ENV in self.env else ""
+        restarts = f", up to {self.max_restarts} restart(s)" if self.max_restarts else ""
         return (
-            f"accelplug launch: {self.nproc_per_node} process(es) on {self.accelerator!r}{nodes}, "
-            f"rendezvous {self.master_addr}:{self.master_port} ({self.reason})"
+            f"accelplug launch: {self.nproc_per_node} process(es) on {self.accelerator!r}{nodes}{precision}, "
+            f"{meet}{restarts} ({self.reason})"
         )
 
 
@@ -69,6 +118,199 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# ---- validation of each option ---------------------------------------------------------------------
+def _whole_number(option: str, value: object, minimum: int, accepted: str) -> int:
+    """An int option given as an int or as ASCII digits (never ``'²'``, which ``str.isdigit`` accepts)."""
+    if isinstance(value, bool):
+        raise MisconfigurationException(f"{option}={value!r} is invalid: expected {accepted}.")
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            raise MisconfigurationException(f"{option}={value!r} is invalid: expected {accepted}.")
+        value = int(text)
+    if not isinstance(value, int) or value < minimum:
+        raise MisconfigurationException(f"{option}={value!r} is invalid: expected {accepted}.")
+    return value
+
+
+def _nnodes(value: object) -> int:
+    if isinstance(value, str) and ":" in value:
+        raise MisconfigurationException(
+            f"--nnodes={value!r} is an elastic range (MIN:MAX), which accelplug launch does not run; give a fixed "
+            "number of machines, or start the script with torchrun directly (accelplug's Trainer works under it)."
+        )
+    return _whole_number("--nnodes", value, 1, "a whole number of machines >= 1")
+
+
+def _port(option: str, value: object) -> int:
+    port = _whole_number(option, value, 1, "a port in 1..65535")
+    if port > 65535:
+        raise MisconfigurationException(f"{option}={value!r} is invalid: expected a port in 1..65535.")
+    return port
+
+
+def _devices(value: object) -> str | int:
+    """Shape checks the selection rules cannot make on a string: ASCII digits only, torchrun's words explained."""
+    if not isinstance(value, str):
+        return value  # type: ignore[return-value]  # select() explains any other type
+    text = value.strip()
+    if text.lower() in ("gpu", "cpu", "xpu"):
+        name = text.lower()
+        flag = "--cpu" if name == "cpu" else f"--accelerator {name}"
+        raise MisconfigurationException(
+            f"--devices={value!r}: torchrun's --nproc-per-node {name} means 'one process per {name} device'; "
+            f"with accelplug give the accelerator and the count apart: accelplug launch {flag} --devices -1 ..."
+        )
+    if not text.isascii():
+        from .devices import ACCEPTED_DEVICES_FORMS
+
+        raise MisconfigurationException(f"--devices={value!r} is invalid. Accepted forms: {ACCEPTED_DEVICES_FORMS}.")
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return text
+
+
+def _endpoint(value: str, default_port: int | None) -> tuple[str, int]:
+    """``host:port`` (``[::1]:port`` for IPv6) or ``host`` alone when a default port applies."""
+    text = value.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep or (host.count(":") and not host.startswith("[")):  # no port, or a bare IPv6 address
+        host, port_text = text, ""
+    host = host.strip("[]")
+    if not host:
+        raise MisconfigurationException(
+            f"--rdzv-endpoint={value!r} is invalid: expected HOST:PORT, e.g. 10.0.0.1:29400 (the address of a "
+            "machine every node can reach)."
+        )
+    if not port_text:
+        if default_port is None:
+            raise MisconfigurationException(
+                f"--rdzv-endpoint={value!r} has no port: with the static rendezvous the endpoint is the master "
+                "address and port, e.g. 10.0.0.1:29500."
+            )
+        return host, default_port
+    return host, _port("--rdzv-endpoint port", port_text)
+
+
+def _check_module(module: str) -> None:
+    """A dotted name whose top-level package can be found, without importing anything."""
+    if not _MODULE_NAME.match(module):
+        raise MisconfigurationException(
+            f"module {module!r} is not a module name; -m takes a dotted name such as 'my_pkg.train'."
+        )
+    top = module.split(".")[0]
+    found = importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path])
+    if found is None and importlib.util.find_spec(top) is None:
+        raise MisconfigurationException(
+            f"module {module!r} cannot be found: no {top!r} in the current folder or on this Python's path "
+            f"({sys.executable}). Install it, run from its folder, or give a script path without -m."
+        )
+
+
+def _check_script(script: str | os.PathLike[str]) -> None:
+    path = Path(script)
+    if path.is_dir():
+        raise MisconfigurationException(
+            f"script {str(script)!r} is a folder; give the path of a Python file, or -m MODULE to run a package."
+        )
+    if not path.is_file():
+        raise MisconfigurationException(f"script {str(script)!r} is not a file; give the path of a Python script.")
+
+
+#: ``accelerate launch --mixed_precision`` values that are not accelplug precision names.
+_ACCELERATE_PRECISIONS = {"no": "32-true", "fp16": "16-mixed", "fp8": None}
+
+
+def _refuse_accelerate_precision(precision: object) -> None:
+    key = str(precision).strip().lower()
+    if key in _ACCELERATE_PRECISIONS:
+        ours = _ACCELERATE_PRECISIONS[key]
+        instead = f"accelplug's name for it is {ours!r}" if ours else "accelplug has no fp8 precision"
+        raise MisconfigurationException(
+            f"--precision={precision!r} is accelerate's spelling; {instead}. Accepted: '32-true', 'bf16-mixed', "
+            "'16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)."
+        )
+
+
+def _rendezvous(
+    backend: str | None,
+    endpoint: str | None,
+    rdzv_id: str | None,
+    rdzv_conf: str | None,
+    *,
+    nnodes: int,
+    node_rank: int | None,
+    master_addr: str | None,
+    master_port: int | None,
+    standalone: bool,
+) -> tuple[str, str | None, str, int, int]:
+    """Resolve the rendezvous options: backend, endpoint (non-static only), meeting host and port, node rank."""
+    name = "static" if backend is None else backend.strip().lower()
+    if name not in RDZV_BACKENDS:
+        raise MisconfigurationException(
+            f"--rdzv-backend={backend!r} is not a torchrun rendezvous backend; accepted: "
+            f"{', '.join(RDZV_BACKENDS)}.{did_you_mean(name, RDZV_BACKENDS)}"
+        )
+    if rdzv_conf is not None and not _RDZV_CONF.match(rdzv_conf.strip()):
+        raise MisconfigurationException(
+            f"--rdzv-conf={rdzv_conf!r} is invalid: expected key=value pairs separated by commas, "
+            "e.g. 'join_timeout=900,read_timeout=60'."
+        )
+    if standalone:
+        given = [
+            flag
+            for flag, value in (
+                ("--nnodes", nnodes if nnodes > 1 else None),
+                ("--master-addr", master_addr),
+                ("--master-port", master_port),
+                ("--rdzv-backend", backend),
+                ("--rdzv-endpoint", endpoint),
+            )
+            if value is not None
+        ]
+        if given:
+            raise MisconfigurationException(
+                f"--standalone means one machine with a rendezvous on a free local port, so {', '.join(given)} "
+                "cannot be given with it; leave --standalone out for a multi-machine job."
+            )
+    if name != "static":
+        clash = [f for f, v in (("--master-addr", master_addr), ("--master-port", master_port)) if v is not None]
+        if node_rank is not None:
+            clash.append("--node-rank")
+        if clash:
+            raise MisconfigurationException(
+                f"--rdzv-backend={name} assigns node ranks and meets at --rdzv-endpoint, so {', '.join(clash)} "
+                "cannot be given with it; use either --master-addr/--master-port/--node-rank (static rendezvous) "
+                "or --rdzv-backend/--rdzv-endpoint."
+            )
+        if endpoint is None:
+            if nnodes > 1:
+                raise MisconfigurationException(
+                    f"--rdzv-backend={name} with --nnodes={nnodes} needs --rdzv-endpoint HOST:PORT, an address "
+                    "every node can reach (one of the machines, or the etcd server)."
+                )
+            endpoint = f"127.0.0.1:{free_port()}"
+        host, port = _endpoint(endpoint, C10D_DEFAULT_PORT)
+        return name, f"[{host}]:{port}" if ":" in host else f"{host}:{port}", host, port, 0
+    if endpoint is not None:  # torchrun's static rendezvous reads the endpoint as master address and port
+        if master_addr is not None or master_port is not None:
+            raise MisconfigurationException(
+                "--rdzv-endpoint and --master-addr/--master-port name the same address twice; give one of them."
+            )
+        master_addr, master_port = _endpoint(endpoint, None)
+    rank = 0 if node_rank is None else node_rank
+    if nnodes > 1 and (master_addr is None or master_port is None):
+        raise MisconfigurationException(
+            f"--nnodes={nnodes} needs --master-addr and --master-port: every node must meet at the same address "
+            "(the node-rank-0 machine's address and a port open on it), so they cannot be guessed."
+        )
+    if not 0 <= rank < nnodes:
+        raise MisconfigurationException(f"--node-rank={rank} is invalid: expected 0 <= node rank < {nnodes}.")
+    port = master_port if master_port is not None else free_port()
+    return name, None, (master_addr or "127.0.0.1").strip(), port, rank
+
+
 def plan_launch(
     script: str | os.PathLike[str],
     script_args: list[str] | tuple[str, ...] = (),
@@ -76,18 +318,39 @@ def plan_launch(
     cpu: bool = False,
     accelerator: str | None = None,
     devices: str | int | None = None,
-    nnodes: int | None = None,
-    node_rank: int = 0,
+    nnodes: int | str | None = None,
+    node_rank: int | str | None = None,
     master_addr: str | None = None,
-    master_port: int | None = None,
+    master_port: int | str | None = None,
     mps_fallback: bool | None = None,
     as_module: bool = False,
+    precision: str | int | None = None,
+    max_restarts: int | str = 0,
+    rdzv_backend: str | None = None,
+    rdzv_endpoint: str | None = None,
+    rdzv_id: str | None = None,
+    rdzv_conf: str | None = None,
+    standalone: bool = False,
 ) -> LaunchPlan:
-    """Validate the launch options and resolve them with the Trainer's selection rules."""
-    if cpu and accelerator is not None and accelerator.lower() != "cpu":
+    """Validate the launch options and resolve them with the Trainer's selection rules.
+
+    ``None`` means "not given": the value then comes from ``ACCELPLUG_*`` variables or the config
+    file (``accelplug config``), as everywhere. ``precision``, when given, is checked against the
+    chosen accelerator and passed to the workers as ``ACCELPLUG_PRECISION``.
+    """
+    if cpu and accelerator is not None and accelerator.strip().lower() != "cpu":
         raise MisconfigurationException(f"--cpu and --accelerator {accelerator!r} contradict each other; give one.")
-    if not as_module and not Path(script).is_file():
-        raise MisconfigurationException(f"script {str(script)!r} is not a file; give the path of a Python script.")
+    restarts = _whole_number("--max-restarts", max_restarts, 0, "a whole number >= 0")
+    if node_rank is not None:
+        node_rank = _whole_number("--node-rank", node_rank, 0, "a whole number >= 0")
+    if master_port is not None:
+        master_port = _port("--master-port", master_port)
+    if master_addr is not None and not master_addr.strip():
+        raise MisconfigurationException("--master-addr='' is invalid: expected a host name or IP address.")
+    if as_module:
+        _check_module(str(script))
+    else:
+        _check_script(script)
     from .config import load_settings  # the user's saved defaults (`accelplug config`)
 
     defaults = load_settings()
@@ -95,33 +358,35 @@ def plan_launch(
         accelerator = "cpu"
     if accelerator is None:
         accelerator = defaults.accelerator
-    if devices is None:
-        devices = defaults.devices
-    if nnodes is None:
-        nnodes = defaults.num_nodes
+    wanted_devices = _devices(defaults.devices if devices is None else devices)
+    nodes = _nnodes(defaults.num_nodes if nnodes is None else nnodes)
     if mps_fallback is None:
         mps_fallback = defaults.mps_fallback
-    if nnodes < 1:
-        raise MisconfigurationException(f"--nnodes={nnodes} is invalid: expected an int >= 1.")
-    if not 0 <= node_rank < nnodes:
-        raise MisconfigurationException(f"--node-rank={node_rank} is invalid: expected 0 <= node rank < {nnodes}.")
-    if nnodes > 1 and (master_addr is None or master_port is None):
-        raise MisconfigurationException(
-            f"--nnodes={nnodes} needs --master-addr and --master-port: every node must meet at the same address "
-            "(the node-rank-0 machine's address and a port open on it), so they cannot be guessed."
-        )
-    if master_port is not None and not 1 <= master_port <= 65535:
-        raise MisconfigurationException(f"--master-port={master_port} is invalid: expected a port in 1..65535.")
+    backend, endpoint, addr, port, rank = _rendezvous(
+        rdzv_backend,
+        rdzv_endpoint,
+        rdzv_id,
+        rdzv_conf,
+        nnodes=nodes,
+        node_rank=node_rank,
+        master_addr=master_addr,
+        master_port=master_port,
+        standalone=standalone,
+    )
     from .selection import select
 
-    if isinstance(devices, str) and devices.strip().lstrip("-").isdigit():
-        devices = int(devices)
-    selection = select(accelerator, devices)
+    if precision is not None:
+        _refuse_accelerate_precision(precision)
+        selection = select(accelerator, wanted_devices, precision=precision)
+    else:
+        selection = select(accelerator, wanted_devices)
     if selection.num_devices > 1 and "ddp" not in type(selection.accelerator).supported_strategies():
         raise MisconfigurationException(
             f"{selection.accelerator_name!r} cannot run several processes (it does not support 'ddp')."
         )
     env = {"ACCELPLUG_ACCELERATOR": selection.accelerator_name}
+    if precision is not None:
+        env[PRECISION_ENV] = selection.precision
     if mps_fallback and MPS_FALLBACK_ENV not in os.environ:
         env[MPS_FALLBACK_ENV] = "1"
     device_type = type(selection.accelerator).device_type
@@ -137,13 +402,18 @@ def plan_launch(
         script_args=tuple(script_args),
         accelerator=selection.accelerator_name,
         nproc_per_node=selection.num_devices,
-        nnodes=nnodes,
-        node_rank=node_rank,
-        master_addr=master_addr or "127.0.0.1",
-        master_port=master_port if master_port is not None else free_port(),
+        nnodes=nodes,
+        node_rank=rank,
+        master_addr=addr,
+        master_port=port,
         reason=selection.reason,
         env=env,
         as_module=as_module,
+        max_restarts=restarts,
+        rdzv_backend=backend,
+        rdzv_endpoint=endpoint,
+        rdzv_id=rdzv_id,
+        rdzv_conf=rdzv_conf,
     )
 
 
@@ -161,9 +431,10 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     except ChildFailedError as exc:
         rank, failure = exc.get_first_failure()
         code = failure.exitcode if failure.exitcode and failure.exitcode > 0 else 1
+        restarts = f" after {plan.max_restarts} restart(s)" if plan.max_restarts else ""
         print(
-            f"accelplug launch: rank {rank} failed (exit code {failure.exitcode}), so the other ranks were stopped; "
-            "its error is printed above.",
+            f"accelplug launch: rank {rank} failed (exit code {failure.exitcode}){restarts}, so the other ranks were "
+            "stopped; its error is printed above.",
             file=sys.stderr,
             flush=True,
         )

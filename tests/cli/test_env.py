@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import platform
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +20,9 @@ RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def test_env_json_validates_and_never_initialises_cuda(cli: RunCli, config_file: Path) -> None:
-    result = cli("env", "--json", env={"CUDA_VISIBLE_DEVICES": "0", "SECRET_TOKEN": "x"})
+    config_file.parent.mkdir(parents=True)
+    env = {"CUDA_VISIBLE_DEVICES": "0", "SECRET_TOKEN": "x", "ACCELPLUG_CONFIG_FILE": str(config_file)}
+    result = cli("env", "--json", env=env)
     assert result.returncode == 0, result.stderr
     report = EnvReport.model_validate_json(result.stdout)
     assert report.torch.cuda_initialized is False
@@ -78,3 +83,96 @@ def test_env_markdown_shows_device_lines(mocker: MockerFixture) -> None:
 def test_env_reports_relevant_variables(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setenv(name, "1")
     assert env_cmd.collect().environment[name] == "1"
+
+
+# ---- what collect_env and accelerate env show ------------------------------------------------------
+def test_env_json_has_os_cpu_libraries_and_package_versions(cli: RunCli) -> None:
+    import torch
+
+    result = cli("env", "--json")
+    assert result.returncode == 0, result.stderr
+    report = EnvReport.model_validate_json(result.stdout)
+    p, t = report.platform, report.torch
+    if platform.system() == "Linux":
+        assert p.os_name == platform.freedesktop_os_release()["PRETTY_NAME"]
+        assert p.libc is not None and p.libc.startswith("glibc ")
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            models = {line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")}
+        assert p.cpu_model in models or (not models and p.cpu_model)
+    assert report.packages["pluggy"] == importlib.metadata.version("pluggy")
+    assert report.packages["numpy"] == importlib.metadata.version("numpy")
+    assert {"lightning", "accelerate", "transformers", "torchvision", "torchmetrics"} <= set(report.packages)
+    assert t.num_threads is not None and t.num_threads >= 1
+    assert t.cuda_build == torch.version.cuda
+    if torch.version.cuda is None and torch.version.hip is None:
+        assert (t.cudnn, t.nccl) == (None, None)
+    assert t.cuda_initialized is False
+
+
+def test_env_markdown_has_packages_gpu_stack_and_os(cli: RunCli) -> None:
+    result = cli("env")
+    assert result.returncode == 0, result.stderr
+    assert "### Packages" in result.stdout
+    assert f"- pluggy: {importlib.metadata.version('pluggy')}" in result.stdout
+    assert "- not installed: " in result.stdout or "lightning:" in result.stdout
+    assert "- CPU: " in result.stdout and "logical CPUs, memory: " in result.stdout
+    assert "- OS: " in result.stdout
+    assert "NVIDIA driver: " in result.stdout
+
+
+def test_env_reports_unknown_accelplug_variables(cli: RunCli) -> None:
+    result = cli("env", "--json", env={"ACCELPLUG_DEVICE": "2"})
+    assert result.returncode == 0, result.stderr
+    report = EnvReport.model_validate_json(result.stdout)
+    assert any("ACCELPLUG_DEVICE is not one accelplug reads" in w and "ACCELPLUG_DEVICES" in w for w in report.warnings)
+    assert "### Warnings" in cli("env", env={"ACCELPLUG_DEVICE": "2"}).stdout
+
+
+@pytest.mark.parametrize(
+    ("first_line", "version"),
+    [
+        (
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
+            "550.54.15",
+        ),
+        (
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16)",
+            "570.86.15",
+        ),
+        ("NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.161.08  Tue Jan 23 2024", "535.161.08"),
+        ("something else entirely", None),
+    ],
+)
+def test_nvidia_driver_version_is_read_from_the_drivers_file(tmp_path: Path, first_line: str, version: str) -> None:
+    path = tmp_path / "version"
+    path.write_text(f"{first_line}\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n")
+    assert env_cmd.nvidia_driver_version(path) == version
+
+
+def test_no_driver_file_and_no_nvml_binding_means_no_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # nvidia-ml-py not installed
+    assert env_cmd.nvidia_driver_version(tmp_path / "missing") is None
+
+
+def test_a_cuda_build_shows_runtime_cudnn_nccl_and_driver(mocker: MockerFixture) -> None:
+    # This machine has no CUDA build of torch: the library queries torch answers are mocked at torch's boundary.
+    import torch
+
+    mocker.patch.object(torch.version, "cuda", "12.8")
+    mocker.patch.object(torch.backends.cudnn, "is_available", return_value=True)
+    mocker.patch.object(torch.backends.cudnn, "version", return_value=90100)
+    mocker.patch.object(torch.cuda.nccl, "version", return_value=(2, 21, 5))
+    mocker.patch.object(env_cmd, "nvidia_driver_version", return_value="550.54.15")
+    report = env_cmd.collect()
+    assert (report.torch.cudnn, report.torch.nccl, report.platform.nvidia_driver) == ("9.1.0", "2.21.5", "550.54.15")
+    text = env_cmd.to_markdown(report)
+    assert "- CUDA runtime: 12.8, cuDNN: 9.1.0, NCCL: 2.21.5, NVIDIA driver: 550.54.15" in text
+
+
+@pytest.mark.parametrize(("number", "text"), [(90100, "9.1.0"), (90300, "9.3.0"), (8902, "8.9.2"), (8700, "8.7.0")])
+def test_cudnn_version_numbers_are_spelt_as_cudnn_does(mocker: MockerFixture, number: int, text: str) -> None:
+    import torch
+
+    mocker.patch.object(torch.backends.cudnn, "is_available", return_value=True)
+    mocker.patch.object(torch.backends.cudnn, "version", return_value=number)
+    assert env_cmd._cudnn_version(torch) == text

@@ -2,6 +2,7 @@
 
 Each command lives in its own small module whose top level imports only typer; torch, the registry
 and everything heavy are imported inside the command, so ``accelplug --help`` answers at once.
+Shell completion is on: ``accelplug --install-completion`` (bash, zsh, fish, PowerShell).
 ``launch`` and ``demo`` come from the Trainer's modules through their ``register(app)`` functions.
 """
 
@@ -24,11 +25,14 @@ class _State:
 
 state = _State()
 
+#: Help is click's plain layout (``rich_markup_mode=None``): a switch shows no ``<bool>`` type, an
+#: option shows its metavar (``--devices N``), and usage lines read like argparse's and torchrun's.
 app = typer.Typer(
     name="accelplug",
     help="Run PyTorch training on whatever accelerator this machine has: CPU, CUDA, Apple MPS, or a plugin.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

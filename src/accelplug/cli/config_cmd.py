@@ -1,9 +1,17 @@
 """``accelplug config``: write the defaults file by questionnaire or ``--default``; ``config show``.
 
-The questionnaire offers only what this machine can do (available accelerators, their device count,
-the precisions and strategies each supports), so a file it writes always selects successfully here.
-A preset option (``--devices 2``) answers its question in advance; with ``--default`` every question
-not preset takes the built-in default.
+The questionnaire follows the selection rules and offers only what this machine can do: the
+available accelerators, their device count (with what ``'auto'`` means for that accelerator), the
+number of machines, then only the strategies that fit the number of processes (no
+``single_device`` for several), then the precisions that accelerator supports, under their names or
+aliases (``bf16``, ``16``). A wrong answer is explained, with the closest accepted one, and asked
+again. Before writing, it shows a summary and asks for confirmation; the answers are then checked
+once more with :func:`accelplug.select`, so a file it writes selects successfully here.
+
+A preset option (``--devices 2``) answers its question in advance. With ``--default`` no question is
+asked; the presets are checked for what holds on any machine (``single_device`` with several devices
+or machines, a strategy or precision the named accelerator never supports) but not against this
+machine's hardware, so a file for another machine can be prepared here.
 """
 
 from __future__ import annotations
@@ -17,78 +25,108 @@ if TYPE_CHECKING:
     from ..registry import AcceleratorRegistry
 
 config_app = typer.Typer(
-    help="Write the accelplug defaults file (questionnaire, or --default), or show the effective settings.",
+    help="Write the defaults file, or show the effective settings.",
     no_args_is_help=False,
+    rich_markup_mode=None,
 )
 
 
-def _ask_devices(cls: type[Accelerator]) -> str:
-    from ..errors import MisconfigurationException
+def _choice(question: str, options: list[str], default: str, aliases: dict[str, str] | None = None) -> str:
+    """Ask until the answer is one of ``options`` (or an alias of one); a wrong answer gets the closest match."""
+    from ..errors import did_you_mean
 
-    def check(text: str) -> str:
-        try:
-            cls.parse_devices(text.strip())
-        except MisconfigurationException as exc:
-            raise typer.BadParameter(str(exc)) from None
-        return text.strip()
-
-    count = cls.device_count()
-    question = (
-        f"How many {cls.name} devices per machine? ('auto' = {cls.auto_device_count()}, a count up to {count}, "
-        "-1 = all, or indices such as 0,1)"
-    )
-    answer: str = typer.prompt(question, default="auto", value_proc=check)
-    return answer
-
-
-def _choice(question: str, options: list[str] | tuple[str, ...], default: str) -> str:
-    """Ask until the answer is one of ``options`` (typer's public API has no Choice type)."""
+    table = {o: o for o in options} | (aliases or {})
 
     def check(text: str) -> str:
         answer = text.strip().lower()
-        if answer not in options:
-            raise typer.BadParameter(f"{text!r} is not one of: {', '.join(options)}")
-        return answer
+        if answer not in table:
+            raise typer.BadParameter(
+                f"{text!r} is not one of: {', '.join(options)}.{did_you_mean(answer, list(table))}"
+            )
+        return table[answer]
 
     answer: str = typer.prompt(f"{question} [{'/'.join(options)}]", default=default, value_proc=check)
     return answer
 
 
+def _device_count_of(devices: str, cls: type[Accelerator]) -> int:
+    """How many devices a (valid) devices answer selects on this machine."""
+    return len(cls.parse_devices(int(devices) if devices.lstrip("-").isdigit() else devices))
+
+
+def _ask_devices(cls: type[Accelerator]) -> str:
+    from ..errors import MisconfigurationException
+
+    count, auto = cls.device_count(), cls.auto_device_count()
+    auto_means = f"{auto} here" if auto == count else f"{auto} here (not all {count})"
+    accepted = f"'auto' = {auto_means}, a count 1..{count}, -1 = all {count}, or indices such as 0,1"
+
+    def check(text: str) -> str:
+        answer = text.strip().lower()
+        try:
+            if not answer.isascii():
+                raise MisconfigurationException(answer)
+            cls.parse_devices(int(answer) if answer.lstrip("-").isdigit() else answer)
+        except MisconfigurationException:
+            raise typer.BadParameter(
+                f"{text!r} is not a devices value for {cls.name}. Accepted forms here: {accepted}."
+            ) from None
+        return answer
+
+    answer: str = typer.prompt(f"How many {cls.name} devices per machine? {accepted}", default="auto", value_proc=check)
+    return answer
+
+
 def _at_least_two(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 2:
+    if not (text.strip().isascii() and text.strip().isdigit()) or int(text) < 2:
         raise typer.BadParameter(f"{text!r} is not a whole number of machines of at least 2")
     return int(text)
 
 
 def _questionnaire(preset: dict[str, Any]) -> dict[str, Any]:
-    """Ask what is not preset; each question offers only what this machine supports."""
+    """Ask what is not preset, in the order the selection rules depend on each other."""
+    from ..errors import AcceleratorUnavailableError
     from ..registry import get_registry
 
     registry = get_registry()
     available = registry.available()
     answers = dict(preset)
     if "accelerator" not in answers:
+        gpus = [n for n in available if registry.get(n).is_gpu]
         answers["accelerator"] = _choice(
-            f"Which accelerator should runs use? ('auto' = the best available, {available[0]} here)",
-            ["auto", *available],
+            f"Which accelerator? 'auto' picks the best available ({available[0]} here"
+            + (f"; 'gpu' picks {gpus[0]})" if gpus else ")"),
+            ["auto", *(["gpu"] if gpus else []), *available],
             "auto",
         )
-    name = answers["accelerator"]
-    cls = registry.get(_resolve_name(name, available, registry))
+    cls = registry.get(_resolve_name(answers["accelerator"], available, registry))
+    reason = cls.unavailable_reason()
+    if reason is not None:  # a preset accelerator this machine cannot run: nothing to ask about it here
+        raise AcceleratorUnavailableError(cls.name, reason, available)
     if "devices" not in answers:
         answers["devices"] = "auto" if cls.device_count() <= 1 else _ask_devices(cls)
     strategies = cls.supported_strategies()
-    if "strategy" not in answers:
-        answers["strategy"] = (
-            "auto" if len(strategies) == 1 else _choice("Which strategy?", ["auto", *strategies], "auto")
-        )
-    if "precision" not in answers:
-        answers["precision"] = _choice(
-            f"Which precision? ({cls.name} supports these)", cls.supported_precisions(), "32-true"
-        )
     if "num_nodes" not in answers:
         multi = "ddp" in strategies and typer.confirm("Will a run span more than one machine?", default=False)
         answers["num_nodes"] = typer.prompt("How many machines?", value_proc=_at_least_two) if multi else 1
+    if "strategy" not in answers:
+        processes = _device_count_of(str(answers["devices"]), cls) * int(answers["num_nodes"])
+        fitting = [s for s in strategies if processes == 1 or s != "single_device"]
+        answers["strategy"] = (
+            "auto"
+            if len(fitting) <= 1
+            else _choice(f"Which strategy for {processes} process(es) per run?", ["auto", *fitting], "auto")
+        )
+    if "precision" not in answers:
+        supported = list(cls.supported_precisions())
+        aliases = {alias: name for alias, name in registry.precision_aliases().items() if name in supported}
+        spellings = ", ".join(a for a in aliases if a not in supported)
+        answers["precision"] = _choice(
+            f"Which precision? ({spellings} work too)" if spellings else "Which precision?",
+            supported,
+            "32-true",
+            aliases,
+        )
     if "mps_fallback" not in answers:
         answers["mps_fallback"] = cls.name == "mps" and typer.confirm(
             "Let operations the Apple GPU lacks run on the CPU (PYTORCH_ENABLE_MPS_FALLBACK=1)?", default=False
@@ -106,23 +144,93 @@ def _resolve_name(name: str, available: list[str], registry: AcceleratorRegistry
     return registry.get(name).name
 
 
+def _check_here(values: dict[str, Any]) -> None:
+    """The questionnaire's answers, checked by the selection rules on this machine."""
+    from ..errors import MisconfigurationException
+    from ..selection import select
+
+    devices = str(values["devices"])
+    select(
+        values["accelerator"],
+        int(devices) if devices.lstrip("-").isdigit() else devices,
+        values["strategy"],
+        values["precision"],
+    )
+    if values["num_nodes"] > 1 and values["strategy"] == "single_device":  # 'auto' becomes ddp when launched
+        raise MisconfigurationException(
+            f"num_nodes={values['num_nodes']} runs one process per device on each machine, which strategy "
+            "'single_device' cannot do; use strategy 'ddp' or 'auto'."
+        )
+
+
+def _check_anywhere(values: dict[str, Any]) -> None:
+    """What no machine can run: checked for ``--default`` presets without asking this machine's hardware."""
+    from ..errors import MisconfigurationException
+
+    devices, strategy = str(values["devices"]), values["strategy"]
+    count = int(devices) if devices.isdigit() else len(devices.split(",")) if "," in devices else None
+    if strategy == "single_device" and ((count or 1) > 1 or values["num_nodes"] > 1):
+        what = f"devices={devices!r}" if (count or 1) > 1 else f"num_nodes={values['num_nodes']}"
+        raise MisconfigurationException(
+            f"strategy='single_device' runs one process, but {what} asks for several; "
+            "use strategy 'ddp' or 'auto', or one device on one machine."
+        )
+    if values["accelerator"] in ("auto", "gpu"):
+        return
+    from ..registry import get_registry
+
+    registry = get_registry()
+    cls = registry.get(values["accelerator"])
+    strategies = cls.supported_strategies()
+    if strategy != "auto" and strategy not in strategies:
+        raise MisconfigurationException(
+            f"strategy={strategy!r} cannot run on {cls.name!r}, which supports "
+            f"{', '.join(repr(s) for s in strategies)}."
+        )
+    if values["num_nodes"] > 1 and "ddp" not in strategies:
+        raise MisconfigurationException(
+            f"num_nodes={values['num_nodes']}: {cls.name!r} cannot run one process per device on several machines "
+            "(it does not support 'ddp')."
+        )
+    verdict = registry.get_precision(values["precision"]).supports(cls)
+    if verdict is False or (verdict is None and values["precision"] not in cls.supported_precisions()):
+        raise MisconfigurationException(
+            f"precision={values['precision']!r} cannot run on {cls.name!r}. It supports: "
+            f"{', '.join(repr(p) for p in cls.supported_precisions())}."
+        )
+
+
 def _overridden_by_env(values: dict[str, Any]) -> list[str]:
     from ..config import _env_name
 
     return [name for name in (_env_name(k) for k in values) if name is not None]
 
 
+def _summary(values: dict[str, Any], fields: tuple[str, ...]) -> str:
+    width = max(len(k) for k in fields)
+    shown = {k: str(v).lower() if isinstance(v, bool) else v for k, v in values.items()}
+    return "\n".join(f"  {key:<{width}} = {shown[key]}" for key in fields)
+
+
 @config_app.callback(invoke_without_command=True)
 def config(
     ctx: typer.Context,
     default: Annotated[bool, typer.Option("--default", help="Write the file without asking any question.")] = False,
-    accelerator: Annotated[str | None, typer.Option(help="Preset answer: accelerator name, 'auto' or 'gpu'.")] = None,
-    devices: Annotated[str | None, typer.Option(help="Preset answer: 'auto', a count, -1 or indices '0,2'.")] = None,
-    strategy: Annotated[str | None, typer.Option(help="Preset answer: 'auto', 'single_device', 'ddp', ...")] = None,
-    precision: Annotated[
-        str | None, typer.Option(help="Preset answer: '32-true', 'bf16-mixed', '16-mixed', '64-true'.")
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Write the answers without asking to confirm.")] = False,
+    accelerator: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Preset answer: accelerator name, 'auto' or 'gpu'.")
     ] = None,
-    num_nodes: Annotated[int | None, typer.Option(help="Preset answer: machines per run.")] = None,
+    devices: Annotated[
+        str | None, typer.Option(metavar="N", help="Preset answer: 'auto', a count, -1 or indices '0,2'.")
+    ] = None,
+    strategy: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Preset answer: 'auto', 'single_device', 'ddp', ...")
+    ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(metavar="P", help="Preset answer: '32-true', 'bf16-mixed', '16-mixed', '64-true' or an alias."),
+    ] = None,
+    num_nodes: Annotated[int | None, typer.Option(metavar="N", help="Preset answer: machines per run.")] = None,
     mps_fallback: Annotated[
         bool | None, typer.Option("--mps-fallback/--no-mps-fallback", help="Preset answer: MPS CPU fallback.")
     ] = None,
@@ -130,13 +238,13 @@ def config(
     """Write the defaults file by asking a few questions (or none with --default).
 
     The file is the one `accelplug config show` names: $ACCELPLUG_CONFIG_FILE, or config.toml in
-    the user config directory.
+    the user config directory. The questionnaire shows a summary and asks before writing.
     """
     if ctx.invoked_subcommand is not None:
         return
     from ..config import FIELDS, Settings, config_path, validate_values, write_config_file
 
-    preset = {
+    preset: dict[str, Any] = {
         k: v
         for k, v in {
             "accelerator": accelerator,
@@ -148,17 +256,26 @@ def config(
         }.items()
         if v is not None
     }
-    validate_values(preset)  # a bad preset fails before any question is asked
+    preset = {k: v for k, v in validate_values(preset).items() if k in preset}  # canonical, before any question
+    path = config_path()
     if default:
-        defaults = {k: f.default for k, f in Settings.model_fields.items()}
-        values = {**defaults, **preset}
+        values = {**{k: f.default for k, f in Settings.model_fields.items()}, **preset}
+        _check_anywhere(values)
     else:
-        values = _questionnaire(preset)
-    path = write_config_file(config_path(), {k: values[k] for k in FIELDS})
-    typer.echo(f"Wrote {path}:")
-    typer.echo(path.read_text(encoding="utf-8").rstrip())
+        values = validate_values(_questionnaire(preset))
+        _check_here(values)
+        typer.echo(f"\nSummary:\n{_summary(values, FIELDS)}")
+        shadowing = _overridden_by_env(values)
+        if shadowing:
+            typer.echo(f"Note: set in the environment, so they win over the file: {', '.join(shadowing)}")
+        if not yes and not typer.confirm(f"Write these to {path}?", default=True):
+            typer.echo("Nothing written.")
+            return
+    written = write_config_file(path, {k: values[k] for k in FIELDS})
+    typer.echo(f"Wrote {written}:")
+    typer.echo(written.read_text(encoding="utf-8").rstrip())
     shadowing = _overridden_by_env(values)
-    if shadowing:
+    if default and shadowing:
         typer.echo(f"Note: set in the environment, so they win over the file: {', '.join(shadowing)}")
 
 

@@ -1,21 +1,33 @@
 """``accelplug env``: the facts a maintainer asks for first, in Markdown that pastes into an issue.
 
-Nothing here initialises a device runtime: NVIDIA GPUs are read through NVML and torch's CUDA state
-is reported (``cuda_initialized``) so a report proves it stayed untouched.
+Beside accelplug's own view (each accelerator with the cause and remedy when it is unavailable, the
+plugins, the settings and where each comes from, the relevant variables) it carries what
+``python -m torch.utils.collect_env`` and ``accelerate env`` show: the OS distribution and C
+library, the CPU model, memory, the NVIDIA driver, the CUDA runtime, cuDNN and NCCL versions of this
+torch, and the versions of the packages that change how training behaves.
+
+Nothing here initialises a device runtime: NVIDIA GPUs are read through NVML and the driver version
+from ``/proc/driver/nvidia/version``; cuDNN and NCCL report the versions of the libraries torch
+loads, which needs no CUDA context. ``cuda_initialized`` is read last, so a report proves it stayed
+untouched by everything above it.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
+import re
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from .models import AcceleratorEnv, ConfigReport, DeviceInfo, EnvReport
+    from .models import AcceleratorEnv, ConfigReport, DeviceInfo, EnvReport, TorchInfo
 
 #: Variables (exact names) that change what accelplug or torch does with devices.
 RELEVANT_ENV = (
@@ -36,13 +48,153 @@ RELEVANT_ENV = (
 )
 #: Prefixes of variables reported whole (never credentials: only accelplug's and NCCL's own knobs).
 RELEVANT_PREFIXES = ("ACCELPLUG_", "NCCL_")
+#: Distributions whose version changes what a training script does, reported when installed.
+RELEVANT_PACKAGES = (
+    "numpy",
+    "lightning",
+    "pytorch-lightning",
+    "accelerate",
+    "transformers",
+    "torchvision",
+    "torchaudio",
+    "torchmetrics",
+    "triton",
+    "pluggy",
+    "pydantic",
+    "pydantic-settings",
+    "typer",
+    "rich",
+    "platformdirs",
+    "scikit-learn",
+    "matplotlib",
+    "tensorboard",
+    "nvidia-ml-py",
+)
+NVIDIA_DRIVER_FILE = Path("/proc/driver/nvidia/version")
+_DRIVER_VERSION = re.compile(r"\b(\d{2,}\.\d+(?:\.\d+)*)\b")
 
 
 def _memory_total() -> int | None:
+    """Physical memory from ``sysconf`` (pages x page size), exactly what the kernel reports.
+
+    Chosen over psutil: the standard library gives the same number on Linux and macOS (psutil
+    reads the same kernel counter), and psutil would be a compiled dependency for one figure. Windows,
+    which has no ``sysconf``, is not a platform accelplug supports; it reports "unknown".
+    """
     try:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, OSError, ValueError):
-        return None  # Windows has no sysconf
+        return None
+
+
+def _os_name() -> str | None:
+    """The distribution and its version, as a person names it."""
+    system = platform.system()
+    if system == "Darwin":
+        version = platform.mac_ver()[0]
+        return f"macOS {version}" if version else "macOS"
+    if system == "Windows":
+        return f"Windows {platform.release()} ({platform.version()})"
+    try:
+        release = platform.freedesktop_os_release()
+    except OSError:
+        return None
+    return release.get("PRETTY_NAME") or " ".join(filter(None, (release.get("NAME"), release.get("VERSION")))) or None
+
+
+def _libc() -> str | None:
+    name, version = platform.libc_ver()
+    return f"{name} {version}" if name else None
+
+
+def _cpu_model() -> str | None:
+    from ..bench.host import cpu_model
+
+    return cpu_model() or platform.processor() or None
+
+
+def nvidia_driver_version(path: Path = NVIDIA_DRIVER_FILE) -> str | None:
+    """The NVIDIA kernel driver's version, read from the file the driver writes (no NVML, no CUDA).
+
+    Where that file does not exist (no driver, or not Linux), NVIDIA's own binding ``pynvml``
+    (the ``nvidia-ml-py`` distribution) is asked when it is installed.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return _driver_from_pynvml()
+    first = next((line for line in text.splitlines() if line.startswith("NVRM")), "")
+    match = _DRIVER_VERSION.search(first.split("Module", 1)[-1])
+    return match.group(1) if match else None
+
+
+def _driver_from_pynvml() -> str | None:
+    try:
+        import pynvml  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # an NVML error of any kind means: no driver to report
+        return None
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
+def _cudnn_version(torch: ModuleType) -> str | None:
+    """cuDNN's version number as text (9.x counts major*10000, 8.x major*1000)."""
+    try:
+        if not torch.backends.cudnn.is_available():
+            return None
+        number = torch.backends.cudnn.version()
+    except (RuntimeError, OSError, AttributeError):
+        return None
+    if not number:
+        return None
+    major, rest = divmod(int(number), 10000 if number >= 90000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def _nccl_version(torch: ModuleType) -> str | None:
+    if not (torch.version.cuda or torch.version.hip):
+        return None  # a CPU or MPS build has no NCCL
+    try:
+        version = torch.cuda.nccl.version()
+    except (RuntimeError, OSError, AttributeError, TypeError):
+        return None
+    if isinstance(version, tuple):
+        return ".".join(str(part) for part in version[:3]) + "".join(f"-{p}" for p in version[3:])
+    return str(version)
+
+
+def _torch_info(torch: ModuleType) -> TorchInfo:
+    from .models import TorchInfo
+
+    cudnn, nccl = _cudnn_version(torch), _nccl_version(torch)
+    return TorchInfo(
+        version=torch.__version__,
+        cuda_build=torch.version.cuda,
+        hip_build=torch.version.hip,
+        mps_built=bool(torch.backends.mps.is_built()),
+        debug_build=bool(torch.version.debug),
+        cudnn=cudnn,
+        nccl=nccl,
+        num_threads=torch.get_num_threads(),
+        cuda_initialized=bool(torch.cuda.is_initialized()),  # read after the queries above, on purpose
+    )
+
+
+def _package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in RELEVANT_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def _cuda_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
@@ -105,9 +257,10 @@ def collect() -> EnvReport:
 
     from .. import __version__
     from ..accelerators.mps import is_rosetta_translated
+    from ..envvars import check_unknown_variables
     from ..registry import get_registry
     from .list_cmd import collect as collect_list
-    from .models import EnvReport, PlatformInfo, PluginRecord, TorchInfo
+    from .models import EnvReport, PlatformInfo, PluginRecord
 
     registry = get_registry()
     listed = collect_list()
@@ -121,33 +274,34 @@ def collect() -> EnvReport:
         for p in registry.plugins()
     ]
     environment = {k: v for k, v in sorted(os.environ.items()) if k in RELEVANT_ENV or k.startswith(RELEVANT_PREFIXES)}
+    accelerators = [_accelerator_env(e.cls) for e in registry.entries()]
+    platform_info = PlatformInfo(
+        python=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        executable=sys.executable,
+        system=platform.system(),
+        release=platform.release(),
+        platform=platform.platform(),
+        machine=platform.machine(),
+        rosetta_translated=is_rosetta_translated(),
+        cpu_count=os.cpu_count(),
+        memory_total_bytes=_memory_total(),
+        os_name=_os_name(),
+        libc=_libc(),
+        cpu_model=_cpu_model(),
+        nvidia_driver=nvidia_driver_version(),
+    )
     return EnvReport(
         accelplug=__version__,
-        torch=TorchInfo(
-            version=torch.__version__,
-            cuda_build=torch.version.cuda,
-            hip_build=torch.version.hip,
-            mps_built=bool(torch.backends.mps.is_built()),
-            debug_build=bool(torch.version.debug),
-            cuda_initialized=bool(torch.cuda.is_initialized()),  # type: ignore[no-untyped-call]
-        ),
-        platform=PlatformInfo(
-            python=platform.python_version(),
-            python_implementation=platform.python_implementation(),
-            executable=sys.executable,
-            system=platform.system(),
-            release=platform.release(),
-            platform=platform.platform(),
-            machine=platform.machine(),
-            rosetta_translated=is_rosetta_translated(),
-            cpu_count=os.cpu_count(),
-            memory_total_bytes=_memory_total(),
-        ),
-        accelerators=[_accelerator_env(e.cls) for e in registry.entries()],
+        torch=_torch_info(torch),  # last: it checks that nothing above initialised CUDA
+        platform=platform_info,
+        accelerators=accelerators,
         plugins=plugins,
         failed_plugins=listed.failed_plugins,
         environment=environment,
         config=_config_report(),
+        packages=_package_versions(),
+        warnings=check_unknown_variables(),
     )
 
 
@@ -155,19 +309,37 @@ def _gib(n: int | None) -> str:
     return "unknown" if n is None else f"{n / 2**30:.1f} GiB"
 
 
-def to_markdown(report: EnvReport) -> str:
-    """The report as Markdown: bullet facts first, then one line per accelerator, plugin, variable."""
+def _gpu_stack(report: EnvReport) -> str:
     t, p = report.torch, report.platform
+    if not (t.cuda_build or t.hip_build or p.nvidia_driver):
+        return "- CUDA: not in this torch build; NVIDIA driver: none found"
+    runtime = f"CUDA runtime: {t.cuda_build}" if t.cuda_build else f"ROCm: {t.hip_build}" if t.hip_build else None
+    parts = [
+        runtime or "CUDA runtime: none (CPU build of torch)",
+        f"cuDNN: {t.cudnn or 'none'}",
+        f"NCCL: {t.nccl or 'none'}",
+        f"NVIDIA driver: {p.nvidia_driver or 'none found'}",
+    ]
+    return "- " + ", ".join(parts)
+
+
+def to_markdown(report: EnvReport) -> str:
+    """The report as Markdown: bullet facts first, then one line per accelerator, plugin, package, variable."""
+    t, p = report.torch, report.platform
+    threads = f", {t.num_threads} intra-op threads" if t.num_threads else ""
+    kernel = ", ".join(filter(None, (f"{p.system} {p.release}", p.libc)))
     lines = [
         "## accelplug environment",
         "",
         f"- accelplug: {report.accelplug}",
         f"- torch: {t.version} (CUDA build: {t.cuda_build or 'no'}, ROCm build: {t.hip_build or 'no'}, "
-        f"MPS built: {'yes' if t.mps_built else 'no'}, CUDA initialised: {'yes' if t.cuda_initialized else 'no'})",
+        f"MPS built: {'yes' if t.mps_built else 'no'}, CUDA initialised: {'yes' if t.cuda_initialized else 'no'}"
+        f"{threads})",
+        _gpu_stack(report),
         f"- Python: {p.python} ({p.python_implementation}) at {p.executable}",
-        f"- OS: {p.platform} ({p.system} {p.release})",
+        f"- OS: {p.os_name or p.platform} ({kernel})",
         f"- machine: {p.machine}, Rosetta-translated: {'yes' if p.rosetta_translated else 'no'}",
-        f"- CPUs: {p.cpu_count}, memory: {_gib(p.memory_total_bytes)}",
+        f"- CPU: {p.cpu_model or 'unknown model'}, {p.cpu_count} logical CPUs, memory: {_gib(p.memory_total_bytes)}",
         "",
         "### Accelerators",
         "",
@@ -185,8 +357,16 @@ def to_markdown(report: EnvReport) -> str:
         lines.append(f"- {plugin.plugin} ({dist}): {', '.join(plugin.accelerators) or 'no accelerators'}")
     for failed in report.failed_plugins:
         lines.append(f"- FAILED {failed.plugin} ({failed.distribution or 'no distribution'}): {failed.error}")
+    lines += ["", "### Packages", ""]
+    lines += [f"- {name}: {version}" for name, version in report.packages.items() if version]
+    missing = [name for name, version in report.packages.items() if not version]
+    if missing:
+        lines.append(f"- not installed: {', '.join(missing)}")
     lines += ["", "### Environment variables", ""]
     lines += [f"- `{k}={v}`" for k, v in report.environment.items()] or ["- none set"]
+    if report.warnings:
+        lines += ["", "### Warnings", ""]
+        lines += [f"- {warning}" for warning in report.warnings]
     c = report.config
     lines += ["", "### Configuration", "", f"- config file: {c.path} ({'found' if c.exists else 'not found'})"]
     if c.error:
@@ -200,7 +380,11 @@ def env(
         bool, typer.Option("--json", help="Print JSON (the EnvReport model) instead of Markdown.")
     ] = False,
 ) -> None:
-    """Print an environment report to paste into a bug report (Markdown; --json for machines)."""
+    """An environment report to paste into a bug report.
+
+    Markdown by default (--json for machines): versions, OS, CPU, memory, GPU driver and libraries,
+    each accelerator with the cause when it is unavailable, plugins, packages, variables, settings.
+    """
     import warnings
 
     from ..errors import PluginLoadWarning

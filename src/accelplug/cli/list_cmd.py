@@ -83,9 +83,11 @@ def list_accelerators(
         bool, typer.Option("--json", help="Print JSON (the ListReport model) instead of tables.")
     ] = False,
 ) -> None:
-    """List every registered accelerator: plugin, distribution, availability, devices, strategies.
+    """Every registered accelerator: plugin, availability, devices.
 
-    Plugins that failed to load are listed after them, with the cause.
+    For each accelerator: the plugin and distribution that registered it, whether it is available,
+    its devices and strategies, and the reason when it is unavailable. Plugins that failed to load
+    are listed after them, with the cause.
     """
     import warnings
 

@@ -85,11 +85,16 @@ class AcceleratorEnv(_Model):
 
 class TorchInfo(_Model):
     version: str
-    cuda_build: str | None = Field(description="CUDA version torch was built with, null for a CPU/MPS build")
+    cuda_build: str | None = Field(
+        description="the CUDA runtime torch was built with and ships (torch.version.cuda), null for a CPU/MPS build"
+    )
     hip_build: str | None
     mps_built: bool
     debug_build: bool
     cuda_initialized: bool = Field(description="must stay false: the report never initialises CUDA")
+    cudnn: str | None = Field(None, description="cuDNN version torch loads, null without cuDNN")
+    nccl: str | None = Field(None, description="NCCL (RCCL on ROCm) version torch was built with, null without it")
+    num_threads: int | None = Field(None, description="torch's intra-op threads in this process")
 
 
 class PlatformInfo(_Model):
@@ -103,6 +108,10 @@ class PlatformInfo(_Model):
     rosetta_translated: bool
     cpu_count: int | None
     memory_total_bytes: int | None
+    os_name: str | None = Field(None, description="distribution and version: /etc/os-release, or macOS/Windows")
+    libc: str | None = Field(None, description="the C library Python runs on, e.g. 'glibc 2.36'")
+    cpu_model: str | None = Field(None, description="the CPU's marketing name")
+    nvidia_driver: str | None = Field(None, description="NVIDIA kernel driver version, null when none is found")
 
 
 class SettingReport(_Model):
@@ -127,3 +136,7 @@ class EnvReport(_Model):
     failed_plugins: list[FailedPlugin]
     environment: dict[str, str]
     config: ConfigReport
+    packages: dict[str, str | None] = Field(
+        default_factory=dict, description="versions of packages that matter for a bug report, null when not installed"
+    )
+    warnings: list[str] = Field(default_factory=list, description="ACCELPLUG_* variables accelplug does not read")
