@@ -54,7 +54,7 @@ def epoch_batches(
         next(iterator, None)
     if saved_rng is not None:
         restore_rng_state(saved_rng)
-    batches = enumerate(iterator, start=skip)
+    batches: Iterator[tuple[int, Any]] = enumerate(iterator, start=skip)
     if length is not None:
         batches = itertools.islice(batches, max(length - skip, 0))
     # One batch is fetched ahead, as Lightning's fetcher does: a stream whose items depend on the

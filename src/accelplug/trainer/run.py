@@ -109,6 +109,8 @@ def start_run(
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
+    if trainer.options.sync_batchnorm and strategy.is_distributed:
+        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)
     precision = trainer.precision_plugin
     prepared = strategy.setup_module_and_optimizers(
         module, precision, compile_options=compile_options, with_optimizers=with_optimizers
