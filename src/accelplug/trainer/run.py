@@ -110,7 +110,7 @@ def start_run(
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
     if trainer.options.sync_batchnorm and strategy.is_distributed:
-        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)
+        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)  # type: ignore[no-untyped-call]
     precision = trainer.precision_plugin
     prepared = strategy.setup_module_and_optimizers(
         module, precision, compile_options=compile_options, with_optimizers=with_optimizers
