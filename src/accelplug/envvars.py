@@ -23,6 +23,7 @@ __all__ = [
     "env_flag",
     "env_float",
     "env_int",
+    "env_names",
     "env_str",
 ]
 
@@ -67,6 +68,18 @@ def _bad(name: str, value: str, accepted: str, choices: list[str] | None = None)
 def env_str(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The stripped value of ``name``, or None when it is unset or empty."""
     return _raw(name, environ)
+
+
+def env_names(name: str, environ: Mapping[str, str] | None = None) -> list[str] | None:
+    """A comma-separated list of names: None when unset, ``[]`` when set to an empty value.
+
+    Unlike the other readers an empty value is not "unset": ``ACCELPLUG_PLUGINS=`` means "none".
+    Names are stripped; empty items (``"a,,b"``, a trailing comma) are dropped; order is kept.
+    """
+    value = (os.environ if environ is None else environ).get(name)
+    if value is None:
+        return None
+    return list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
 
 
 def env_flag(name: str, default: bool = False, environ: Mapping[str, str] | None = None) -> bool:
