@@ -11,9 +11,10 @@ NVML-based count applies them (``torch.cuda._parse_visible_devices``):
   answer is "undecided" and the caller counts in a child process.
 - Otherwise each entry is read like C's ``strtoul``: spaces around it, an optional sign, then ASCII
   digits, and whatever follows the digits is ignored (``"0gpu"`` is 0, ``"+0"`` is 0, ``"-0"`` is 0).
-  Reading stops at an entry with no digits, a negative number, or an index past the last GPU.
-- A device named twice (``"0,0"``, the same UUID twice, ``"GPU-9e8,GPU-9e8d"``) leaves the process
-  with no GPU at all.
+  Reading stops at an entry with no digits or a negative number; of what was read, the GPUs up to
+  the first index past the last GPU are visible.
+- A device named twice in what was read (``"0,0"``, the same UUID twice, ``"GPU-9e8,GPU-9e8d"``)
+  leaves the process with no GPU at all.
 
 Where this module differs from ``torch.cuda._parse_visible_devices`` it follows the runtime: only
 ASCII digits are digits (torch's ``str.isdigit()`` takes ``"²"`` and then fails in ``int()``), and a
@@ -53,40 +54,52 @@ def _strtoul(entry: str) -> int | None:
 
 
 def _ordinals(value: str, gpu_count: int) -> Visibility:
-    chosen: list[int] = []
+    # First the list is read to its end (an entry without digits or a negative one ends it); a
+    # repeat anywhere in it hides every GPU. Only then are the indices checked against the GPUs.
+    listed: list[int] = []
+    cut = None
     for entry in value.split(","):
         number = _strtoul(entry)
         if number is None or number < 0:
             why = "has no leading digits" if number is None else "is negative"
-            return Visibility(tuple(chosen), f"entry {entry.strip()!r} {why}, so the entries from it on are ignored")
-        if number in chosen:
+            cut = f"entry {entry.strip()!r} {why}, so the entries from it on are ignored"
+            break
+        if number in listed:
             return Visibility((), f"GPU {number} is named twice, and the CUDA runtime then shows no GPU at all")
+        listed.append(number)
+    for position, number in enumerate(listed):
         if number >= gpu_count:
             return Visibility(
-                tuple(chosen),
+                tuple(listed[:position]),
                 f"GPU {number} does not exist (this machine has {gpu_count}), so the entries from it on are ignored",
             )
-        chosen.append(number)
-    return Visibility(tuple(chosen))
+    return Visibility(tuple(listed), cut)
 
 
 def _uuids(value: str, uuids: Sequence[str]) -> Visibility:
-    chosen: list[int] = []
-    seen: list[str] = []
+    # As for indices: the list of GPU-... entries is read first (a repeated entry hides every GPU),
+    # then each is matched as a UUID prefix; the first that matches no GPU, or several, ends it.
+    listed: list[str] = []
+    cut = None
     for entry in value.split(","):
-        if entry in seen:
+        if entry in listed:
             return Visibility((), f"{entry!r} is named twice, and the CUDA runtime then shows no GPU at all")
-        seen.append(entry)
-        matches = [i for i, uuid in enumerate(uuids) if entry.startswith("GPU-") and uuid.startswith(entry)]
-        if len(entry) <= len("GPU-") or len(matches) != 1:
-            why = "matches no GPU" if not matches or len(entry) <= len("GPU-") else "matches several GPUs"
+        if not entry.startswith("GPU-"):
+            cut = f"entry {entry!r} does not start with GPU-, so the entries from it on are ignored"
+            break
+        listed.append(entry)
+    chosen: list[int] = []
+    for entry in listed:
+        matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(entry)] if len(entry) > len("GPU-") else []
+        if len(matches) != 1:
+            why = "matches several GPUs" if matches else "matches no GPU"
             return Visibility(tuple(chosen), f"{entry!r} {why}, so the entries from it on are ignored")
         if matches[0] in chosen:
             return Visibility(
                 (), f"{entry!r} names a GPU already listed, and the CUDA runtime then shows no GPU at all"
             )
         chosen.append(matches[0])
-    return Visibility(tuple(chosen))
+    return Visibility(tuple(chosen), cut)
 
 
 def resolve_visible_devices(value: str | None, uuids: Sequence[str]) -> Visibility:

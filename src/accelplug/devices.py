@@ -66,9 +66,12 @@ class DevicesRequest:
         return list(self.numbers)
 
     def as_text(self) -> str:
-        """The canonical string form (``"auto"``, ``"-1"``, ``"2"``, ``"0,2"``), as a config file stores it."""
+        """The canonical string form (``"auto"``, ``"-1"``, ``"2"``, ``"0,2"``), as a config file stores it.
+
+        A single index keeps a trailing comma (``[1]`` is ``"1,"``): ``"1"`` would read back as a count.
+        """
         if self.kind == "indices":
-            return ",".join(str(i) for i in self.numbers)
+            return ",".join(str(i) for i in self.numbers) + ("," if len(self.numbers) == 1 else "")
         return str(self.as_argument())
 
 
