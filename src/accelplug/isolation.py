@@ -25,7 +25,17 @@ from typing import Generic, TypeVar
 
 from .envvars import env_float
 
-__all__ = ["DEFAULT_TIMEOUT_S", "TIMEOUT_ENV", "CallOutcome", "PendingCall", "call", "describe_exception", "start"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "TIMEOUT_ENV",
+    "CallOutcome",
+    "PendingCall",
+    "call",
+    "describe_exception",
+    "in_plugin_call",
+    "plugin_timeout",
+    "start",
+]
 
 TIMEOUT_ENV = "ACCELPLUG_PLUGIN_TIMEOUT_S"
 #: Long enough for a plugin that imports a vendor SDK (several seconds is common), short enough that
@@ -33,6 +43,13 @@ TIMEOUT_ENV = "ACCELPLUG_PLUGIN_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 10.0
 
 T = TypeVar("T")
+
+_worker = threading.local()
+
+
+def in_plugin_call() -> bool:
+    """Whether this thread is running plugin code started by :func:`start` (a worker thread)."""
+    return bool(getattr(_worker, "active", False))
 
 
 def plugin_timeout() -> float:
@@ -79,6 +96,7 @@ class PendingCall(Generic[T]):
         self._thread.start()
 
     def _run(self) -> None:
+        _worker.active = True
         try:
             self._value = self._fn()
         except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the plugin raised them, not the user

@@ -428,6 +428,11 @@ class AcceleratorRegistry:
         self._probe_entry_points()
         return [self.status(entry.cls) for entry in self.entries()]
 
+    def misbehaving(self) -> list[AcceleratorStatus]:
+        """The entry-point accelerators whose answers broke the contract (what ``"auto"`` skipped)."""
+        self._probe_entry_points()
+        return [status for status in self._statuses.values() if status.problem is not None]
+
     def _asker(self, cls: type[Accelerator], progress: list[str]) -> Callable[[], AcceleratorStatus]:
         return lambda: ask(cls, progress, self._trace)
 
@@ -481,9 +486,22 @@ class AcceleratorRegistry:
         An accelerator whose plugin raises, answers nonsense or hangs is left out (and listed by
         :meth:`failures`), so ``"auto"`` falls back to the next one, the CPU at worst.
         """
-        usable = [self._accelerators[s.name].cls for s in self.statuses() if s.available]
+        self._probe_entry_points()
+        usable = [entry.cls for entry in self._accelerators.values() if self._usable(entry)]
         usable.sort(key=lambda c: (-c.auto_priority, c.name))
         return [c.name for c in usable]
+
+    def _usable(self, entry: AcceleratorEntry) -> bool:
+        if entry.source.plugin == BUILTIN_PLUGIN:
+            # accelplug's own accelerators answer correctly and cheaply: the common path stays a few
+            # microseconds. Anything unexpected still goes through the checked status.
+            try:
+                answer = entry.cls.is_available()
+            except Exception:
+                answer = None
+            if isinstance(answer, bool):
+                return answer
+        return self.status(entry.cls).available
 
     def failures(self) -> list[PluginFailure]:
         """Plugins that could not be loaded, and those whose accelerators broke the contract when asked."""
@@ -548,17 +566,30 @@ def _version(dist: str) -> str | None:
 
 
 _registry: AcceleratorRegistry | None = None
+#: The registry being loaded, for plugin code that asks for it while it loads (see get_registry).
+_loading: AcceleratorRegistry | None = None
 _lock = threading.Lock()
 
 
 def get_registry() -> AcceleratorRegistry:
-    """The process-wide registry; plugins load on the first call, never at import."""
-    global _registry
+    """The process-wide registry; plugins load on the first call, never at import.
+
+    A plugin that calls ``get_registry()`` while it is being loaded (at import, or in its hook, e.g. to
+    look at what is already registered) gets the registry being built instead of waiting for it
+    forever.
+    """
+    global _registry, _loading
     if _registry is None:
+        if _loading is not None and isolation.in_plugin_call():
+            return _loading
         with _lock:
             if _registry is None:
                 registry = AcceleratorRegistry()
-                registry.load()
+                _loading = registry
+                try:
+                    registry.load()
+                finally:
+                    _loading = None
                 _registry = registry
     return _registry
 

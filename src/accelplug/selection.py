@@ -97,13 +97,15 @@ def _launched_local_world_size() -> int | None:
 
 def _skipped(registry: AcceleratorRegistry) -> str:
     """The accelerators ``"auto"`` passed over because their plugin misbehaved, in words (or "")."""
-    broken = [s for s in registry.statuses() if s.problem is not None]
+    broken = registry.misbehaving()
     if not broken:
         return ""
     return "; skipped because their plugin misbehaved: " + "; ".join(f"{s.name!r} ({s.problem})" for s in broken)
 
 
-def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tuple[Accelerator, str]:
+def _resolve_accelerator(
+    accelerator: Any, registry: AcceleratorRegistry
+) -> tuple[Accelerator | None, type[Accelerator], str]:
     if isinstance(accelerator, Accelerator):
         cls: type[Accelerator] = type(accelerator)
         instance: Accelerator | None = accelerator
@@ -141,10 +143,7 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
         else:
             cls = registry.get(name)
             why = f"{cls.name!r} was requested"
-    reason = registry.status(cls).reason
-    if reason is not None:
-        raise AcceleratorUnavailableError(cls.name, reason, registry.available())
-    return (instance if instance is not None else cls()), why
+    return instance, cls, why
 
 
 def _device_ids(
@@ -212,9 +211,11 @@ def select(
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
         registry.register(accelerator)
-    instance, why = _resolve_accelerator(accelerator, registry)
-    cls = type(instance)
+    given, cls, why = _resolve_accelerator(accelerator, registry)
     status = registry.status(cls)  # a plugin's answers were asked once, in isolation; a built-in's just now
+    if status.reason is not None:
+        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available())
+    instance = given if given is not None else cls()
     local_world = _launched_local_world_size()
     if local_world and isinstance(devices, str) and devices.strip().lower() == "auto":
         devices = local_world  # under torchrun, "auto" means one device per local process
