@@ -93,7 +93,7 @@ def _print_tables(report: ListReport) -> None:
     if not report.failed_plugins:
         console.print("Failed plugins: none")
         return
-    failed = Table(title="Plugins that failed to load (skipped)", show_lines=True)
+    failed = Table(title="Plugins that failed to load or misbehaved", show_lines=True)
     for column in ("plugin", "distribution", "error"):
         failed.add_column(column, overflow="fold")
     for f in report.failed_plugins:
