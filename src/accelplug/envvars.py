@@ -40,7 +40,8 @@ KNOWN_VARIABLES: dict[str, str] = {
     "ACCELPLUG_CONFIG_FILE": "path of the config file to read instead of the user config directory's",
     "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1: load no entry-point plugins (built-ins only)",
     "ACCELPLUG_PLUGINS": "comma-separated entry-point names: load only these plugins",
-    "ACCELPLUG_PLUGIN_TIMEOUT_S": "seconds a plugin call may take before it is reported as hung",
+    "ACCELPLUG_PLUGIN_TIMEOUT_S": "seconds a plugin's import or its accelerator's queries may take before it is "
+    "reported as hung (default 10)",
     "ACCELPLUG_TRACE_PLUGINS": "1: print every plugin hook call and what it returned",
     "ACCELPLUG_KEEP_TORCH_DEFAULTS": "1: do not switch on TF32/cudnn.benchmark on CUDA",
     "ACCELPLUG_DDP_TIMEOUT_S": "seconds a collective may wait for a peer before the job fails",

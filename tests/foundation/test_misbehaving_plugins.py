@@ -26,7 +26,7 @@ from misbehaving_plugins import (
     verdict,
 )
 
-from accelplug.cli.models import ListReport
+from accelplug.cli.models import EnvReport, ListReport
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +61,11 @@ def runs(site: Path) -> dict[str, Run]:
         ("trace", ["-c", AVAILABLE], child_env(site, {**single, "ACCELPLUG_TRACE_PLUGINS": "1"})),
         ("all at once", ["-c", TRAINER], child_env(site, {"ACCELPLUG_PLUGIN_TIMEOUT_S": "1"})),
         ("asks registry", ["-c", AVAILABLE], child_env(site, {"ACCELPLUG_PLUGINS": "asks_registry"})),
+        (
+            "env",
+            ["-m", "accelplug", "env", "--json"],
+            child_env(site, {"ACCELPLUG_PLUGINS": "noisy_import,raising_probe"}),
+        ),
     ]
     return run_all(site, [*matrix_jobs(site), *extra])
 
@@ -166,3 +171,12 @@ def test_a_plugin_may_look_at_the_registry_while_it_is_loaded(runs: dict[str, Ru
     report = json.loads(result.stdout.splitlines()[-1])
     assert report["available"] == ["cpu", "asker"]
     assert report["failures"] == []  # a hook that waited for the registry would have timed out, a failure
+
+
+def test_env_json_stays_valid_and_reports_a_misbehaving_plugin(runs: dict[str, Run]) -> None:
+    result = runs["env"]
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = EnvReport.model_validate_json(result.stdout)
+    raising = next(a for a in report.accelerators if a.name == "raisingprobe")
+    assert not raising.available and "the NPU driver is not loaded" in (raising.reason or "")
+    assert any(f.plugin == "raising_probe" for f in report.failed_plugins)
