@@ -25,6 +25,7 @@ __all__ = [
     "DevicesRequest",
     "DevicesSpec",
     "InvalidDevicesError",
+    "devices_from_text",
     "parse_devices",
     "tokenize_devices",
 ]
@@ -140,6 +141,21 @@ def tokenize_devices(devices: object) -> DevicesRequest:
             raise InvalidDevicesError(devices, "a list of devices must hold ints only")
         return _indices(devices, list(devices))
     raise InvalidDevicesError(devices, f"a value of type {type(devices).__name__} is not accepted")
+
+
+def devices_from_text(text: str) -> int | str:
+    """A ``devices`` value typed as text (``--devices``), checked by :func:`tokenize_devices`.
+
+    A number comes back as an int, so messages about it read ``devices=0`` as in Python; anything
+    else comes back in its canonical text form (``"auto"``, ``"0,2"``).
+    """
+    stripped = text.strip()
+    digits = stripped.removeprefix("-")
+    if digits.isascii() and digits.isdigit():
+        number = int(stripped)
+        tokenize_devices(number)
+        return number
+    return tokenize_devices(text).as_text()
 
 
 def _fail(devices: object, accelerator: str, count: int, why: str) -> MisconfigurationException:

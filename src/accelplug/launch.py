@@ -112,11 +112,11 @@ def plan_launch(
         )
     if master_port is not None and not 1 <= master_port <= 65535:
         raise MisconfigurationException(f"--master-port={master_port} is invalid: expected a port in 1..65535.")
-    from .devices import tokenize_devices
+    from .devices import devices_from_text
     from .selection import select
 
     if isinstance(devices, str):
-        devices = tokenize_devices(devices).as_text()  # the one devices tokenizer, shared with selection
+        devices = devices_from_text(devices)  # the one devices tokenizer, shared with selection and config
     selection = select(accelerator, devices)
     if selection.num_devices > 1 and "ddp" not in type(selection.accelerator).supported_strategies():
         raise MisconfigurationException(

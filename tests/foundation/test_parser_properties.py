@@ -17,7 +17,7 @@ from accelplug import MisconfigurationException, Trainer, select
 from accelplug.accelerators import CPUAccelerator
 from accelplug.config import validate_values
 from accelplug.cuda_visible import resolve_visible_devices
-from accelplug.devices import DevicesRequest, parse_devices, tokenize_devices
+from accelplug.devices import DevicesRequest, devices_from_text, parse_devices, tokenize_devices
 from accelplug.envvars import env_choice, env_flag, env_float, env_int, env_names, env_str
 
 #: Digits that are not ASCII: superscripts, Arabic-Indic, N'Ko, full-width, circled.
@@ -78,6 +78,18 @@ def test_selection_the_config_file_and_launch_read_devices_alike(devices: str | 
     except MisconfigurationException:
         stored = None
     assert stored == (token.as_text() if token else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DEVICE_TEXT)
+def test_launch_reads_devices_text_as_the_tokenizer_does(text: str) -> None:
+    try:
+        expected = tokenize_devices(text)
+    except MisconfigurationException:
+        with pytest.raises(MisconfigurationException):
+            devices_from_text(text)
+        return
+    assert tokenize_devices(devices_from_text(text)) == expected
 
 
 @settings(max_examples=200, deadline=None)
