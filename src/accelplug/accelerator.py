@@ -57,8 +57,13 @@ class Accelerator(ABC):
 
     @classmethod
     def auto_device_count(cls) -> int:
-        """How many devices ``devices="auto"`` means: all of them unless a subclass knows better."""
-        return cls.device_count()
+        """How many devices ``devices="auto"`` means: all of them, but one when the accelerator has
+        no strategy that uses several (``supported_strategies()`` is only ``single_device``), so that
+        ``Trainer()`` with every argument left at its default always runs."""
+        count = cls.device_count()
+        if set(cls.supported_strategies()) <= {"single_device"}:
+            return min(count, 1)
+        return count
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:

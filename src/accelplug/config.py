@@ -93,24 +93,16 @@ class Settings(BaseSettings):
     @field_validator("devices", mode="before")
     @classmethod
     def _devices(cls, value: object) -> object:
-        if isinstance(value, bool):
-            raise ValueError(f"a bool is not a devices value. Accepted forms: {ACCEPTED_DEVICES_FORMS}")
-        if isinstance(value, int):
+        from .devices import InvalidDevicesError, tokenize_devices  # the one tokenizer selection and launch use
+
+        if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)
-        elif isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            value = ",".join(str(v) for v in value)
-        if not isinstance(value, str):
+        if not isinstance(value, (str, list)):
             raise ValueError(f"expected a string or int. Accepted forms: {ACCEPTED_DEVICES_FORMS}")
-        text = value.strip().lower()
-        if text in ("auto", "-1"):
-            return text
-        if text.isdigit() and int(text) > 0:
-            return str(int(text))
-        if "," in text and _INDICES.match(text):
-            indices = [int(p) for p in text.split(",") if p.strip()]
-            if len(set(indices)) == len(indices):
-                return ",".join(str(i) for i in indices)
-        raise ValueError(f"not a devices value. Accepted forms: {ACCEPTED_DEVICES_FORMS}")
+        try:
+            return tokenize_devices(value).as_text()
+        except InvalidDevicesError as exc:
+            raise ValueError(f"{exc.why}. Accepted forms: {ACCEPTED_DEVICES_FORMS}") from None
 
     @field_validator("precision", mode="before")
     @classmethod

@@ -23,6 +23,7 @@ __all__ = [
     "env_flag",
     "env_float",
     "env_int",
+    "env_names",
     "env_str",
     "unreported_unknown_variables",
 ]
@@ -40,7 +41,8 @@ KNOWN_VARIABLES: dict[str, str] = {
     "ACCELPLUG_CONFIG_FILE": "path of the config file to read instead of the user config directory's",
     "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1: load no entry-point plugins (built-ins only)",
     "ACCELPLUG_PLUGINS": "comma-separated entry-point names: load only these plugins",
-    "ACCELPLUG_PLUGIN_TIMEOUT_S": "seconds a plugin call may take before it is reported as hung",
+    "ACCELPLUG_PLUGIN_TIMEOUT_S": "seconds a plugin's import or its accelerator's queries may take before it is "
+    "reported as hung (default 10)",
     "ACCELPLUG_TRACE_PLUGINS": "1: print every plugin hook call and what it returned",
     "ACCELPLUG_KEEP_TORCH_DEFAULTS": "1: do not switch on TF32/cudnn.benchmark on CUDA",
     "ACCELPLUG_DDP_TIMEOUT_S": "seconds a collective may wait for a peer before the job fails",
@@ -68,6 +70,18 @@ def _bad(name: str, value: str, accepted: str, choices: list[str] | None = None)
 def env_str(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The stripped value of ``name``, or None when it is unset or empty."""
     return _raw(name, environ)
+
+
+def env_names(name: str, environ: Mapping[str, str] | None = None) -> list[str] | None:
+    """A comma-separated list of names: None when unset, ``[]`` when set to an empty value.
+
+    Unlike the other readers an empty value is not "unset": ``ACCELPLUG_PLUGINS=`` means "none".
+    Names are stripped; empty items (``"a,,b"``, a trailing comma) are dropped; order is kept.
+    """
+    value = (os.environ if environ is None else environ).get(name)
+    if value is None:
+        return None
+    return list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
 
 
 def env_flag(name: str, default: bool = False, environ: Mapping[str, str] | None = None) -> bool:

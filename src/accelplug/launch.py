@@ -162,13 +162,9 @@ def _devices(value: object) -> str | int:
             f"--devices={value!r}: torchrun's --nproc-per-node {name} means 'one process per {name} device'; "
             f"with accelplug give the accelerator and the count apart: accelplug launch {flag} --devices -1 ..."
         )
-    if not text.isascii():
-        from .devices import ACCEPTED_DEVICES_FORMS
+    from .devices import devices_from_text
 
-        raise MisconfigurationException(f"--devices={value!r} is invalid. Accepted forms: {ACCEPTED_DEVICES_FORMS}.")
-    if text.lstrip("-").isdigit():
-        return int(text)
-    return text
+    return devices_from_text(text)  # the one devices tokenizer, shared with selection and config
 
 
 def _endpoint(value: str, default_port: int | None) -> tuple[str, int]:

@@ -1,35 +1,44 @@
 """The process-wide registry of accelerators, filled by pluggy plugins on first use.
 
 Loading order is fixed so the outcome never depends on install order: the built-in plugin first
-(built-ins win every name clash), then entry-point plugins sorted by name. Each plugin is imported,
-registered and asked in isolation; whatever goes wrong is recorded as a ``PluginFailure`` and warned
-about, and the rest of the registry keeps working.
+(built-ins win every name clash), then entry-point plugins sorted by name. Each entry-point plugin is
+imported, registered and asked in isolation (see :mod:`accelplug.isolation`): an exception, a
+``sys.exit()``, a wrong answer, an unknown hook name or a call that does not return within
+``ACCELPLUG_PLUGIN_TIMEOUT_S`` is recorded as a ``PluginFailure`` and warned about, and the rest of the
+registry keeps working. An entry-point accelerator's answers (available? how many devices?) are
+asked once per registry, all plugins at once, so one slow plugin costs its time once, not at every
+``available()``; built-in accelerators and classes a program registers itself are asked directly,
+every time, because they are trusted and cheap and may depend on the environment of the moment
+(``CUDA_VISIBLE_DEVICES``).
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 import re
+import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
-from types import ModuleType
 from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, isolation
 from .accelerator import NAME_PATTERN, Accelerator
-from .errors import MisconfigurationException, PluginLoadWarning, did_you_mean
+from .envvars import env_flag, env_names
+from .errors import MisconfigurationException, PluginLoadWarning, closest_match, did_you_mean
 from .precision.base import Precision
+from .status import AcceleratorStatus, ContractBreach, ask, broken
 from .strategies.base import Strategy
 
 __all__ = [
     "AcceleratorEntry",
     "AcceleratorRegistry",
+    "AcceleratorStatus",
     "PluginFailure",
     "PluginInfo",
     "get_registry",
@@ -39,6 +48,10 @@ __all__ = [
 BUILTIN_PLUGIN = "builtin"
 DISABLE_AUTOLOAD_ENV = "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"
 PLUGINS_ENV = "ACCELPLUG_PLUGINS"
+TRACE_ENV = "ACCELPLUG_TRACE_PLUGINS"
+#: A plugin whose import and hooks take longer than this is shown with its time by ``accelplug list``.
+SLOW_PLUGIN_S = 1.0
+_HOOKS = ("register_accelerators", "register_strategies", "register_precisions")
 _PRECISION_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Not accelerator names: they are selection keywords.
 RESERVED_NAMES = frozenset({"auto", "gpu"})
@@ -51,6 +64,10 @@ class PluginInfo:
     plugin: str
     distribution: str | None = None
     version: str | None = None
+    #: Loaded from an entry point, so untrusted: called in isolation, with a time bound.
+    entry_point: bool = False
+    #: Seconds its import and hooks took (None for the built-in plugin and run-time registrations).
+    load_seconds: float | None = None
 
     def describe(self) -> str:
         if self.distribution is None:
@@ -60,7 +77,7 @@ class PluginInfo:
 
 @dataclass(frozen=True)
 class PluginFailure:
-    """A plugin that was skipped, and why."""
+    """A plugin that was skipped or whose accelerator misbehaved, and why."""
 
     plugin: str
     error: str
@@ -77,19 +94,25 @@ class AcceleratorEntry:
     source: PluginInfo
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def _selected_plugins() -> set[str] | None:
-    raw = os.environ.get(PLUGINS_ENV)
-    if raw is None:
-        return None
-    return {p.strip() for p in raw.split(",") if p.strip()}
-
-
 def _describe_object(obj: object) -> str:
-    return obj.__qualname__ if isinstance(obj, type) else f"{obj!r} ({type(obj).__name__})"
+    if isinstance(obj, type):
+        return obj.__qualname__
+    try:
+        text = repr(obj)
+    except Exception:  # a plugin's broken __repr__ must not hide the real problem
+        text = f"<{type(obj).__name__} object>"
+    return f"{text} ({type(obj).__name__})"
+
+
+def _timeout_hint(timeout: float) -> str:
+    return (
+        f" (the bound is ACCELPLUG_PLUGIN_TIMEOUT_S={timeout:g} s); it is no longer waited for. "
+        "Raise the bound if the plugin is merely slow"
+    )
+
+
+def _stderr_trace(line: str) -> None:
+    print(f"accelplug trace: {line}", file=sys.stderr, flush=True)
 
 
 class AcceleratorRegistry:
@@ -101,65 +124,170 @@ class AcceleratorRegistry:
         self._precisions: dict[str, tuple[type[Precision], PluginInfo]] = {}
         self._failures: list[PluginFailure] = []
         self._plugins: list[PluginInfo] = []
+        #: Answers of entry-point accelerators, asked once (see the module docstring).
+        self._statuses: dict[str, AcceleratorStatus] = {}
+        self._status_lock = threading.Lock()
+        self._timeout = isolation.DEFAULT_TIMEOUT_S
+        self._trace: Callable[[str], None] | None = None
         self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.plugin_manager.add_hookspecs(hookspecs)
 
     # ---- loading ---------------------------------------------------------------------------------
     def load(self) -> None:
-        """Register the built-in plugin, then every selected entry-point plugin."""
+        """Register the built-in plugin, then every selected entry-point plugin.
+
+        The ``ACCELPLUG_*`` variables are read here; a value that is not clearly on or off, or a
+        timeout that is not a positive number, raises ``MisconfigurationException``.
+        """
         from . import builtin_plugin
 
+        self._timeout = isolation.plugin_timeout()
+        if env_flag(TRACE_ENV):
+            self._start_tracing()
         self._load_plugin(PluginInfo(BUILTIN_PLUGIN, "accelplug", _version("accelplug")), lambda: builtin_plugin)
-        if _env_flag(DISABLE_AUTOLOAD_ENV):
+        if env_flag(DISABLE_AUTOLOAD_ENV):
             return
-        wanted = _selected_plugins()
         entry_points = sorted(metadata.entry_points(group=hookspecs.PROJECT_NAME), key=lambda e: e.name)
+        self._block_unselected([ep.name for ep in entry_points])
         for ep in entry_points:
-            if wanted is not None and ep.name not in wanted:
+            if self.plugin_manager.is_blocked(ep.name):
                 continue
             dist = getattr(ep, "dist", None)
-            info = PluginInfo(ep.name, dist.name if dist else None, dist.version if dist else None)
+            info = PluginInfo(ep.name, dist.name if dist else None, dist.version if dist else None, entry_point=True)
             self._load_plugin(info, ep.load)
+
+    def _block_unselected(self, installed: list[str]) -> None:
+        """Apply ``ACCELPLUG_PLUGINS`` with pluggy's ``set_blocked``; warn about names nobody installed."""
+        wanted = env_names(PLUGINS_ENV)
+        if wanted is None:
+            return
+        for name in installed:
+            if name not in wanted:
+                self.plugin_manager.set_blocked(name)
+        for name in wanted:
+            if name in installed or name == BUILTIN_PLUGIN:
+                continue
+            match = closest_match(name, installed)
+            hint = f" Did you mean {match!r}?" if match else ""
+            listed = ", ".join(repr(n) for n in installed) or "none"
+            self._fail(
+                PluginInfo(name),
+                f"{PLUGINS_ENV} names {name!r}, but no installed distribution has an 'accelplug' entry point "
+                f"of that name. Installed plugins: {listed}.{hint}",
+            )
+
+    def _start_tracing(self) -> None:
+        """``ACCELPLUG_TRACE_PLUGINS=1``: every hook call (pluggy's monitoring) and query answer on stderr."""
+        self._trace = _stderr_trace
+
+        def before(hook: str, impls: list[pluggy.HookImpl], kwargs: dict[str, object]) -> None:
+            _stderr_trace(f"{hook}() called on plugin(s) {', '.join(i.plugin_name for i in impls)}")
+
+        def after(outcome: pluggy.Result[object], hook: str, impls: list[pluggy.HookImpl], kwargs: object) -> None:
+            plugins = ", ".join(i.plugin_name for i in impls)
+            if outcome.exception is not None:
+                _stderr_trace(f"{hook}() of {plugins} {isolation.describe_exception(outcome.exception)}")
+            else:
+                _stderr_trace(f"{hook}() of {plugins} -> {outcome.get_result()!r}")
+
+        self.plugin_manager.add_hookcall_monitoring(before, after)  # type: ignore[arg-type]
 
     def _fail(self, info: PluginInfo, error: str) -> None:
         failure = PluginFailure(info.plugin, error, info.distribution, info.version)
+        if failure in self._failures:
+            return
         self._failures.append(failure)
         warnings.warn(f"accelplug skipped {failure}", PluginLoadWarning, stacklevel=4)
 
+    def _call(self, info: PluginInfo, fn: Callable[[], Any], what: str) -> isolation.CallOutcome[Any]:
+        """Call plugin code: isolated with the time bound for an entry point, directly for the built-ins."""
+        timeout = self._timeout if info.entry_point else None
+        outcome = isolation.call(fn, f"{info.plugin}:{what}", timeout)
+        if outcome.timed_out:
+            outcome = replace(outcome, error=f"{outcome.error}{_timeout_hint(self._timeout)}")
+        return outcome
+
     def _load_plugin(self, info: PluginInfo, load: Callable[[], Any]) -> None:
-        try:
-            plugin = load()
-        except Exception as exc:
-            self._fail(info, f"import failed: {type(exc).__name__}: {exc}")
+        begin = time.perf_counter()
+        imported = self._call(info, load, "import")
+        if not imported.ok:
+            if imported.timed_out:
+                self._fail(info, f"import {imported.error}")
+            elif isinstance(imported.exception, SystemExit):
+                self._fail(info, f"import failed: the module {imported.error} while being imported")
+            else:
+                self._fail(info, f"import failed: {(imported.error or '').removeprefix('raised ')}")
             return
+        plugin = imported.value
         try:
             self.plugin_manager.register(plugin, name=info.plugin)
         except Exception as exc:
             self._fail(info, f"invalid plugin: {type(exc).__name__}: {exc}")
             return
-        self._plugins.append(info)
-        self._collect(info, plugin, "register_accelerators", self._add_accelerator)
-        self._collect(info, plugin, "register_strategies", self._add_strategy)
-        self._collect(info, plugin, "register_precisions", self._add_precision)
+        problem = self._unknown_hooks(plugin)
+        if problem is not None:
+            self.plugin_manager.unregister(plugin, name=info.plugin)
+            self._fail(info, problem)
+            return
+        for hook, add in zip(_HOOKS, (self._add_accelerator, self._add_strategy, self._add_precision), strict=True):
+            self._collect(info, plugin, hook, add)
+        seconds = time.perf_counter() - begin
+        loaded = replace(info, load_seconds=seconds) if info.entry_point else info
+        self._plugins.append(loaded)
+        for name, entry in self._accelerators.items():
+            if entry.source == info:
+                self._accelerators[name] = AcceleratorEntry(entry.cls, loaded)
 
-    def _collect(
-        self, info: PluginInfo, plugin: ModuleType | object, hook: str, add: Callable[[object, PluginInfo], None]
-    ) -> None:
-        impls = [i for i in getattr(self.plugin_manager.hook, hook).get_hookimpls() if i.plugin is plugin]
-        for impl in impls:
-            try:
-                result = impl.function()
-            except Exception as exc:
-                self._fail(info, f"its {hook}() hook raised {type(exc).__name__}: {exc}")
+    def _unknown_hooks(self, plugin: object) -> str | None:
+        """pluggy's ``check_pending()`` for one plugin, as a sentence naming the hooks that exist."""
+        try:
+            self.plugin_manager.check_pending()
+        except pluggy.PluginValidationError as exc:
+            unknown = re.search(r"unknown hook '([^']+)'", str(exc))
+            name = unknown.group(1) if unknown else str(exc)
+            return (
+                f"it implements a hook named {name!r}, which accelplug does not have, so it would never be "
+                f"called. Hooks that exist: {', '.join(_HOOKS)}.{did_you_mean(name, list(_HOOKS))}"
+            )
+        if not any(impl.plugin is plugin for hook in _HOOKS for impl in self._hook(hook).get_hookimpls()):
+            return (
+                "it implements no hook, so it registers nothing: mark its functions with @accelplug.hookimpl "
+                f"(hooks that exist: {', '.join(_HOOKS)})"
+            )
+        return None
+
+    def _hook(self, name: str) -> pluggy.HookCaller:
+        hook: pluggy.HookCaller = getattr(self.plugin_manager.hook, name)
+        return hook
+
+    def _collect(self, info: PluginInfo, plugin: object, hook: str, add: Callable[[object, PluginInfo], None]) -> None:
+        if not any(impl.plugin is plugin for impl in self._hook(hook).get_hookimpls()):
+            return
+        others = [p for p in self.plugin_manager.get_plugins() if p is not plugin]
+        caller = self.plugin_manager.subset_hook_caller(hook, remove_plugins=others)
+
+        def call_and_list() -> list[list[object] | str | None]:
+            # Iterating a returned generator runs plugin code too, so it happens inside the bound.
+            results: list[list[object] | str | None] = []
+            for result in caller():
+                if result is None or isinstance(result, (str, bytes)):
+                    results.append(None if result is None else _describe_object(result))
+                    continue
+                try:
+                    results.append(list(result))
+                except TypeError:
+                    results.append(_describe_object(result))
+            return results
+
+        outcome = self._call(info, call_and_list, hook)
+        if not outcome.ok:
+            self._fail(info, f"its {hook}() hook {outcome.error}")
+            return
+        for result in outcome.value or []:
+            if isinstance(result, str):
+                self._fail(info, f"its {hook}() hook returned {result}, not a list")
                 continue
-            if result is None:
-                continue
-            try:
-                items = list(result)
-            except TypeError:
-                self._fail(info, f"its {hook}() hook returned {_describe_object(result)}, not a list")
-                continue
-            for item in items:
+            for item in result or []:
                 try:
                     add(item, info)
                 except MisconfigurationException as exc:
@@ -167,6 +295,12 @@ class AcceleratorRegistry:
 
     # ---- validation shared by the hook and register() ---------------------------------------------
     def _add_accelerator(self, cls: object, source: PluginInfo) -> None:
+        if isinstance(cls, Accelerator):
+            kind = type(cls).__qualname__
+            raise MisconfigurationException(
+                f"{_describe_object(cls)} is an instance; accelerators are registered as classes: "
+                f"register({kind}), and register_accelerators() returns [{kind}]"
+            )
         if not (isinstance(cls, type) and issubclass(cls, Accelerator)):
             raise MisconfigurationException(
                 f"{_describe_object(cls)} is not an accelplug.Accelerator subclass; "
@@ -183,6 +317,19 @@ class AcceleratorRegistry:
             )
         if not isinstance(getattr(cls, "device_type", None), str):
             raise MisconfigurationException(f"accelerator class {cls.__qualname__} does not set device_type")
+        priority = getattr(cls, "auto_priority", None)
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise MisconfigurationException(
+                f"accelerator class {cls.__qualname__} has auto_priority={priority!r}; expected an int "
+                "(CUDA is 100, MPS 90, the CPU 0)"
+            )
+        expected: dict[str, type] = {"is_gpu": bool, "description": str}
+        for attribute, wanted in expected.items():
+            if not isinstance(getattr(cls, attribute, None), wanted):
+                raise MisconfigurationException(
+                    f"accelerator class {cls.__qualname__} has {attribute}={getattr(cls, attribute, None)!r}; "
+                    f"expected a {wanted.__name__}"
+                )
         if name in self._accelerators:
             owner = self._accelerators[name]
             if owner.cls is cls:
@@ -258,25 +405,107 @@ class AcceleratorRegistry:
     def entries(self) -> list[AcceleratorEntry]:
         return [self._accelerators[n] for n in self.names()]
 
+    def status(self, accelerator: str | type[Accelerator]) -> AcceleratorStatus:
+        """The accelerator's checked answers to the class-level queries (never raises for a broken plugin).
+
+        An entry-point accelerator is asked once, in isolation, and the answer is kept; a built-in or
+        a class registered by the program (or not registered at all) is asked now, directly.
+        """
+        if isinstance(accelerator, str):
+            entry = self._accelerators.get(accelerator.strip().lower())
+            cls = self.get(accelerator) if entry is None else entry.cls
+        else:
+            cls = accelerator
+            entry = self._accelerators.get(getattr(cls, "name", ""))
+        if entry is not None and entry.cls is cls and entry.source.entry_point:
+            self._probe_entry_points()
+            return self._statuses[entry.cls.name]
+        source = entry.source if entry is not None and entry.cls is cls else PluginInfo(f"runtime:{cls.__module__}")
+        return self._probe_directly(cls, source)
+
+    def statuses(self) -> list[AcceleratorStatus]:
+        """Every registered accelerator's status, sorted by name."""
+        self._probe_entry_points()
+        return [self.status(entry.cls) for entry in self.entries()]
+
+    def misbehaving(self) -> list[AcceleratorStatus]:
+        """The entry-point accelerators whose answers broke the contract (what ``"auto"`` skipped)."""
+        self._probe_entry_points()
+        return [status for status in self._statuses.values() if status.problem is not None]
+
+    def _asker(self, cls: type[Accelerator], progress: list[str]) -> Callable[[], AcceleratorStatus]:
+        return lambda: ask(cls, progress, self._trace)
+
+    def _probe_directly(self, cls: type[Accelerator], source: PluginInfo) -> AcceleratorStatus:
+        progress: list[str] = []
+        outcome = isolation.call(self._asker(cls, progress), f"{cls.name}:probe", None)
+        return self._checked(cls, source, outcome, progress)
+
+    def _probe_entry_points(self) -> None:
+        """Ask every entry-point accelerator not yet asked, all at once, each in its own worker thread.
+
+        One deadline covers them all, so N hung plugins cost one bound, not N.
+        """
+        with self._status_lock:
+            todo = [e for e in self._accelerators.values() if e.source.entry_point and e.cls.name not in self._statuses]
+            if not todo:
+                return
+            progresses: list[list[str]] = [[] for _ in todo]
+            pending = [
+                isolation.start(self._asker(entry.cls, progress), f"{entry.cls.name}:probe")
+                for entry, progress in zip(todo, progresses, strict=True)
+            ]
+            deadline = time.perf_counter() + self._timeout
+            for entry, progress, call in zip(todo, progresses, pending, strict=True):
+                outcome = call.outcome(deadline)
+                if outcome.timed_out:
+                    outcome = replace(outcome, error=f"{outcome.error}{_timeout_hint(self._timeout)}")
+                self._statuses[entry.cls.name] = self._checked(entry.cls, entry.source, outcome, progress)
+
+    def _checked(
+        self,
+        cls: type[Accelerator],
+        source: PluginInfo,
+        outcome: isolation.CallOutcome[AcceleratorStatus],
+        progress: list[str],
+    ) -> AcceleratorStatus:
+        """The status from a probe's outcome; a broken contract becomes a failure and an unavailable status."""
+        if outcome.ok and outcome.value is not None:
+            return outcome.value.timed(outcome.seconds)
+        if isinstance(outcome.exception, ContractBreach):
+            problem = f"{cls.name}.{outcome.exception}"
+        else:
+            query = progress[-1] if progress else "is_available"
+            problem = f"{cls.name}.{query}() {outcome.error}"
+        self._fail(source, f"accelerator {cls.name!r} is treated as unavailable: {problem}")
+        return broken(cls.name, f"{source.describe()} misbehaved: {problem}", outcome.seconds)
+
     def available(self) -> list[str]:
-        """Names of the accelerators usable here, best first (the order ``"auto"`` uses)."""
-        usable = []
-        for entry in self._accelerators.values():
-            try:
-                ok = bool(entry.cls.is_available())
-            except Exception as exc:
-                warnings.warn(
-                    f"accelplug: {entry.cls.name}.is_available() raised {type(exc).__name__}: {exc}",
-                    PluginLoadWarning,
-                    stacklevel=2,
-                )
-                ok = False
-            if ok:
-                usable.append(entry.cls)
+        """Names of the accelerators usable here, best first (the order ``"auto"`` uses).
+
+        An accelerator whose plugin raises, answers nonsense or hangs is left out (and listed by
+        :meth:`failures`), so ``"auto"`` falls back to the next one, the CPU at worst.
+        """
+        self._probe_entry_points()
+        usable = [entry.cls for entry in self._accelerators.values() if self._usable(entry)]
         usable.sort(key=lambda c: (-c.auto_priority, c.name))
         return [c.name for c in usable]
 
+    def _usable(self, entry: AcceleratorEntry) -> bool:
+        if entry.source.plugin == BUILTIN_PLUGIN:
+            # accelplug's own accelerators answer correctly and cheaply: the common path stays a few
+            # microseconds. Anything unexpected still goes through the checked status.
+            try:
+                answer = entry.cls.is_available()
+            except Exception:
+                answer = None
+            if isinstance(answer, bool):
+                return answer
+        return self.status(entry.cls).available
+
     def failures(self) -> list[PluginFailure]:
+        """Plugins that could not be loaded, and those whose accelerators broke the contract when asked."""
+        self._probe_entry_points()
         return list(self._failures)
 
     def plugins(self) -> list[PluginInfo]:
@@ -284,9 +513,9 @@ class AcceleratorRegistry:
         return list(self._plugins)
 
     def register(self, cls: type[Accelerator]) -> type[Accelerator]:
-        """Add an accelerator at run time; invalid classes raise ``MisconfigurationException``."""
-        module = getattr(cls, "__module__", "unknown")
-        self._add_accelerator(cls, PluginInfo(f"runtime:{module}"))
+        """Add an accelerator at run time; invalid classes (or an instance) raise ``MisconfigurationException``."""
+        module = getattr(cls, "__module__", None) if isinstance(cls, type) else None
+        self._add_accelerator(cls, PluginInfo(f"runtime:{module or 'unknown'}"))
         return cls
 
     def strategy_names(self) -> list[str]:
@@ -337,17 +566,30 @@ def _version(dist: str) -> str | None:
 
 
 _registry: AcceleratorRegistry | None = None
+#: The registry being loaded, for plugin code that asks for it while it loads (see get_registry).
+_loading: AcceleratorRegistry | None = None
 _lock = threading.Lock()
 
 
 def get_registry() -> AcceleratorRegistry:
-    """The process-wide registry; plugins load on the first call, never at import."""
-    global _registry
+    """The process-wide registry; plugins load on the first call, never at import.
+
+    A plugin that calls ``get_registry()`` while it is being loaded (at import, or in its hook, e.g. to
+    look at what is already registered) gets the registry being built instead of waiting for it
+    forever.
+    """
+    global _registry, _loading
     if _registry is None:
+        if _loading is not None and isolation.in_plugin_call():
+            return _loading
         with _lock:
             if _registry is None:
                 registry = AcceleratorRegistry()
-                registry.load()
+                _loading = registry
+                try:
+                    registry.load()
+                finally:
+                    _loading = None
                 _registry = registry
     return _registry
 

@@ -16,9 +16,11 @@ from typing import Any
 import torch
 
 from .accelerator import Accelerator
+from .devices import parse_devices
 from .errors import AcceleratorUnavailableError, MisconfigurationException
 from .precisions import ACCEPTED_PRECISIONS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
+from .status import AcceleratorStatus
 
 __all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "normalize_precision", "select"]
 
@@ -89,11 +91,21 @@ _ACCEPTED = {
 
 def _launched_local_world_size() -> int | None:
     """Processes per node when started by torchrun / ``accelplug launch``, else None."""
-    value = os.environ.get("LOCAL_WORLD_SIZE")
-    return int(value) if value and value.isdigit() else None
+    value = os.environ.get("LOCAL_WORLD_SIZE", "").strip()
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
-def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tuple[Accelerator, str]:
+def _skipped(registry: AcceleratorRegistry) -> str:
+    """The accelerators ``"auto"`` passed over because their plugin misbehaved, in words (or "")."""
+    broken = registry.misbehaving()
+    if not broken:
+        return ""
+    return "; skipped because their plugin misbehaved: " + "; ".join(f"{s.name!r} ({s.problem})" for s in broken)
+
+
+def _resolve_accelerator(
+    accelerator: Any, registry: AcceleratorRegistry
+) -> tuple[Accelerator | None, type[Accelerator], str]:
     if isinstance(accelerator, Accelerator):
         cls: type[Accelerator] = type(accelerator)
         instance: Accelerator | None = accelerator
@@ -116,11 +128,12 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
                 cls = registry.get(available[0])
                 others = ", ".join(available[1:]) or "nothing else"
                 why = f"'auto' picked {cls.name!r}: the best available here (also available: {others})"
+                why += _skipped(registry)
         elif name == "gpu":
             gpus = [registry.get(n) for n in registry.available() if registry.get(n).is_gpu]
             if not gpus:
                 reasons = "; ".join(
-                    f"{e.cls.name}: {e.cls.unavailable_reason()}" for e in registry.entries() if e.cls.is_gpu
+                    f"{e.cls.name}: {registry.status(e.cls).reason}" for e in registry.entries() if e.cls.is_gpu
                 )
                 raise AcceleratorUnavailableError(
                     "gpu", f"no GPU accelerator is available ({reasons})", registry.available()
@@ -130,17 +143,37 @@ def _resolve_accelerator(accelerator: Any, registry: AcceleratorRegistry) -> tup
         else:
             cls = registry.get(name)
             why = f"{cls.name!r} was requested"
-    reason = cls.unavailable_reason()
-    if reason is not None:
-        raise AcceleratorUnavailableError(cls.name, reason, registry.available())
-    return (instance if instance is not None else cls()), why
+    return instance, cls, why
+
+
+def _device_ids(
+    cls: type[Accelerator], devices: object, status: AcceleratorStatus, registry: AcceleratorRegistry
+) -> list[int]:
+    """``cls.parse_devices(devices)``, answered from the accelerator's checked status where possible.
+
+    The base class's ``parse_devices`` only needs the device counts, which the registry has already
+    asked (once, in isolation, for a plugin); an accelerator that overrides it is asked directly.
+    """
+    if getattr(cls.parse_devices, "__func__", None) is getattr(Accelerator.parse_devices, "__func__", None):
+        return parse_devices(devices, status.device_count, cls.name, status.auto_device_count)
+    ids = cls.parse_devices(devices)
+    if not (isinstance(ids, list) and ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
+        raise MisconfigurationException(
+            f"accelerator {cls.name!r} answered devices={devices!r} with {ids!r}, not a list of device indices; "
+            f"its parse_devices() is broken (report it to {registry.source(cls.name).describe()})."
+        )
+    return ids
 
 
 def _resolve_strategy(
-    strategy: str, accelerator: type[Accelerator], num_devices: int, registry: AcceleratorRegistry
+    strategy: str,
+    accelerator: type[Accelerator],
+    num_devices: int,
+    supported: tuple[str, ...],
+    registry: AcceleratorRegistry,
 ) -> str:
-    supported = accelerator.supported_strategies()
-    launched = (_launched_local_world_size() or 1) > 1 or int(os.environ.get("WORLD_SIZE", "1")) > 1
+    world = os.environ.get("WORLD_SIZE", "").strip()
+    launched = (_launched_local_world_size() or 1) > 1 or (world.isascii() and world.isdigit() and int(world) > 1)
     name = strategy.strip().lower()
     if name == "auto":
         if num_devices == 1 and not launched:
@@ -178,24 +211,27 @@ def select(
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
         registry.register(accelerator)
-    instance, why = _resolve_accelerator(accelerator, registry)
-    cls = type(instance)
+    given, cls, why = _resolve_accelerator(accelerator, registry)
+    status = registry.status(cls)  # a plugin's answers were asked once, in isolation; a built-in's just now
+    if status.reason is not None:
+        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available())
+    instance = given if given is not None else cls()
     local_world = _launched_local_world_size()
     if local_world and isinstance(devices, str) and devices.strip().lower() == "auto":
         devices = local_world  # under torchrun, "auto" means one device per local process
-    device_ids = cls.parse_devices(devices)
+    device_ids = _device_ids(cls, devices, status, registry)
     if local_world and local_world != len(device_ids):
         raise MisconfigurationException(
             f"devices={devices!r} selects {len(device_ids)} device(s), but this process was launched "
             f"with {local_world} processes per node (LOCAL_WORLD_SIZE); use devices={local_world} or 'auto'."
         )
-    strategy_name = _resolve_strategy(strategy, cls, len(device_ids), registry)
+    strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry)
     canonical = normalize_precision(precision, registry.precision_aliases())
     verdict = registry.get_precision(canonical).supports(cls)
-    if not (canonical in cls.supported_precisions() if verdict is None else verdict):
+    if not (canonical in status.precisions if verdict is None else verdict):
         extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
         raise MisconfigurationException(
             f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "
-            f"{', '.join(repr(p) for p in cls.supported_precisions())}."
+            f"{', '.join(repr(p) for p in status.precisions)}."
         )
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why)

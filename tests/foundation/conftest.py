@@ -12,7 +12,7 @@ import accelplug.accelerators.cuda as cuda_module
 import accelplug.accelerators.mps as mps_module
 
 #: Modules that exercise the CUDA accelerator itself and must see the real GPUs, if any.
-_SEES_REAL_GPUS = {"test_cpu_and_cuda"}
+_SEES_REAL_GPUS = {"test_cpu_and_cuda", "test_cuda_visible_devices"}
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "accelplug"
 
 #: Lowest first. A module may import its own layer and the layers below it.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "envvars", "devices", "precisions", "_nvml", "hookspecs"),
+    ("errors", "envvars", "devices", "precisions", "_nvml", "cuda_visible", "isolation", "hookspecs"),
     (
         "accelerator",
         "accelerators",
@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "batches",
         "optimizers",
         "builtin_plugin",
+        "status",
         "registry",
     ),
     ("selection", "_request", "config", "module", "datamodule"),

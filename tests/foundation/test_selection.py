@@ -118,9 +118,23 @@ def test_an_accelerator_class_is_instantiated_and_registered() -> None:
     assert get_registry().get("twodev") is _TwoDevices
 
 
-def test_auto_devices_on_a_single_device_accelerator_with_several_devices_is_refused() -> None:
+def test_auto_devices_on_a_single_device_accelerator_with_several_devices_means_one() -> None:
+    # Issue 11 reversed this: it was refused ("supports only 'single_device'"), so a default
+    # Trainer() failed on such an accelerator. devices="auto" now means one device, as for MPS.
+    selection = select(_OnlySingle)
+    assert selection.device_ids == (0,)
+    assert selection.strategy == "single_device"
+
+
+def test_several_devices_asked_explicitly_on_a_single_device_accelerator_are_still_refused() -> None:
     with pytest.raises(MisconfigurationException, match="supports only 'single_device'"):
-        select(_OnlySingle)
+        select(_OnlySingle, devices=2)
+
+
+def test_a_default_trainer_runs_on_a_single_device_accelerator_with_several_devices() -> None:
+    get_registry().register(_OnlySingle)
+    trainer = Trainer()
+    assert (trainer.accelerator.name, trainer.num_devices, trainer.strategy.name) == ("onlysingle", 1, "single_device")
 
 
 def test_auto_strategy_is_ddp_for_several_devices() -> None:

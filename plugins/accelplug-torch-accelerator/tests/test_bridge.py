@@ -10,6 +10,7 @@ from accelplug_torch_accelerator import FORCE_ENV, TorchAcceleratorBridge, torch
 from accelplug_torch_accelerator.accelerator import _distributed_backend
 from fake_accelerator import FakeTorchAccelerator
 
+from accelplug import MisconfigurationException
 from accelplug.accelerators import CPUAccelerator, CUDAAccelerator
 from accelplug.registry import AcceleratorRegistry
 
@@ -157,3 +158,10 @@ def test_mixed_precision_is_claimed_where_torch_has_autocast(monkeypatch: pytest
 def test_the_owner_is_found_in_the_process_registry(fake_torch_accelerator: Fake) -> None:
     fake_torch_accelerator("cuda", 1)
     assert TorchAcceleratorBridge.owner() == CUDAAccelerator.name
+
+
+def test_an_unclear_force_value_is_refused(fake_torch_accelerator: Fake, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_torch_accelerator("cuda", 1)
+    monkeypatch.setenv(FORCE_ENV, "maybe")
+    with pytest.raises(MisconfigurationException, match=f"{FORCE_ENV}='maybe' is invalid"):
+        TorchAcceleratorBridge.is_available()

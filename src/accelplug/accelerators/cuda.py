@@ -21,14 +21,29 @@ def _cuda_initialized() -> bool:
     return bool(torch.cuda.is_initialized())  # type: ignore[no-untyped-call]
 
 
-def _count_in_subprocess() -> int:
-    """Ask torch in a child process, so CUDA is initialised there and not here."""
+#: A child that imports torch and counts; generous because a cold start on a cluster file system is slow.
+_SUBPROCESS_TIMEOUT_S = 60.0
+
+
+def _count_in_subprocess() -> tuple[int, str | None]:
+    """(count, error) from torch in a child process, so CUDA is initialised there and not here.
+
+    The child inherits this process's environment, ``CUDA_VISIBLE_DEVICES`` included, so it sees
+    exactly what a run started from here would see.
+    """
     code = "import torch; print(torch.cuda.device_count())"
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-        return int(out.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return 0
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=_SUBPROCESS_TIMEOUT_S, check=True
+        )
+        return int(out.stdout.strip().splitlines()[-1]), None
+    except subprocess.TimeoutExpired:
+        return 0, f"counting the GPUs in a child process took longer than {_SUBPROCESS_TIMEOUT_S:g} s"
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        return 0, f"counting the GPUs in a child process failed ({last[0]})"
+    except (OSError, ValueError, IndexError) as exc:
+        return 0, f"counting the GPUs in a child process failed ({type(exc).__name__}: {exc})"
 
 
 def _probe() -> tuple[int, str | None]:
@@ -46,19 +61,28 @@ def _probe_cached(visible: str | None, initialized: bool) -> tuple[int, str | No
     if initialized or torch.version.hip is not None:
         count = torch.cuda.device_count()  # already initialised (or ROCm): asking costs nothing
         return count, None if count else "torch sees no GPU in this process"
+    note = None
     try:
-        count = len(_nvml.visible_gpus())
+        gpus = _nvml.visible_gpus()
+        count = len(gpus)
+        if count == 0 and visible is not None:
+            note = _nvml.why_hidden(visible)
+    except _nvml.VisibilityUndecided:
+        count, error = _count_in_subprocess()  # MIG instances: only the runtime can say
+        if error is not None:
+            return 0, error
     except _nvml.NvmlUnavailable as exc:
         if not os.path.exists(_JETSON_DEVICE_NODE):
             return 0, str(exc)
-        count = _count_in_subprocess()
+        count, error = _count_in_subprocess()
         if count == 0:
-            return 0, "this Jetson-style device exposes no CUDA device to torch"
+            return 0, error or "this Jetson-style device exposes no CUDA device to torch"
     if count == 0:
         if visible is not None:
+            because = f" ({note})" if note else ""
             return 0, (
                 f"CUDA_VISIBLE_DEVICES={visible!r} hides every NVIDIA GPU of this machine from this "
-                "process; unset it or list valid GPU indices"
+                f"process{because}; unset it or list valid GPU indices or GPU-<uuid> prefixes"
             )
         return 0, "the NVIDIA driver is installed but reports no GPU"
     return count, None

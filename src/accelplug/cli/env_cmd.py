@@ -222,16 +222,18 @@ def _mps_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
 
 
 def _accelerator_env(cls: type[Accelerator]) -> AcceleratorEnv:
+    from ..registry import get_registry
     from .models import AcceleratorEnv
 
-    reason = cls.unavailable_reason()
+    status = get_registry().status(cls)  # checked, and bounded in time for a plugin's accelerator
+    reason = status.reason
     devices: list[DeviceInfo] = []
     details: dict[str, str] = {}
     if cls.name == "cuda":
         devices, details = _cuda_devices()  # names even when CUDA is hidden, to explain why
     elif cls.name == "mps" and reason is None:
         devices, details = _mps_devices()
-    count = cls.device_count() if reason is None else 0
+    count = status.device_count
     return AcceleratorEnv(
         name=cls.name, available=reason is None, device_count=count, reason=reason, devices=devices, details=details
     )
@@ -388,11 +390,13 @@ def env(
     import warnings
 
     from ..errors import PluginLoadWarning
+    from .stdout_guard import stdout_reserved
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginLoadWarning)  # listed in the report instead
-        report = collect()
-    typer.echo(report.model_dump_json(indent=2) if as_json else to_markdown(report))
+        with stdout_reserved() as write:  # what plugins print goes to stderr, never into the report
+            report = collect()
+            write((report.model_dump_json(indent=2) if as_json else to_markdown(report)) + "\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,11 @@ if TYPE_CHECKING:
 
 
 def collect() -> ListReport:
-    """Ask every registered accelerator its cheap class-level questions (no device is initialised)."""
+    """Ask every registered accelerator its cheap class-level questions (no device is initialised).
+
+    The answers come from the registry's checked status: a plugin that raises, hangs or answers
+    nonsense shows as unavailable with the cause, and is listed among the failed plugins.
+    """
     from ..registry import get_registry
     from .models import AcceleratorInfo, FailedPlugin, ListReport
 
@@ -19,7 +23,7 @@ def collect() -> ListReport:
     accelerators = []
     for entry in registry.entries():
         cls, source = entry.cls, entry.source
-        reason = cls.unavailable_reason()
+        status = registry.status(cls)
         accelerators.append(
             AcceleratorInfo(
                 name=cls.name,
@@ -28,12 +32,14 @@ def collect() -> ListReport:
                 plugin=source.plugin,
                 distribution=source.distribution,
                 version=source.version,
-                available=reason is None,
-                device_count=cls.device_count() if reason is None else 0,
-                strategies=list(cls.supported_strategies()),
-                precisions=list(cls.supported_precisions()),
+                available=status.available,
+                device_count=status.device_count,
+                strategies=list(status.strategies),
+                precisions=list(status.precisions),
                 auto_priority=cls.auto_priority,
-                reason=reason,
+                reason=status.reason,
+                load_seconds=None if source.load_seconds is None else round(source.load_seconds, 3),
+                probe_seconds=round(status.seconds, 3),
             )
         )
     failed = [
@@ -41,6 +47,21 @@ def collect() -> ListReport:
         for f in registry.failures()
     ]
     return ListReport(accelerators=accelerators, available=registry.available(), failed_plugins=failed)
+
+
+def _slow_lines(report: ListReport) -> list[str]:
+    """A line for each plugin that took long to import or to answer, with its time."""
+    from ..registry import SLOW_PLUGIN_S
+
+    lines = []
+    for acc in report.accelerators:
+        dist = f" ({acc.distribution} {acc.version or ''})".replace(" )", ")") if acc.distribution else ""
+        where = f"plugin {acc.plugin!r}{dist}"
+        if acc.load_seconds is not None and acc.load_seconds >= SLOW_PLUGIN_S:
+            lines.append(f"slow plugin: {where} took {acc.load_seconds:.1f} s to import and register {acc.name!r}")
+        if acc.probe_seconds >= SLOW_PLUGIN_S:
+            lines.append(f"slow plugin: {where} took {acc.probe_seconds:.1f} s to answer whether {acc.name!r} runs")
+    return lines
 
 
 def _print_tables(report: ListReport) -> None:
@@ -65,12 +86,14 @@ def _print_tables(report: ListReport) -> None:
     for acc in report.accelerators:
         if acc.reason:  # long, actionable sentences: printed whole rather than squeezed into a column
             console.print(f"[bold]{acc.name}[/] unavailable: {acc.reason}", highlight=False)
+    for line in _slow_lines(report):
+        console.print(line, highlight=False)
     best = report.available[0] if report.available else "none"
     console.print(f"accelerator='auto' picks: [bold]{best}[/] (order: {', '.join(report.available) or 'none'})")
     if not report.failed_plugins:
         console.print("Failed plugins: none")
         return
-    failed = Table(title="Plugins that failed to load (skipped)", show_lines=True)
+    failed = Table(title="Plugins that failed to load or misbehaved", show_lines=True)
     for column in ("plugin", "distribution", "error"):
         failed.add_column(column, overflow="fold")
     for f in report.failed_plugins:
@@ -92,14 +115,15 @@ def list_accelerators(
     import warnings
 
     from ..errors import PluginLoadWarning
+    from .stdout_guard import stdout_reserved
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginLoadWarning)  # reported in the table instead
-        report = collect()
-    if as_json:
-        typer.echo(report.model_dump_json(indent=2))
-    else:
-        _print_tables(report)
+        if not as_json:
+            _print_tables(collect())
+            return
+        with stdout_reserved() as write:  # what plugins print goes to stderr, never into the JSON
+            write(collect().model_dump_json(indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -42,6 +42,10 @@ class AcceleratorInfo(_Model):
     precisions: list[str]
     auto_priority: int
     reason: str | None = Field(description="why it is unavailable; null exactly when available")
+    load_seconds: float | None = Field(
+        None, description="seconds its plugin took to import and register (null for built-ins and run-time classes)"
+    )
+    probe_seconds: float = Field(0.0, description="seconds its availability and device queries took")
 
 
 class FailedPlugin(_Model):

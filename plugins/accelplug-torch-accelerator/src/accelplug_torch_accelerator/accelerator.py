@@ -21,11 +21,11 @@ accelplug loads its plugins, and the bridge says so if it was not.
 from __future__ import annotations
 
 import inspect
-import os
 
 import torch
 
 from accelplug import Accelerator, get_registry
+from accelplug.envvars import env_flag
 
 __all__ = ["FORCE_ENV", "TorchAcceleratorBridge", "torch_accelerator_type"]
 
@@ -58,7 +58,8 @@ def torch_accelerator_type() -> str | None:
 
 
 def _forced() -> bool:
-    return os.environ.get(FORCE_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+    """``ACCELPLUG_TORCH_ACCELERATOR_FORCE``: 1/true/yes/on or 0/false/no/off; anything else is refused."""
+    return env_flag(FORCE_ENV)
 
 
 def _autocast_available(device_type: str) -> bool:
