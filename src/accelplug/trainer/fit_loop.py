@@ -70,12 +70,12 @@ class FitLoop:
         self.opt = Optimization(run)
         self.collector = LogCollector()
         self.started = time.monotonic()
-        self._samples = self._samples_per_batch = 0
         self._last_loss: float | None = None
         self._last_logged_step = -1
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._batch: Any = None
+        self._last_output: Any = None
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -185,6 +185,7 @@ class FitLoop:
     def _after_batch(self, output: Any, batch: Any, batch_idx: int) -> None:
         state = self.state
         state.batches_done = batch_idx + 1
+        self._last_output = output
         self._epoch_has_batches = True
         if self.collector.callback_step:
             state.callback_metrics.update(self.collector.callback_step)
@@ -195,12 +196,7 @@ class FitLoop:
                 hook(output, batch, batch_idx)
         if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
             self._log_step(output)
-        if not self._samples_per_batch:
-            from .data import batch_size_of
-
-            self._samples_per_batch = batch_size_of(batch) * self.run_.strategy.world_size
-        self._samples += self._samples_per_batch
-        self.progress.tick(state.global_step, state.current_epoch, self._samples, self._last_loss)
+        self.progress.tick(state.global_step, self._last_loss)
         every = self.limits.val_every
         if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
             self._validate()
@@ -212,6 +208,7 @@ class FitLoop:
         self._last_logged_step = self.state.global_step
         metrics = read_step_metrics(self.run_, self.collector, output)
         self._last_loss = metrics.get("train_loss", self._last_loss)
+        self.progress.show_metrics(self.state.progress_bar_metrics)
         self.opt.check_finite(metrics)
 
     def _stop_within_epoch(self) -> bool:
@@ -263,6 +260,7 @@ class FitLoop:
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")
+        self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:
         """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
@@ -270,7 +268,7 @@ class FitLoop:
         After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
         step and the epoch is not marked done, so a resume finishes it.
         """
-        from .metrics import finish_train_epoch
+        from .metrics import finish_train_epoch, latest_loss
 
         state = self.state
         if not self._epoch_has_batches:
@@ -282,6 +280,7 @@ class FitLoop:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True
         finish_train_epoch(self.run_, self.collector)
+        self._last_loss = latest_loss(self.run_, self._last_output, self._last_loss)
         self.run_.router.enter("on_train_epoch_end", self.collector)
         self.hooks.call_callbacks("on_train_epoch_end", monitoring=False)
         self.hooks.call_module("on_train_epoch_end")
@@ -291,6 +290,7 @@ class FitLoop:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
         self.progress.epoch_end(state.global_step, epoch, {k: float(v) for k, v in state.callback_metrics.items()})
+        self.progress.show_metrics(state.progress_bar_metrics)
         self.run_.flush_loggers()
 
     def _validate(self) -> None:

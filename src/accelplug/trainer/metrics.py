@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from .run import Run
     from .self_log import LogCollector
 
-__all__ = ["finish_eval_epoch", "finish_train_epoch", "output_scalars", "read_step_metrics", "reduce_to_floats"]
+__all__ = [
+    "finish_eval_epoch",
+    "finish_train_epoch",
+    "latest_loss",
+    "output_scalars",
+    "read_step_metrics",
+    "reduce_to_floats",
+]
 
 
 def output_scalars(output: Any, loss_name: str) -> dict[str, torch.Tensor]:
@@ -88,3 +95,21 @@ def finish_eval_epoch(
     if publish and values:
         _publish(run, values, collector, no_logger, prog_bar)
     return values
+
+
+def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
+    """The loss of the epoch's last step, so the epoch's line never shows a value from steps ago.
+
+    One read-back per epoch (averaged across processes); ``train_loss`` in ``callback_metrics`` and
+    the progress bar becomes that value.
+    """
+    found = output_scalars(output, "train_loss").get("train_loss") if output is not None else None
+    # Every process takes part in the average (NaN where its last batch had no loss), so a skipped
+    # batch on one rank cannot leave the others waiting in the collective.
+    mine = found if found is not None else torch.tensor(float("nan"))
+    loss = reduce_to_floats(run, {"train_loss": mine})["train_loss"]
+    if loss != loss:
+        return fallback
+    run.state.callback_metrics["train_loss"] = torch.tensor(loss)
+    run.state.progress_bar_metrics["train_loss"] = loss
+    return loss

@@ -82,19 +82,19 @@ def run_fit(trainer: Trainer, call: StageCall) -> None:
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
-            val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule)
-            if val_loop is not None and options.num_sanity_val_steps and resume is None:
-                steps = options.num_sanity_val_steps
-                val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
-            loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
-            train_loader = prepare_loader(run, loaders[0], shuffle=not options.overfit_batches)
-            progress = trainer._make_progress()
-            run.progress = progress
-            loop = FitLoop(run, train_loader, val_loop, progress, resume)
-            loop.reload = reload
-            trainer._optimization = loop.opt
-            progress.start(loop.limits.total_steps, run.state.current_epoch, loop.limits.max_epochs)
+            progress = run.progress = trainer._make_progress()
+            progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
+                val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule)
+                if val_loop is not None and options.num_sanity_val_steps and resume is None:
+                    steps = options.num_sanity_val_steps
+                    val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
+                loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
+                train_loader = prepare_loader(run, loaders[0], shuffle=not options.overfit_batches)
+                loop = FitLoop(run, train_loader, val_loop, progress, resume)
+                loop.reload = reload
+                progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
+                trainer._optimization = loop.opt
                 loop.run()
             finally:
                 progress.stop()
