@@ -164,7 +164,10 @@ def _devices(value: object) -> str | int:
         )
     from .devices import devices_from_text
 
-    return devices_from_text(text)  # the one devices tokenizer, shared with selection and config
+    try:
+        return devices_from_text(text)  # the one devices tokenizer, shared with selection and config
+    except MisconfigurationException as exc:
+        raise MisconfigurationException(f"--{exc}") from None  # name the option as it was typed
 
 
 def _endpoint(value: str, default_port: int | None) -> tuple[str, int]:

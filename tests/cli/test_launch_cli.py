@@ -14,10 +14,12 @@ import pytest
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
+# One write per line (not print's separate pieces), so two workers sharing the pipe cannot interleave.
 REPORT = (
     "import os, sys\n"
-    "print('WORKER', os.environ['RANK'], os.environ['WORLD_SIZE'], os.environ.get('ACCELPLUG_PRECISION'),"
-    " os.environ['ACCELPLUG_ACCELERATOR'], sys.argv[1:], flush=True)\n"
+    "values = ['WORKER', os.environ['RANK'], os.environ['WORLD_SIZE'], os.environ.get('ACCELPLUG_PRECISION'),"
+    " os.environ['ACCELPLUG_ACCELERATOR'], sys.argv[1:]]\n"
+    "os.write(1, (' '.join(map(str, values)) + '\\n').encode())\n"
 )
 
 

@@ -134,7 +134,9 @@ def child_env(site: Path, extra: dict[str, str]) -> dict[str, str]:
     for name in ("WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK"):
         env.pop(name, None)
     env["CUDA_VISIBLE_DEVICES"] = ""  # the same expectations on a GPU machine as on the CPU-only CI
-    env["ACCELPLUG_CONFIG_FILE"] = str(site / "no-config.toml")
+    config = site / "empty-config.toml"  # no saved defaults (a file named by ACCELPLUG_CONFIG_FILE must exist)
+    config.touch()
+    env["ACCELPLUG_CONFIG_FILE"] = str(config)
     env["COLUMNS"] = "200"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     env.update(extra)
