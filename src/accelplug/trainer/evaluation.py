@@ -23,7 +23,7 @@ import torch
 
 from .checkpoint import capture_rng_state, restore_rng_state
 from .data import transfer_batch
-from .limits import batch_limit
+from .limits import batch_limit, epoch_length
 from .metrics import finish_eval_epoch, output_scalars
 from .self_log import LogCollector
 from .state import Stage
@@ -128,7 +128,7 @@ class EvaluationLoop:
             if max_batches is not None:
                 limit = max_batches if limit is None else min(limit, max_batches)
             if progress is not None:
-                progress.eval_start(self.short if max_batches is None else "sanity check", _length(loader, limit))
+                progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             with self._grad_context():
                 self._run_loader(loader, index, limit, collector, returned, counts)
             if progress is not None:
@@ -159,7 +159,7 @@ class EvaluationLoop:
         several = len(self.loaders) > 1
         suffix = f"/dataloader_idx_{index}" if several else ""
         extra = (index,) if several else ()
-        for batch_idx, raw in enumerate(itertools.islice(loader, _length(loader, limit))):
+        for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, limit))):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
             hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
@@ -204,7 +204,7 @@ class PredictionLoop:
             for index, loader in enumerate(self.loaders):
                 outputs: list[Any] = []
                 extra = (index,) if several else ()
-                for batch_idx, raw in enumerate(itertools.islice(loader, _length(loader, self.limits[index]))):
+                for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, self.limits[index]))):
                     batch = transfer_batch(run, raw, index)
                     hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
                     with run.precision.forward_context():
@@ -219,11 +219,3 @@ class PredictionLoop:
         hooks.call("on_predict_epoch_end")
         hooks.call("on_predict_end")
         return results if several else results[0]
-
-
-def _length(loader: Any, limit: int | None) -> int | None:
-    try:
-        length = len(loader)
-    except TypeError:
-        return limit
-    return length if limit is None else min(length, limit)

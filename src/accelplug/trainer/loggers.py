@@ -38,6 +38,14 @@ def next_version_dir(root: Path, name: str = "accelplug_logs") -> Path:
     return base / f"version_{version}"
 
 
+def run_folder(save_dir: str | os.PathLike[str], name: str, version: int | str | None) -> Path:
+    """Lightning's layout: ``save_dir/name/version_N`` (the next free N unless ``version`` is given)."""
+    base = Path(save_dir).expanduser()
+    if version is None:
+        return next_version_dir(base, name)
+    return base / name / (version if isinstance(version, str) else f"version_{version}")
+
+
 def is_logger(obj: object) -> bool:
     """Whether ``obj`` follows the logger protocol (at least ``log_metrics``)."""
     return callable(getattr(obj, "log_metrics", None))
@@ -89,12 +97,7 @@ class CSVLogger(MetricsLogger):
         *,
         folder: Path | None = None,
     ) -> None:
-        if folder is None:
-            base = Path(save_dir).expanduser()
-            if version is None:
-                folder = next_version_dir(base, name)
-            else:
-                folder = base / name / (version if isinstance(version, str) else f"version_{version}")
+        folder = folder if folder is not None else run_folder(save_dir, name, version)
         self.log_dir = folder
         self.path = folder / "metrics.csv"
         self._rows: list[dict[str, Any]] = []
@@ -146,9 +149,7 @@ class TensorBoardLogger(MetricsLogger):
             raise MisconfigurationException(
                 f'TensorBoard logging needs the tensorboard package: pip install "accelplug[tensorboard]" ({exc}).'
             ) from None
-        if folder is None:
-            base = Path(save_dir).expanduser()
-            folder = next_version_dir(base, name) if version is None else base / name / f"version_{version}"
+        folder = folder if folder is not None else run_folder(save_dir, name, version)
         self.log_dir = folder
         self._writer = SummaryWriter(log_dir=str(folder / "tensorboard"))
 
