@@ -132,3 +132,44 @@ def test_two_gpu_ddp_over_nccl_leaves_identical_weights(tmp_path: Path) -> None:
     rank1 = torch.load(f"{out}.rank1", weights_only=True, map_location="cpu")
     for name in rank0:
         assert torch.equal(rank0[name], rank1[name]), name
+
+
+def test_a_lightning_module_trains_on_cuda_with_device_stats_logged(tmp_path: Path) -> None:
+    import csv
+
+    import accelplug as L
+
+    class Regressor(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.save_hyperparameters()
+            self.layer = torch.nn.Linear(3, 1)
+
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+            assert self.device.type == "cuda"
+            x, y = batch
+            loss = torch.nn.functional.mse_loss(self.layer(x).float(), y)
+            self.log("loss", loss, prog_bar=True)
+            return loss
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = L.Trainer(
+        **_cuda(precision="bf16-mixed", max_epochs=3, log_every_n_steps=4, default_root_dir=tmp_path),
+        callbacks=[L.DeviceStatsMonitor()],
+    )
+    trainer.fit(Regressor(), regression_data())
+    assert trainer.metrics_path is not None
+    rows = list(csv.DictReader(trainer.metrics_path.open()))
+    memory = [float(r["cuda/allocated_bytes.all.current"]) for r in rows if r.get("cuda/allocated_bytes.all.current")]
+    assert memory and all(m > 0 for m in memory), "get_device_stats() reached the logger"
+    losses = [float(r["loss"]) for r in rows if r.get("loss")]
+    assert losses[-1] < losses[0]
+
+
+def test_bf16_true_keeps_parameters_in_bfloat16_on_cuda(tmp_path: Path) -> None:
+    model = LinearRegression(lr=0.05)
+    Trainer(**_cuda(precision="bf16-true", max_epochs=2, default_root_dir=tmp_path)).fit(model, regression_data())
+    assert model.linear.weight.dtype == torch.bfloat16 and model.linear.weight.device.type == "cuda"
+    assert set(model.seen_dtypes) == {torch.bfloat16}

@@ -28,6 +28,8 @@ class Precision:
     """
 
     name: ClassVar[str]
+    #: The ``torch.amp.GradScaler`` this precision steps through, or None (most precisions need none).
+    scaler: Any = None
     #: Other accepted spellings (compared case-insensitively; ints are given as strings, e.g. "16").
     aliases: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
