@@ -278,3 +278,20 @@ def test_on_step_logging_in_an_epoch_hook_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(MisconfigurationException, match="on_step=True"):
         _trainer(tmp_path, max_epochs=1).fit(StepInEpochEnd(), _data())
+
+
+def test_lr_and_device_stats_monitors_write_to_the_logger(tmp_path: Path) -> None:
+    import csv
+
+    class Scheduled(Counting):
+        def configure_optimizers(self) -> Any:
+            optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+            return {"optimizer": optimizer, "lr_scheduler": torch.optim.lr_scheduler.StepLR(optimizer, 1, 0.5)}
+
+    callbacks = [L.LearningRateMonitor(logging_interval="epoch"), L.DeviceStatsMonitor()]
+    trainer = _trainer(tmp_path, max_epochs=3, log_every_n_steps=4, callbacks=callbacks)
+    trainer.fit(Scheduled(), _data())
+    assert trainer.metrics_path is not None
+    rows = list(csv.DictReader(trainer.metrics_path.open()))
+    assert [float(r["lr-SGD"]) for r in rows if r.get("lr-SGD")] == [0.1, 0.05, 0.025]
+    assert any(float(r["cpu/max_rss_bytes"]) > 1e6 for r in rows if r.get("cpu/max_rss_bytes"))
