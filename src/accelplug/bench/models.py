@@ -190,8 +190,10 @@ def check_installed(models: Iterable[str]) -> None:
     missing = missing_packages(models)
     if not missing:
         return
-    needs = "; ".join(f"{', '.join(users)} needs {package}" for package, users in missing.items())
+    needs = ", ".join(
+        f"{' and '.join(users)} need{'s' if len(users) == 1 else ''} {package}" for package, users in missing.items()
+    )
     raise MisconfigurationException(
-        f"{needs}, which is not installed here. Install the benchmark extra: {INSTALL_HINT} "
+        f"{needs}, not installed here. Install the benchmark extra: {INSTALL_HINT} "
         f"(or pip install {' '.join(missing)}), or run `accelplug bench --quick`, which needs nothing extra."
     )

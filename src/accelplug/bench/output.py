@@ -1,11 +1,14 @@
-"""Where a run's files go, settled (and checked writable) before anything is measured.
+"""Where a run's files go, settled and checked before anything is measured.
 
 Every run writes ``bench.json`` (the :class:`~accelplug.bench.report.BenchReport`), ``bench.png``
-(the chart) and ``bench.md`` (the table in Markdown) into one folder: ``--out DIR``, or by default
-a new ``accelplug_bench/<date>_<time>/`` in the current folder, so runs never overwrite each other
-and a result can be found again. ``--json PATH`` and ``--chart PATH`` put that one file elsewhere.
+(the chart) and ``bench.md`` (the tables in Markdown) into one folder: ``--out DIR``, or by default a
+new ``accelplug_bench/<date>_<time>/`` in the current folder, so runs never overwrite each other and
+a result can be found again. ``--json PATH`` and ``--chart PATH`` put that one file elsewhere.
+
 A path that cannot be written (a directory given for a file, a file given for the folder, no
-permission) is a configuration error found now, not a traceback after minutes of measuring.
+permission) is a configuration error found by :func:`plan_outputs` before the run, not a traceback
+after minutes of measuring. Nothing is created until :meth:`Outputs.create`, which the command calls
+once every other option has been checked too, so a refused command leaves no empty folder behind.
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ DEFAULT_ROOT = Path("accelplug_bench")
 class Outputs:
     folder: Path
     json: Path
-    chart: Path | None  # None: no chart (matplotlib missing and no --chart asked)
+    chart: Path | None  # None: no chart (matplotlib missing, and no --chart asked)
     markdown: Path
 
+    def create(self) -> None:
+        """Create the folders the files go into (checked writable by :func:`plan_outputs`)."""
+        for path in (self.json, self.markdown, *([self.chart] if self.chart else [])):
+            path.parent.mkdir(parents=True, exist_ok=True)
 
-def _new_run_folder(root: Path, now: datetime.datetime) -> Path:
+
+def new_run_folder(root: Path, now: datetime.datetime) -> Path:
+    """``root/<date>_<time>``, with ``-2``, ``-3``... when a run of the same second already has it."""
     stamp = now.strftime("%Y-%m-%d_%H-%M-%S")
     folder, n = root / stamp, 1
     while folder.exists():
@@ -40,22 +49,21 @@ def _new_run_folder(root: Path, now: datetime.datetime) -> Path:
     return folder
 
 
-def _writable_folder(folder: Path, option: str) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise MisconfigurationException(
-            f"{option} {str(folder)!r} is a file, not a folder; name a folder to write into."
-        )
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MisconfigurationException(
-            f"{option}: cannot create the folder {str(folder)!r}: {exc.strerror}."
-        ) from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise MisconfigurationException(f"{option}: the folder {str(folder)!r} is not writable.")
+def _check_folder(folder: Path, option: str) -> None:
+    """``folder`` is, or can be created as, a writable folder."""
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file, not a folder" if existing == folder else f"lies under the file {str(existing)!r}"
+        raise MisconfigurationException(f"{option} {str(folder)!r} {what}; name a folder to write into.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise MisconfigurationException(f"{option} {str(folder)!r}: the folder {str(existing)!r} is not writable.")
 
 
-def _file(path: Path, option: str) -> Path:
+def _check_file(path: Path, option: str) -> Path:
     if path.is_dir():
         example = path / ("bench.json" if option == "--json" else "bench.png")
         raise MisconfigurationException(
@@ -64,18 +72,18 @@ def _file(path: Path, option: str) -> Path:
         )
     if path.exists() and not os.access(path, os.W_OK):
         raise MisconfigurationException(f"{option} {str(path)!r} exists and is not writable.")
-    _writable_folder(path.parent, option)
+    _check_folder(path.parent, option)
     return path
 
 
 def plan_outputs(
     out: Path | None, json_path: Path | None, chart_path: Path | None, *, draw: bool, now: datetime.datetime
 ) -> Outputs:
-    """The files this run will write; folders are created now, so a bad path fails before measuring."""
-    folder = out if out is not None else _new_run_folder(DEFAULT_ROOT, now)
-    json_file = _file(json_path, "--json") if json_path is not None else None
-    chart_file = _file(chart_path, "--chart") if chart_path is not None else None
-    _writable_folder(folder, "--out")
+    """The files this run will write, every path checked; nothing is created yet."""
+    folder = out if out is not None else new_run_folder(DEFAULT_ROOT, now)
+    json_file = _check_file(json_path, "--json") if json_path is not None else None
+    chart_file = _check_file(chart_path, "--chart") if chart_path is not None else None
+    _check_folder(folder, "--out")
     return Outputs(
         folder=folder,
         json=json_file or folder / "bench.json",

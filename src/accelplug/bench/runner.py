@@ -106,8 +106,15 @@ def validate(config: BenchConfig) -> list[Target]:
     and aliases accepted (and refused, with the accepted list) are exactly the Trainer's, plugin
     precisions included, and only those the accelerator supports.
     """
+    from ..precisions import normalize_precision
     from ..selection import select
 
+    aliases = get_registry().precision_aliases()
+    for option, value in (("--precision", config.precision), ("--cpu-precision", config.cpu_precision)):
+        try:  # both names are checked even when no accelerator uses --precision: a typo is a typo
+            normalize_precision(value, aliases)
+        except MisconfigurationException as exc:
+            raise MisconfigurationException(f"{option}: {exc}") from None
     for name in config.models:
         get_workload(name)
     check_installed(config.models)

@@ -115,13 +115,17 @@ def bench(
             min=1, metavar="N", help="Timed steps per round on the CPU (default: 3; with --quick: same as --steps)."
         ),
     ] = None,
-    cpu_warmup: Annotated[int, typer.Option(min=0, metavar="N", help="Untimed steps first, on the CPU.")] = 1,
+    cpu_warmup: Annotated[
+        int | None,
+        typer.Option(min=0, metavar="N", help="Untimed steps first, on the CPU (default: 1; with --quick: --warmup)."),
+    ] = None,
     cpu_repeats: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Rounds on the CPU (default: same as --repeats).")
     ] = None,
     precision: Annotated[
-        str, typer.Option(metavar="P", help="Precision on accelerators: 32-true, bf16-mixed, 16-mixed, ...")
-    ] = "32-true",
+        str | None,
+        typer.Option(metavar="P", help="Precision on accelerators: 32-true (default), bf16-mixed, 16-mixed, ..."),
+    ] = None,
     cpu_precision: Annotated[str, typer.Option(metavar="P", help="Precision of the CPU baseline.")] = "32-true",
     quick: Annotated[
         bool, typer.Option("--quick", help="A tiny built-in CNN: seconds on a laptop, needs nothing extra.")
@@ -150,6 +154,20 @@ def bench(
     training, validate for evaluation) on whatever this machine has.
     """
     import datetime
+
+    from ..bench.chart import chart_available
+    from ..bench.models import INSTALL_HINT
+    from ..bench.output import plan_outputs
+    from ..errors import MisconfigurationException
+
+    # Everything a user can get wrong is checked before the first step: the chart's package and the
+    # output paths, then names, precisions and packages; folders are created only once all is well.
+    draw = chart_available()
+    if not draw and chart is not None:
+        raise MisconfigurationException(f"--chart needs matplotlib, which is not installed here: {INSTALL_HINT}")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outputs = plan_outputs(out, json_path, chart, draw=draw, now=started.astimezone())
+
     import platform
 
     import torch
@@ -158,13 +176,11 @@ def bench(
 
     from .. import __version__
     from ..bench import BenchConfig, BenchReport, run_bench
-    from ..bench.chart import chart_available, draw_chart
-    from ..bench.models import DEFAULT_MODELS, INSTALL_HINT, QUICK_MODELS
-    from ..bench.output import plan_outputs
+    from ..bench.chart import draw_chart
+    from ..bench.models import DEFAULT_MODELS, QUICK_MODELS
     from ..bench.report import BenchSettings, with_speedups
     from ..bench.runner import validate
     from ..bench.table import cpu_only_note, markdown
-    from ..errors import MisconfigurationException
     from ..registry import get_registry
 
     chosen_models = _split(models) or (QUICK_MODELS if quick else DEFAULT_MODELS)
@@ -178,19 +194,20 @@ def bench(
         warmup=warmup,
         repeats=repeats,
         cpu_steps=cpu_steps if cpu_steps is not None else (steps if quick else 3),
-        cpu_warmup=cpu_warmup,
+        cpu_warmup=cpu_warmup if cpu_warmup is not None else (warmup if quick else 1),
         cpu_repeats=cpu_repeats if cpu_repeats is not None else repeats,
-        precision=precision,
+        precision=precision or "32-true",
         cpu_precision=cpu_precision,
         baseline=baseline,
     )
-    # Everything a user can get wrong is checked before the first step: names, precisions, packages, paths.
     targets = validate(config)
-    draw = chart_available()
-    if not draw and chart is not None:
-        raise MisconfigurationException(f"--chart needs matplotlib, which is not installed here: {INSTALL_HINT}")
-    started = datetime.datetime.now(datetime.timezone.utc)
-    outputs = plan_outputs(out, json_path, chart, draw=draw, now=started.astimezone())
+    outputs.create()
+    if precision is not None and all(t.cls.name == "cpu" for t in targets):
+        typer.echo(
+            f"accelplug bench: note: --precision applies to accelerators and none is measured; "
+            f"the CPU runs in --cpu-precision ({config.cpu_precision}).",
+            err=True,
+        )
     if not draw:
         typer.echo(f"accelplug bench: no chart: matplotlib is not installed here ({INSTALL_HINT}).", err=True)
 
@@ -235,6 +252,8 @@ def bench(
         written.append(draw_chart(report, outputs.chart))
     for path in written:
         typer.echo(f"wrote {path}")
+    if outputs.chart is None:
+        typer.echo(f"no chart: matplotlib is not installed here ({INSTALL_HINT})")
 
 
 def register(app: typer.Typer) -> None:
