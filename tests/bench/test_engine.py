@@ -43,10 +43,9 @@ def one_thread() -> Any:
 
 
 # ---- the timed window ------------------------------------------------------------------------------
-def test_the_window_times_the_steps_after_the_warmup_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_window_times_the_steps_after_the_warmup_only() -> None:
     clock = itertools.count(start=100.0, step=1.0)  # every read of the clock is one second later
-    monkeypatch.setattr("accelplug.bench.timing.time.perf_counter", lambda: next(clock))
-    window = StepWindow(CPU, warmup=2, steps=3)
+    window = StepWindow(CPU, warmup=2, steps=3, clock=lambda: next(clock))
     window.begin()
     for _ in range(5):
         window.step_done()
@@ -152,6 +151,8 @@ def test_the_progress_total_counts_every_step_of_every_round() -> None:
     assert total_steps(config, targets) == 2 * 2 * 4  # phases x rounds x (warmup + steps)
     with_baseline = BenchConfig(**{**config.__dict__, "baseline": True})
     assert total_steps(with_baseline, targets) == 2 * 2 * 2 * 4
+    not_on_the_cpu = BenchConfig(**{**config.__dict__, "baseline": True, "cpu_baseline": False})
+    assert total_steps(not_on_the_cpu, targets) == 2 * 2 * 4
 
 
 # ---- figures (made-up timings: arithmetic only) ----------------------------------------------------------
@@ -187,7 +188,7 @@ def _report(results: list[Measurement], note: str | None = None) -> BenchReport:
     settings = BenchSettings(
         models=["tinycnn"], accelerators=sorted({m.accelerator for m in results}), steps=10, warmup=1, repeats=3,
         cpu_steps=10, cpu_warmup=1, cpu_repeats=3, precision="32-true", cpu_precision="32-true", cpu_threads=1,
-        baseline=any(m.baseline for m in results),
+        baseline=any(m.baseline for m in results), cpu_baseline=any(m.baseline for m in results),
     )  # fmt: skip
     return BenchReport(
         accelplug="0", torch="0", created_utc="t", platform="p", command="accelplug bench", settings=settings,

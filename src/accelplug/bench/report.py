@@ -105,6 +105,7 @@ class BenchSettings(_Model):
     cpu_precision: str
     cpu_threads: int
     baseline: bool
+    cpu_baseline: bool
 
 
 class BenchReport(_Model):

@@ -66,6 +66,13 @@ class BenchConfig:
     precision: str = "32-true"
     cpu_precision: str = "32-true"
     baseline: bool = False
+    #: The hand-written loop on the CPU too (None: as ``baseline``); off keeps a GPU run short.
+    cpu_baseline: bool | None = None
+
+    def baseline_for(self, accelerator: str) -> bool:
+        if accelerator == "cpu" and self.cpu_baseline is not None:
+            return self.cpu_baseline
+        return self.baseline
 
     def counts_for(self, accelerator: str) -> tuple[int, int, int]:
         """(warmup, steps, repeats) on this accelerator."""
@@ -126,7 +133,7 @@ def validate(config: BenchConfig) -> list[Target]:
             precision = select(cls.name, 1, "auto", config.precision_for(cls.name)).precision
         except MisconfigurationException as exc:
             raise MisconfigurationException(f"{option}: {exc}") from None
-        if config.baseline and precision not in BASELINE_PRECISIONS:
+        if config.baseline_for(cls.name) and precision not in BASELINE_PRECISIONS:
             raise MisconfigurationException(
                 f"--baseline: the hand-written loop knows torch's own precisions "
                 f"({', '.join(BASELINE_PRECISIONS)}), not {precision!r}; run without --baseline."
@@ -138,10 +145,10 @@ def validate(config: BenchConfig) -> list[Target]:
 
 def total_steps(config: BenchConfig, targets: list[Target]) -> int:
     """Every step the run will take (warm-up included), for a progress bar that advances per step."""
-    loops = 2 if config.baseline else 1
     total = 0
     for target in targets:
         warmup, steps, repeats = config.counts_for(target.cls.name)
+        loops = 2 if config.baseline_for(target.cls.name) else 1
         total += len(config.models) * len(PHASES) * repeats * loops * (warmup + steps)
     return total
 
@@ -186,6 +193,7 @@ def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list
         device = cls.get_device(0)
         name = device_name(cls, device)
         warmup, steps, repeats = config.counts_for(cls.name)
+        with_baseline = config.baseline_for(cls.name)
         for model_name in config.models:
             workload = get_workload(model_name)
             module, batch = _prepare(workload, device, target.precision)
@@ -193,7 +201,7 @@ def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list
                 timings: dict[str, list[float]] = {"accelplug": [], "baseline": []}
                 seen: dict[str, list[int]] = {"accelplug": [], "baseline": []}
                 for index in range(repeats):
-                    order = ["accelplug", "baseline"] if config.baseline else ["accelplug"]
+                    order = ["accelplug", "baseline"] if with_baseline else ["accelplug"]
                     if index % 2:
                         order.reverse()
                     for loop in order:
@@ -210,7 +218,7 @@ def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list
                         seen[loop].append(window.seen)
                 samples = workload.batch_size * steps
                 ours = figures(timings["accelplug"], samples, seen["accelplug"])
-                hand = figures(timings["baseline"], samples, seen["baseline"]) if config.baseline else None
+                hand = figures(timings["baseline"], samples, seen["baseline"]) if with_baseline else None
                 paired = paired_ratios(timings["accelplug"], timings["baseline"]) if hand is not None else []
                 results.append(
                     Measurement(

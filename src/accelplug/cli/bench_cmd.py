@@ -136,6 +136,13 @@ def bench(
             "--baseline", help="Also run a hand-written loop on the same model and data, interleaved; report the ratio."
         ),
     ] = False,
+    cpu_baseline: Annotated[
+        bool | None,
+        typer.Option(
+            "--cpu-baseline/--no-cpu-baseline",
+            help="The hand-written loop on the CPU too (default: as --baseline); off keeps a GPU run short.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -199,6 +206,7 @@ def bench(
         precision=precision or "32-true",
         cpu_precision=cpu_precision,
         baseline=baseline,
+        cpu_baseline=cpu_baseline,
     )
     targets = validate(config)
     outputs.create()
@@ -240,6 +248,7 @@ def bench(
             cpu_precision=next((t.precision for t in targets if t.cls.name == "cpu"), config.cpu_precision),
             cpu_threads=torch.get_num_threads(),
             baseline=config.baseline,
+            cpu_baseline=config.baseline_for("cpu"),
         ),
         note=None if measured_accelerator else cpu_only_note(get_registry().available()),
         results=with_speedups(results),
