@@ -20,6 +20,7 @@ from pathlib import Path
 from ..errors import MisconfigurationException
 from .models import INSTALL_HINT, WORKLOADS
 from .report import BenchReport, Measurement
+from .table import number as _number
 
 __all__ = ["chart_available", "draw_chart"]
 
@@ -97,7 +98,12 @@ def _subtitle(report: BenchReport) -> str:
         rounds = settings.cpu_repeats if accelerator == "cpu" else settings.repeats
         most = max(most, rounds)
         parts.append(f"{accelerator} {first.precision}, {rounds} round{'s' if rounds > 1 else ''}")
-    spread = "error bars: slowest to fastest round" if most > 1 else "one round each: no error bars"
+    if most == 1:
+        spread = "one round each: no error bars"
+    elif report.has_speedups:
+        spread = "error bars: worst to best pairing of the rounds"
+    else:
+        spread = "error bars: slowest to fastest round"
     return f"{devices}\n{'; '.join(parts)}; bars: median round, {spread}"
 
 
@@ -137,12 +143,13 @@ def draw_chart(report: BenchReport, path: Path) -> Path:
             linewidth=0.4,
         )
         for x, (mid, _, high) in zip(xs, values, strict=True):
-            text = f"{mid:.0f}×" if speedups and mid >= 10 else (f"{mid:.1f}×" if speedups else f"{mid:.3g}")
+            text = f"{_number(mid)}×" if speedups else _number(mid)
             axes.annotate(
                 text, (x, high), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=7
             )
     labels = [_label(report, m, speedups) for m in models]
     axes.set_xticks(range(len(models)), labels)
+    axes.set_xlim(-0.75, len(models) - 0.25)  # a lone model's bars keep a readable width
     if speedups:
         axes.set_ylabel("speed-up over the CPU (×, higher is better)")
         axes.set_title(

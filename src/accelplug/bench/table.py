@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .models import WORKLOADS
 from .report import BenchReport, LoopFigures, Measurement
 
-__all__ = ["Cell", "Table", "cpu_only_note", "markdown", "tables"]
+__all__ = ["Cell", "Table", "cpu_only_note", "markdown", "number", "tables"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Table:
     caption: str
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     """Three significant figures at most above 100 (the spread between rounds is wider than that anyway)."""
     if value >= 100:
         return f"{value:.0f}"
@@ -46,9 +46,9 @@ def _number(value: float) -> str:
 
 def _spread(low: float | None, high: float | None, suffix: str = "") -> str:
     """ "low–high", or nothing when there is no spread to show (one round)."""
-    if low is None or high is None or _number(low) == _number(high):
+    if low is None or high is None or number(low) == number(high):
         return ""
-    return f"{_number(low)}–{_number(high)}{suffix}"
+    return f"{number(low)}–{number(high)}{suffix}"
 
 
 def cpu_only_note(available: list[str]) -> str:
@@ -60,7 +60,7 @@ def cpu_only_note(available: list[str]) -> str:
 
 
 def _throughput(m: Measurement | LoopFigures) -> Cell:
-    return Cell(_number(m.throughput), _spread(m.throughput_min, m.throughput_max))
+    return Cell(number(m.throughput), _spread(m.throughput_min, m.throughput_max))
 
 
 def _speedup(m: Measurement) -> Cell:
@@ -68,7 +68,7 @@ def _speedup(m: Measurement) -> Cell:
         return Cell("(ref.)")
     if m.speedup_vs_cpu is None:
         return Cell("-")
-    return Cell(f"{_number(m.speedup_vs_cpu)}×", _spread(m.speedup_min, m.speedup_max, "×"))
+    return Cell(f"{number(m.speedup_vs_cpu)}×", _spread(m.speedup_min, m.speedup_max, "×"))
 
 
 def _ratio(m: Measurement) -> Cell:
