@@ -182,6 +182,61 @@ def _prepare(workload: Workload, device: torch.device, precision: str) -> tuple[
     return BenchModule(workload, model), make_batch(workload, device, dtype)
 
 
+def _phase(
+    config: BenchConfig,
+    target: Target,
+    workload: Workload,
+    phase: Phase,
+    prepared: tuple[BenchModule, object],
+    device: torch.device,
+    progress: ProgressHook,
+) -> Measurement:
+    """Every round of one phase of one model on one accelerator: the Trainer (and the hand-written loop)."""
+    name = target.cls.name
+    warmup, steps, repeats = config.counts_for(name)
+    loops = ["accelplug", "baseline"] if config.baseline_for(name) else ["accelplug"]
+    module, batch = prepared
+    seconds: dict[str, list[float]] = {loop: [] for loop in loops}
+    seen: dict[str, list[int]] = {loop: [] for loop in loops}
+    for index in range(repeats):
+        for loop in loops if index % 2 == 0 else loops[::-1]:  # alternate who goes first
+            hand_written = " (hand-written)" if loop == "baseline" else ""
+            progress.describe(f"{name} {workload.title} {phase} round {index + 1}/{repeats}{hand_written}")
+            window = StepWindow(device, warmup, steps, progress.advance)
+            if loop == "accelplug":
+                trainer_round(phase, module, batch, name, target.precision, window)
+            else:
+                baseline_round(phase, module, batch, target.precision, window)
+            seconds[loop].append(window.seconds)
+            seen[loop].append(window.seen)
+    samples = workload.batch_size * steps
+    ours = figures(seconds["accelplug"], samples, seen["accelplug"])
+    hand = figures(seconds["baseline"], samples, seen["baseline"]) if "baseline" in seconds else None
+    paired = paired_ratios(seconds["accelplug"], seconds["baseline"]) if hand is not None else []
+    return Measurement(
+        model=workload.name,
+        accelerator=name,
+        device_name=device_name(target.cls, device),
+        phase=phase,
+        measured_with="Trainer.fit" if phase == "train" else "Trainer.validate",
+        precision=target.precision,
+        batch_size=workload.batch_size,
+        warmup=warmup,
+        steps=steps,
+        seconds=ours.seconds,
+        throughput=ours.throughput,
+        throughput_min=ours.throughput_min,
+        throughput_max=ours.throughput_max,
+        rounds=ours.rounds,
+        steps_seen=ours.steps_seen,
+        unit=workload.unit,
+        baseline=hand,
+        ratio_to_baseline=None if hand is None else ours.throughput / hand.throughput,
+        ratio_min=min(paired, default=None),
+        ratio_max=max(paired, default=None),
+    )
+
+
 def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list[Measurement]:
     """Measure every (accelerator, model, phase); raw figures with their spread, without speed-ups."""
     hook: ProgressHook = progress or _Silent()
@@ -189,62 +244,12 @@ def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list
     hook.start(total_steps(config, targets))
     results: list[Measurement] = []
     for target in targets:
-        cls = target.cls
-        device = cls.get_device(0)
-        name = device_name(cls, device)
-        warmup, steps, repeats = config.counts_for(cls.name)
-        with_baseline = config.baseline_for(cls.name)
+        device = target.cls.get_device(0)
         for model_name in config.models:
             workload = get_workload(model_name)
-            module, batch = _prepare(workload, device, target.precision)
-            for phase in PHASES:
-                timings: dict[str, list[float]] = {"accelplug": [], "baseline": []}
-                seen: dict[str, list[int]] = {"accelplug": [], "baseline": []}
-                for index in range(repeats):
-                    order = ["accelplug", "baseline"] if with_baseline else ["accelplug"]
-                    if index % 2:
-                        order.reverse()
-                    for loop in order:
-                        hook.describe(
-                            f"{cls.name} {workload.title} {phase} round {index + 1}/{repeats}"
-                            + (" (hand-written)" if loop == "baseline" else "")
-                        )
-                        window = StepWindow(device, warmup, steps, hook.advance)
-                        if loop == "accelplug":
-                            trainer_round(phase, module, batch, cls.name, target.precision, window)
-                        else:
-                            baseline_round(phase, module, batch, target.precision, window)
-                        timings[loop].append(window.seconds)
-                        seen[loop].append(window.seen)
-                samples = workload.batch_size * steps
-                ours = figures(timings["accelplug"], samples, seen["accelplug"])
-                hand = figures(timings["baseline"], samples, seen["baseline"]) if with_baseline else None
-                paired = paired_ratios(timings["accelplug"], timings["baseline"]) if hand is not None else []
-                results.append(
-                    Measurement(
-                        model=workload.name,
-                        accelerator=cls.name,
-                        device_name=name,
-                        phase=phase,
-                        measured_with="Trainer.fit" if phase == "train" else "Trainer.validate",
-                        precision=target.precision,
-                        batch_size=workload.batch_size,
-                        warmup=warmup,
-                        steps=steps,
-                        seconds=ours.seconds,
-                        throughput=ours.throughput,
-                        throughput_min=ours.throughput_min,
-                        throughput_max=ours.throughput_max,
-                        rounds=ours.rounds,
-                        steps_seen=ours.steps_seen,
-                        unit=workload.unit,
-                        baseline=hand,
-                        ratio_to_baseline=None if hand is None else ours.throughput / hand.throughput,
-                        ratio_min=min(paired, default=None),
-                        ratio_max=max(paired, default=None),
-                    )
-                )
-            del module, batch
+            prepared = _prepare(workload, device, target.precision)
+            results += [_phase(config, target, workload, phase, prepared, device, hook) for phase in PHASES]
+            del prepared
             _release(device)
     return results
 
