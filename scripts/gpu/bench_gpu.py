@@ -103,7 +103,7 @@ def main() -> int:
     _run(bench, out / "bench" / "stdout.txt")
 
     report = json.loads((out / "bench" / "bench.json").read_text(encoding="utf-8"))
-    summary = [f"`{report['command']}`", "", (out / "bench" / "bench.md").read_text(encoding="utf-8")]
+    summary = [(out / "bench" / "bench.md").read_text(encoding="utf-8")]  # it starts with the command
     summary += _verdicts(report, args.device)
 
     elapsed = time.perf_counter() - started
