@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ class DDPStrategy(Strategy):
     def __init__(self) -> None:
         super().__init__()
         self._created_group = False
+        self._watched_fits = 0
 
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
         import torch.distributed as dist
@@ -159,3 +160,19 @@ class DDPStrategy(Strategy):
 
         if dist.is_initialized():
             dist.barrier()
+
+    def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
+        """Name a rank that makes the others wait ``ACCELPLUG_HANG_TIMEOUT_S`` (see :mod:`.watchdog`)."""
+        from .watchdog import HangWatchdog, hang_timeout
+
+        timeout = hang_timeout()
+        if timeout is None or self.world_size < 2:
+            return contextlib.nullcontext()
+        self._watched_fits += 1  # every rank runs the same fits: a per-fit namespace in the store
+        return HangWatchdog(
+            rank=self.global_rank,
+            world_size=self.world_size,
+            timeout=timeout,
+            progress=progress,
+            generation=self._watched_fits,
+        )

@@ -46,7 +46,8 @@ _FORMAT_KEY = "accelplug_checkpoint"
 def checked_path(path: object) -> Path:
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise MisconfigurationException(
-            f"ckpt_path={path!r} is invalid: expected the path of a checkpoint file (str or Path), 'last', or None."
+            f"ckpt_path={path!r} is invalid: expected the path of a checkpoint file (str or Path), 'last', 'auto', "
+            "'best' or None."
         )
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
