@@ -435,7 +435,7 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     try:
         run(args)  # type: ignore[no-untyped-call]
     except ChildFailedError as exc:
-        rank, exitcode, line = _failure_line(exc, plan.max_restarts)
+        _rank, exitcode, line = _failure_line(exc, plan.max_restarts)
         print(line, file=sys.stderr, flush=True)
         return exitcode if exitcode > 0 else 1
     except SignalException as exc:

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..envvars import env_float
+from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException
 from .base import StepRouter, Strategy
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
 
-__all__ = ["DDPStrategy", "collective_timeout", "launched_by_torchrun"]
+__all__ = ["DDPStrategy", "attempt_store", "collective_timeout", "launched_by_torchrun"]
 
 DDP_TIMEOUT_ENV = "ACCELPLUG_DDP_TIMEOUT_S"
 
@@ -41,6 +41,30 @@ def collective_timeout() -> timedelta:
 def launched_by_torchrun() -> bool:
     """Whether this process is a worker started by ``torch.distributed.run`` (or a compatible launcher)."""
     return all(name in os.environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"))
+
+
+def attempt_store(timeout: timedelta) -> Any:
+    """torchrun's job store, seen through a prefix of this restart attempt; None when the agent hosts none.
+
+    torchrun's static rendezvous keeps one store for the whole job, and the process group's keys
+    (gloo's listening addresses, NCCL's unique id) carry no attempt number, so after a restart
+    (``--max-restarts``) a worker can read the previous attempt's address and fail to connect
+    ("Connection refused"; pytorch/pytorch#135712). Prefixing them with ``TORCHELASTIC_RESTART_COUNT``
+    (the same on every worker of one agent) keeps each attempt's keys apart.
+    """
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return None
+    from torch.distributed import PrefixStore, TCPStore  # type: ignore[attr-defined]
+
+    attempt = env_int("TORCHELASTIC_RESTART_COUNT", 0, minimum=0)
+    store = TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        int(os.environ["WORLD_SIZE"]),
+        is_master=False,
+        timeout=timeout,
+    )
+    return PrefixStore(f"accelplug/attempt_{attempt}/", store)
 
 
 class DDPStrategy(Strategy):
@@ -73,6 +97,9 @@ class DDPStrategy(Strategy):
             options: dict[str, Any] = {"backend": backend, "timeout": collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
+            store = attempt_store(options["timeout"])
+            if store is not None:
+                options.update(store=store, rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
             dist.init_process_group(**options)
             # Kept alive for validate/predict after fit. Not destroyed from an atexit hook: gloo aborts
             # ("terminate called without an active exception") when a peer has already gone; call

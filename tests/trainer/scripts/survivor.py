@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import os
 import sys
 import time
@@ -19,12 +20,40 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from accelplug import Trainer
+from accelplug import Callback, Trainer
+from accelplug.trainer import checkpoint_io
 from accelplug.trainer.callbacks import ModelCheckpoint
 
 
 def _say(text: str) -> None:
     os.write(1, f"{text}\n".encode())  # one write: lines of several ranks never interleave
+
+
+class ReportStop(Callback):
+    """Says at which step this rank stopped when fit ends by an exception (an interrupt included)."""
+
+    def on_exception(self, trainer: Trainer, pl_module: torch.nn.Module, exception: BaseException) -> None:
+        _say(f"STOPPED rank={trainer.global_rank} step={trainer.global_step} by={type(exception).__name__}")
+
+
+def slow_down_interrupt_saves(trainer: Trainer) -> None:
+    """The save a signal triggers writes half the file, says SAVING, then waits (a second signal lands here)."""
+    real_save = torch.save
+
+    def save(obj: object, handle: io.BufferedWriter) -> None:
+        if not trainer.interrupted:
+            real_save(obj, handle)
+            return
+        buffer = io.BytesIO()
+        real_save(obj, buffer)
+        data = buffer.getvalue()
+        handle.write(data[: len(data) // 2])
+        handle.flush()
+        _say("SAVING")
+        time.sleep(60)
+        handle.write(data[len(data) // 2 :])
+
+    checkpoint_io.torch.save = save  # type: ignore[attr-defined]
 
 
 class Net(torch.nn.Module):
@@ -70,12 +99,16 @@ def main() -> None:
     parser.add_argument("--every-n-steps", type=int, default=None)
     parser.add_argument("--log-every", type=int, default=5)
     parser.add_argument("--ckpt-path", default=None)
+    parser.add_argument("--dirpath", default=None, help="ModelCheckpoint(dirpath=...)")
+    parser.add_argument("--slow-interrupt-save", action="store_true")
     args = parser.parse_args()
     args.launched = "TORCHELASTIC_RUN_ID" in os.environ
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(96, 4, generator=generator)
     y = torch.sin(x.sum(dim=1, keepdim=True))
-    callbacks = [ModelCheckpoint(every_n_train_steps=args.every_n_steps)] if args.every_n_steps else None
+    callbacks: list[Callback] = [ReportStop()]
+    if args.every_n_steps:
+        callbacks.append(ModelCheckpoint(dirpath=args.dirpath, every_n_train_steps=args.every_n_steps))
     trainer = Trainer(
         accelerator="cpu",
         devices="auto",
@@ -89,6 +122,8 @@ def main() -> None:
         callbacks=callbacks,
         seed=0,
     )
+    if args.slow_interrupt_save:
+        slow_down_interrupt_saves(trainer)
     torch.manual_seed(0)
     model = Net(args, int(os.environ.get("RANK", "0")))
     model._trainer = trainer  # type: ignore[assignment]
