@@ -113,3 +113,23 @@ def test_speedup_is_throughput_over_the_cpus_for_the_same_model_and_phase() -> N
 def test_report_json_round_trips() -> None:
     measurement = _m("cpu", "eval", 50.0)
     assert Measurement.model_validate(json.loads(measurement.model_dump_json())) == measurement
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--precision", "8"), "precision='8' is not a supported precision"),
+        (("--json", "{folder}"), "is a folder; give a file path"),
+        (("--json", "/dev/null/x.json"), "/dev/null is not a folder"),
+        (("--chart", "/dev/null/x.png"), "/dev/null is not a folder"),
+    ],
+    ids=["--precision 8 on a CPU-only run", "--json a folder", "--json under a file", "--chart under a file"],
+)
+def test_bad_outputs_and_precisions_exit_2_before_anything_is_measured(
+    cli: RunCli, tmp_path: Path, args: tuple[str, ...], says: str
+) -> None:
+    result = cli("bench", "--quick", "--accelerators", "cpu", *(a.replace("{folder}", str(tmp_path)) for a in args))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert says in result.stderr
+    assert result.stdout == "", "refused before the measurement printed anything"

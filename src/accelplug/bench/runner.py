@@ -168,6 +168,11 @@ def validate(config: BenchConfig) -> list[type[Accelerator]]:
     """Check every name and precision before anything slow starts; the CPU is always measured last."""
     for name in config.models:
         get_workload(name)
+    wanted = normalize_precision(config.precision)  # checked even when no accelerator here would use it
+    if wanted not in BENCH_PRECISIONS:
+        raise MisconfigurationException(
+            f"--precision={config.precision!r} cannot be benchmarked; choose from {', '.join(BENCH_PRECISIONS)}."
+        )
     registry = get_registry()
     classes = []
     for name in config.accelerators:

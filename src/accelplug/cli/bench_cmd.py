@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..errors import MisconfigurationException
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
@@ -137,6 +139,8 @@ def bench(
         cpu_precision=cpu_precision,
     )
     validate(config)  # every name and precision checked before the progress display starts
+    for option, path in (("--json", json_path), ("--chart", chart)):
+        _check_output(option, path)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True, refresh_per_second=4) as progress:
         results = run_bench(config, _RichProgress(progress))
@@ -160,13 +164,29 @@ def bench(
     )
     _print_table(report)
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            shown = str(json_path)
+            raise MisconfigurationException(f"--json={shown!r} could not be written: {exc.strerror}.") from None
         typer.echo(f"wrote {json_path}")
     if chart is not None:
         from ..bench.chart import draw_speedups
 
         typer.echo(f"wrote {draw_speedups(report, chart)}")
+
+
+def _check_output(option: str, path: Path | None) -> None:
+    """Refuse an output path that cannot be a file before the (long) measurement, not after it."""
+    if path is None:
+        return
+    if path.is_dir():
+        example = path / ("bench.json" if option == "--json" else "bench.png")
+        raise MisconfigurationException(f"{option}={str(path)!r} is a folder; give a file path, e.g. {example}.")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise MisconfigurationException(f"{option}={str(path)!r}: {parent} is not a folder.")
 
 
 def register(app: typer.Typer) -> None:
