@@ -14,10 +14,13 @@ import pytest
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
+#: One ``os.write`` per line: torchrun's workers write unbuffered, so ``print``'s pieces of two workers
+#: could interleave ("WORKERWORKER 01 ...").
 REPORT = (
     "import os, sys\n"
-    "print('WORKER', os.environ['RANK'], os.environ['WORLD_SIZE'], os.environ.get('ACCELPLUG_PRECISION'),"
-    " os.environ['ACCELPLUG_ACCELERATOR'], sys.argv[1:], flush=True)\n"
+    "line = ' '.join(map(str, ['WORKER', os.environ['RANK'], os.environ['WORLD_SIZE'],"
+    " os.environ.get('ACCELPLUG_PRECISION'), os.environ['ACCELPLUG_ACCELERATOR'], sys.argv[1:]]))\n"
+    "os.write(1, (line + '\\n').encode())\n"
 )
 
 

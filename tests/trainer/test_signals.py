@@ -175,6 +175,23 @@ def test_the_stop_waits_for_the_accumulation_window_and_fit_restores_the_handler
     assert capsys.readouterr().err.count("\n") == 1
 
 
+class _SignalAtFitEnd(Callback):
+    def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_signal_too_late_to_stop_the_loop_reaches_the_previous_handler_when_fit_ends(tmp_path: Path) -> None:
+    received: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        trainer = Trainer(**quiet(max_steps=3, logger=False, default_root_dir=tmp_path, callbacks=[_SignalAtFitEnd()]))
+        trainer.fit(LinearRegression(), regression_data(n=64, batch_size=8))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert trainer.global_step == 3 and not trainer.interrupted
+    assert received == [signal.SIGTERM], "delivered once fit was done, not swallowed"
+
+
 def test_fit_in_another_thread_installs_no_handler_and_trains(tmp_path: Path, own_handler: Any) -> None:
     trainer = Trainer(**quiet(max_steps=3, logger=False, enable_checkpointing=False, default_root_dir=tmp_path))
     errors: list[BaseException] = []

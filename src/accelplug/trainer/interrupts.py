@@ -22,7 +22,8 @@ that says where the checkpoint is and how to resume.
 A second signal in a plain process stops at once (a ``KeyboardInterrupt``), even in the middle of the
 save: the save is atomic, so the previous checkpoint stays intact. Under torchrun a repeated signal is
 ignored, because the agent forwards the signal it received (Ctrl-C reaches a worker twice) and
-enforces its own grace period with SIGKILL.
+enforces its own grace period with SIGKILL. A signal that comes too late to stop the loop (during
+``on_fit_end``) is raised again, for the previous handler, when ``fit`` has ended.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class SignalGuard:
         #: The signal every rank stops for, once agreed.
         self.stopping: int | None = None
         self._previous: dict[int, Any] = {}
+        #: ``should_stop``/``stop_reason`` before a signal set them (put back if the signal came too late).
+        self._before: tuple[bool, StopReason | None] | None = None
 
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():  # signal.signal works only there
@@ -97,10 +100,16 @@ class SignalGuard:
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         self._previous.clear()
+        if kind is None and self.received is not None:
+            # It came too late to stop the loop (after the last agreement, in on_fit_end): deliver it now
+            # to the handler it was meant for, rather than swallow a scheduler's SIGTERM.
+            if self._before is not None:
+                self.state.should_stop, self.state.stop_reason = self._before
+            signal.raise_signal(self.received)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:
@@ -114,6 +123,7 @@ class SignalGuard:
             raise interrupted
 
     def _stop(self, signum: int) -> None:
+        self._before = (self.state.should_stop, self.state.stop_reason)
         self.stopping = signum
         self.state.should_stop = True
         self.state.stop_reason = StopReason.SIGNAL
