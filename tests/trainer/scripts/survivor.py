@@ -89,6 +89,7 @@ class Net(torch.nn.Module):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root-dir", required=True)
+    parser.add_argument("--accelerator", default="cpu", help="cuda: the same faults on GPUs (NCCL)")
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--ready-step", type=int, default=-1)
     parser.add_argument("--step-sleep", type=float, default=0.0)
@@ -110,8 +111,8 @@ def main() -> None:
     if args.every_n_steps:
         callbacks.append(ModelCheckpoint(dirpath=args.dirpath, every_n_train_steps=args.every_n_steps))
     trainer = Trainer(
-        accelerator="cpu",
-        devices="auto",
+        accelerator=args.accelerator,
+        devices=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
         strategy="ddp" if "WORLD_SIZE" in os.environ and os.environ["WORLD_SIZE"] != "1" else "auto",
         max_steps=args.max_steps,
         max_epochs=-1,
@@ -128,7 +129,8 @@ def main() -> None:
     model = Net(args, int(os.environ.get("RANK", "0")))
     model._trainer = trainer  # type: ignore[assignment]
     trainer.fit(model, DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True), ckpt_path=args.ckpt_path)
-    digest = hashlib.sha256(b"".join(v.numpy().tobytes() for v in model.state_dict().values())).hexdigest()[:16]
+    weights = b"".join(v.cpu().numpy().tobytes() for v in model.state_dict().values())
+    digest = hashlib.sha256(weights).hexdigest()[:16]
     _say(f"DONE rank={trainer.global_rank} step={trainer.global_step} weights={digest}")
     sys.stdout.flush()
 
