@@ -46,6 +46,8 @@ KNOWN_VARIABLES: dict[str, str] = {
     "ACCELPLUG_TRACE_PLUGINS": "1: print every plugin hook call and what it returned",
     "ACCELPLUG_KEEP_TORCH_DEFAULTS": "1: do not switch on TF32/cudnn.benchmark on CUDA",
     "ACCELPLUG_DDP_TIMEOUT_S": "seconds a collective may wait for a peer before the job fails",
+    "ACCELPLUG_HANG_TIMEOUT_S": "seconds one rank may keep the others waiting before it is named as hung and the "
+    "job ends (0: off)",
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})

@@ -22,6 +22,7 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+import signal
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -417,7 +418,12 @@ def plan_launch(
 
 
 def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
-    """Run the workers through torchrun's agent; the job's exit code (non-zero when any rank failed)."""
+    """Run the workers through torchrun's agent; the job's exit code (non-zero when any rank failed).
+
+    A SIGTERM/SIGINT to this process is forwarded by the agent to the workers, which then write a
+    checkpoint and exit (see ``accelplug.trainer.interrupts``); the job then exits 128 + the signal.
+    """
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import get_args_parser, run
 
@@ -428,17 +434,39 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     try:
         run(args)  # type: ignore[no-untyped-call]
     except ChildFailedError as exc:
-        rank, failure = exc.get_first_failure()
-        code = failure.exitcode if failure.exitcode and failure.exitcode > 0 else 1
-        restarts = f" after {plan.max_restarts} restart(s)" if plan.max_restarts else ""
-        print(
-            f"accelplug launch: rank {rank} failed (exit code {failure.exitcode}){restarts}, so the other ranks were "
-            "stopped; its error is printed above.",
-            file=sys.stderr,
-            flush=True,
-        )
-        return code
+        _rank, exitcode, line = _failure_line(exc, plan.max_restarts)
+        print(line, file=sys.stderr, flush=True)
+        return exitcode if exitcode > 0 else 1
+    except SignalException as exc:
+        return 128 + int(exc.sigval)
     return 0
+
+
+def _failure_line(exc: Exception, max_restarts: int) -> tuple[int, int, str]:
+    """``(rank, exit code, the line to print)`` for the failure that ended the job.
+
+    A rank ended by the hang watchdog is reported first, with the message it recorded in torchrun's
+    error file (it names the hung rank); otherwise torchrun's first failure.
+    """
+    from .strategies.watchdog import HUNG_EXIT_CODE
+
+    failures = exc.failures  # type: ignore[attr-defined]
+    hung = sorted(r for r, f in failures.items() if f.exitcode == HUNG_EXIT_CODE)
+    rank, failure = (hung[0], failures[hung[0]]) if hung else exc.get_first_failure()  # type: ignore[attr-defined]
+    restarts = f" after {max_restarts} restart(s)" if max_restarts else ""
+    if failure.exitcode in (128 + signal.SIGTERM, 128 + signal.SIGINT):
+        name = signal.Signals(failure.exitcode - 128).name
+        return rank, failure.exitcode, f"accelplug launch: the workers stopped on {name}{restarts}; see the line above."
+    if hung:
+        recorded = failure.message.get("message") if isinstance(failure.message, dict) else None
+        what = recorded or f"rank {rank} was hung (see its message above)"
+        return rank, failure.exitcode, f"accelplug launch: {what} The other ranks were stopped{restarts}."
+    return (
+        rank,
+        failure.exitcode,
+        f"accelplug launch: rank {rank} failed (exit code {failure.exitcode}){restarts}, so the other ranks were "
+        "stopped; its error is printed above.",
+    )
 
 
 def launch(script: str | os.PathLike[str], script_args: list[str] | tuple[str, ...] = (), **options: object) -> int:

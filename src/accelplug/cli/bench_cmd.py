@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..errors import MisconfigurationException
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
@@ -267,6 +269,18 @@ def bench(
         typer.echo(f"wrote {path}")
     if outputs.chart is None:
         typer.echo(f"no chart: matplotlib is not installed here ({INSTALL_HINT})")
+
+
+def _check_output(option: str, path: Path | None) -> None:
+    """Refuse an output path that cannot be a file before the (long) measurement, not after it."""
+    if path is None:
+        return
+    if path.is_dir():
+        example = path / ("bench.json" if option == "--json" else "bench.png")
+        raise MisconfigurationException(f"{option}={str(path)!r} is a folder; give a file path, e.g. {example}.")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise MisconfigurationException(f"{option}={str(path)!r}: {parent} is not a folder.")
 
 
 def register(app: typer.Typer) -> None:

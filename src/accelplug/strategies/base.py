@@ -240,3 +240,7 @@ class Strategy(ABC):
 
     def barrier(self) -> None:  # noqa: B027 - optional hook
         """Wait until every process reaches this point."""
+
+    def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
+        """A context within which a rank that makes the others wait too long is named (one process: none)."""
+        return contextlib.nullcontext()

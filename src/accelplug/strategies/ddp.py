@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..envvars import env_float
+from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException
 from .base import StepRouter, Strategy
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
 
-__all__ = ["DDPStrategy", "collective_timeout", "launched_by_torchrun"]
+__all__ = ["DDPStrategy", "attempt_store", "collective_timeout", "launched_by_torchrun"]
 
 DDP_TIMEOUT_ENV = "ACCELPLUG_DDP_TIMEOUT_S"
 
@@ -43,6 +43,30 @@ def launched_by_torchrun() -> bool:
     return all(name in os.environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"))
 
 
+def attempt_store(timeout: timedelta) -> Any:
+    """torchrun's job store, seen through a prefix of this restart attempt; None when the agent hosts none.
+
+    torchrun's static rendezvous keeps one store for the whole job, and the process group's keys
+    (gloo's listening addresses, NCCL's unique id) carry no attempt number, so after a restart
+    (``--max-restarts``) a worker can read the previous attempt's address and fail to connect
+    ("Connection refused"; pytorch/pytorch#135712). Prefixing them with ``TORCHELASTIC_RESTART_COUNT``
+    (the same on every worker of one agent) keeps each attempt's keys apart.
+    """
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return None
+    from torch.distributed import PrefixStore, TCPStore  # type: ignore[attr-defined]
+
+    attempt = env_int("TORCHELASTIC_RESTART_COUNT", 0, minimum=0)
+    store = TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        int(os.environ["WORLD_SIZE"]),
+        is_master=False,
+        timeout=timeout,
+    )
+    return PrefixStore(f"accelplug/attempt_{attempt}/", store)
+
+
 class DDPStrategy(Strategy):
     name = "ddp"
     description = "one process per device, gradients averaged with torch.distributed"
@@ -51,6 +75,7 @@ class DDPStrategy(Strategy):
     def __init__(self) -> None:
         super().__init__()
         self._created_group = False
+        self._watched_fits = 0
 
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
         import torch.distributed as dist
@@ -72,6 +97,9 @@ class DDPStrategy(Strategy):
             options: dict[str, Any] = {"backend": backend, "timeout": collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
+            store = attempt_store(options["timeout"])
+            if store is not None:
+                options.update(store=store, rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
             dist.init_process_group(**options)
             # Kept alive for validate/predict after fit. Not destroyed from an atexit hook: gloo aborts
             # ("terminate called without an active exception") when a peer has already gone; call
@@ -159,3 +187,19 @@ class DDPStrategy(Strategy):
 
         if dist.is_initialized():
             dist.barrier()
+
+    def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
+        """Name a rank that makes the others wait ``ACCELPLUG_HANG_TIMEOUT_S`` (see :mod:`.watchdog`)."""
+        from .watchdog import HangWatchdog, hang_timeout
+
+        timeout = hang_timeout()
+        if timeout is None or self.world_size < 2:
+            return contextlib.nullcontext()
+        self._watched_fits += 1  # every rank runs the same fits: a per-fit namespace in the store
+        return HangWatchdog(
+            rank=self.global_rank,
+            world_size=self.world_size,
+            timeout=timeout,
+            progress=progress,
+            generation=self._watched_fits,
+        )

@@ -147,26 +147,29 @@ def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str) ->
 
 
 def resolve_ckpt_path(trainer: Any, value: Any, device: torch.device) -> Path | None:
-    """``ckpt_path`` as a file: a path, ``"last"`` (the newest checkpoint that verifies) or ``"best"``."""
+    """``ckpt_path`` as a file: a path, ``"last"`` (the newest checkpoint that verifies), ``"auto"`` (the
+    same, or None to start fresh when there is none) or ``"best"``."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().lower() in ("last", "best"):
-        keyword = value.strip().lower()
-        if keyword == "best":
-            callback = trainer.checkpoint_callback
-            best = getattr(callback, "best_model_path", None)
-            if not best:
-                raise MisconfigurationException(
-                    "ckpt_path='best' needs a ModelCheckpoint(monitor=...) that has saved a best checkpoint; "
-                    "none has. Use ckpt_path='last' or a file path."
-                )
-            return Path(best)
-        found = find_last_checkpoint(trainer._checkpoint_folders(), device)
-        if found is None:
+    keyword = value.strip().lower() if isinstance(value, str) else None
+    if keyword == "best":
+        best = getattr(trainer.checkpoint_callback, "best_model_path", None)
+        if not best:
+            raise MisconfigurationException(
+                "ckpt_path='best' needs a ModelCheckpoint(monitor=...) that has saved a best checkpoint; "
+                "none has. Use ckpt_path='last' or a file path."
+            )
+        return Path(best)
+    if keyword in ("last", "auto"):
+        strategy = trainer.strategy
+        # Rank 0 looks and tells the others, so every rank resumes from the same file.
+        found = find_last_checkpoint(trainer._checkpoint_folders(), device) if strategy.is_global_zero else None
+        found = strategy.broadcast_object(found)
+        if found is None and keyword == "last":
             folders = ", ".join(str(f) for f in trainer._checkpoint_folders()) or "none"
             raise MisconfigurationException(
-                f"ckpt_path='last' found no checkpoint that verifies (looked in: {folders}). Train first, or give "
-                "the checkpoint's path."
+                f"ckpt_path='last' found no checkpoint that verifies (looked in: {folders}). Train first, give "
+                "the checkpoint's path, or use ckpt_path='auto' to start fresh when there is none."
             )
-        return found
+        return Path(found) if found is not None else None
     return checked_path(value)

@@ -8,12 +8,12 @@ A batch takes one of three paths, chosen once per run:
   backward and step (no per-batch hook defined by the module or a callback, no gradient scaler, no
   clipping). A few attribute reads per step; the loss stays on the device.
 - :meth:`FitLoop.general_batch`, Lightning's automatic optimisation with every hook in Lightning's
-  order (``optimizer_step`` wraps a closure that runs ``training_step``, zeroes gradients at the start
-  of an accumulation window and runs backward).
+  order (``optimizer_step`` wraps a closure running ``training_step``, ``zero_grad`` and backward).
 - :meth:`FitLoop.manual_batch`, when the module set ``automatic_optimization = False``: only
   ``training_step`` runs; the module steps its optimizers itself.
 
-Resuming exactly (the epoch's shuffle replayed, consumed batches skipped) is :mod:`.resume`.
+Resuming exactly (the epoch's shuffle replayed, consumed batches skipped) is :mod:`.resume`; how
+SIGTERM/SIGINT stop the loop (no work per step) is :mod:`.interrupts`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["FitLoop"]
 
 
-#: What a batch path returns when the module's ``on_train_batch_start`` returned -1 (Lightning: skip the
-#: rest of this epoch).
+#: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch).
 SKIP_REST_OF_EPOCH = object()
 
 
@@ -64,8 +63,7 @@ class FitLoop:
         self.val_loop = val_loop
         self.progress = progress
         self.resume = resume
-        #: The method that made the training loader, for ``reload_dataloaders_every_n_epochs``.
-        self.reload: Callable[[], Any] | None = None
+        self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
         self.collector = LogCollector()
@@ -206,7 +204,10 @@ class FitLoop:
         from .metrics import read_step_metrics
 
         self._last_logged_step = self.state.global_step
-        metrics = read_step_metrics(self.run_, self.collector, output)
+        signals = self.run_.signals  # under DDP its stop flags ride on this all-reduce (see .interrupts)
+        metrics = read_step_metrics(self.run_, self.collector, output, signals.flags() if signals else None)
+        if signals is not None:
+            signals.agree(metrics)
         self._last_loss = metrics.get("train_loss", self._last_loss)
         self.progress.show_metrics(self.state.progress_bar_metrics)
         self.opt.check_finite(metrics)

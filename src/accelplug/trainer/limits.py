@@ -3,7 +3,8 @@
 Everything the loop needs to decide "go on or stop" lives here, so the loop itself only asks
 :meth:`Limits.stop_reason`. Lightning's meanings are kept: ``max_epochs=None`` with no ``max_steps``
 means 1000 epochs, ``-1`` means no epoch limit; ``min_epochs``/``min_steps`` keep a requested stop
-waiting; ``max_time`` ends the fit at the first batch boundary after the time is up.
+waiting (a signal's stop does not wait for them); ``max_time`` ends the fit at the first batch boundary
+after the time is up.
 """
 
 from __future__ import annotations
@@ -109,11 +110,19 @@ class Limits:
             return StopReason.MAX_STEPS
         if self.max_time_s is not None and elapsed_s >= self.max_time_s:
             return StopReason.MAX_TIME
+        if state.should_stop and state.stop_reason is StopReason.SIGNAL:
+            # A signal does not wait for min_steps/min_epochs, only for the end of an accumulation window.
+            return StopReason.SIGNAL if not within_epoch or self.at_step_boundary(state) else None
         if state.should_stop and self.can_stop_early(state):
             return state.stop_reason or StopReason.REQUESTED
         if not within_epoch and epoch is not None and self.max_epochs is not None and epoch >= self.max_epochs:
             return StopReason.MAX_EPOCHS
         return None
+
+    def at_step_boundary(self, state: LoopState) -> bool:
+        """Whether the batches done so far end an accumulation window (the optimizers just stepped)."""
+        done = state.batches_done
+        return self.accumulate == 1 or done % self.accumulate == 0 or done == self.epoch_length
 
     def can_stop_early(self, state: LoopState) -> bool:
         """A requested stop waits until ``min_steps`` and ``min_epochs`` are met (as in Lightning)."""

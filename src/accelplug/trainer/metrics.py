@@ -64,12 +64,18 @@ def _publish(
         run.log_metrics({**logged, "epoch": float(state.current_epoch)}, state.global_step)
 
 
-def read_step_metrics(run: Run, collector: LogCollector, output: Any) -> dict[str, float]:
-    """At a logging step: the step values and the loss, reduced, published and returned as floats."""
+def read_step_metrics(
+    run: Run, collector: LogCollector, output: Any, private: dict[str, torch.Tensor] | None = None
+) -> dict[str, float]:
+    """At a logging step: the step values and the loss, reduced, published and returned as floats.
+
+    ``private`` values (the ranks' stop flags) ride on the same all-reduce: returned, never published.
+    """
     pending = collector.drain_step()
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
-    values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending})
-    _publish(run, values, collector, no_logger, prog_bar | {"train_loss"})
+    values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
+    public = {k: v for k, v in values.items() if k not in private} if private else values
+    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"})
     return values
 
 

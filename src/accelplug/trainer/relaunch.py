@@ -23,6 +23,12 @@ def relaunch_if_needed(strategy: Strategy, accelerator: str, num_devices: int, n
     """Start one process per device when DDP was asked for outside a launcher (this process then exits)."""
     from ..strategies.ddp import launched_by_torchrun
 
+    if num_nodes > 1 and not launched_by_torchrun():
+        raise MisconfigurationException(
+            f"num_nodes={num_nodes} asks for a run over {num_nodes} machines, but this process was not started by a "
+            f"launcher; run `accelplug launch --nnodes {num_nodes} --node-rank R --master-addr A --master-port P "
+            "script.py` on each machine, or leave num_nodes at 1."
+        )
     if not strategy.is_distributed:
         return
     if launched_by_torchrun():

@@ -35,6 +35,9 @@ def resume_position(
         if not loop.get("epoch_schedulers_done", True):
             opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=True)
         return state.current_epoch + 1, 0, None
+    if checkpoint.get("epoch_start_rng") is None:  # saved before the first epoch began (a signal at once)
+        restore_rng_state(checkpoint["rng"])
+        return state.current_epoch, 0, None
     restore_rng_state(checkpoint["epoch_start_rng"])
     return state.current_epoch, int(loop["batches_done"]), checkpoint["rng"]
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..optimizers import OptimizerSetup
     from ..precision.base import Precision
     from ..strategies.base import PreparedModule, Strategy
+    from .interrupts import SignalGuard
     from .options import TrainerOptions
     from .progress import Progress
 
@@ -53,6 +54,8 @@ class Run:
     loggers: list[Any] = field(default_factory=list)
     csv_path: Path | None = None
     progress: Progress | None = None
+    #: Set while ``fit`` trains: SIGTERM/SIGINT become a checkpointed stop (:mod:`.interrupts`).
+    signals: SignalGuard | None = None
 
     @property
     def optim(self) -> OptimizerSetup | None:

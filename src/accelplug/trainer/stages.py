@@ -3,7 +3,9 @@
 Each function reads like Lightning's documented pseudocode: set up the run (callbacks, prepare_data,
 setup, configure_model, the strategy's preparation), restore a checkpoint if asked, run the loop, and
 tear down in ``finally`` whatever happened, so an exception still runs the teardown hooks, closes the
-loggers and releases the devices.
+loggers and releases the devices. ``fit`` also resumes by itself in a restarted worker (:mod:`.restarts`),
+turns SIGTERM/SIGINT into a checkpoint and an exit (:mod:`.interrupts`) and, with several processes,
+has a hung rank named (:meth:`~accelplug.strategies.base.Strategy.watch_for_hangs`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from .checkpoint_state import resolve_ckpt_path, restore_checkpoint
 from .environment import apply_run_settings, seed_everything
 from .evaluation import EvaluationLoop, PredictionLoop
 from .fit_loop import FitLoop
+from .interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .loading import has_loader_source, prepare_all, prepare_loader, resolve_loaders
+from .restarts import announce_resume, implied_ckpt_path
 from .run import Run, end_run, start_run
 from .self_log import attached_log
-from .state import Stage
+from .state import Stage, StopReason
 from .summary import announce
 
 if TYPE_CHECKING:
@@ -66,19 +70,35 @@ def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: A
 
 
 def run_fit(trainer: Trainer, call: StageCall) -> None:
+    """Fit; SIGTERM/SIGINT end it with a checkpoint, one line and ``SystemExit(143/130)`` (:mod:`.interrupts`)."""
+    try:
+        _fit(trainer, call)
+    except FitInterrupted as stop:
+        trainer.state.stop_reason = StopReason.SIGNAL
+        if trainer.is_global_zero:
+            print(stop.line(), file=sys.stderr, flush=True)
+        raise SystemExit(stop.exit_code) from None
+
+
+def _fit(trainer: Trainer, call: StageCall) -> None:
     options = trainer.options
     module, datamodule = call.module, call.datamodule
     if options.seed is not None:
         seed_everything(options.seed, verbose=False)
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=trainer._chatty)
     trainer.state.reset_for_fit()
-    with _running(
-        trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
-    ) as run:
+    with (
+        _running(
+            trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
+        ) as run,
+        _signal_guard(run) as signals,
+    ):
         resume = None
-        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
+        ckpt_path, restart = implied_ckpt_path(call.ckpt_path)
+        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
+        announce_resume(trainer, ckpt_path, path, restart)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
@@ -95,11 +115,29 @@ def run_fit(trainer: Trainer, call: StageCall) -> None:
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
                 trainer._optimization = loop.opt
-                loop.run()
+                with run.strategy.watch_for_hangs(lambda: run.state.global_step):
+                    loop.run()
             finally:
                 progress.stop()
                 trainer._optimization = None
+            stopping = signals.settle(run)
+            if stopping is not None:
+                raise save_on_signal(trainer, stopping)
             run.hooks.call("on_fit_end")
+
+
+@contextlib.contextmanager
+def _signal_guard(run: Run) -> Iterator[SignalGuard]:
+    """SIGTERM/SIGINT handlers for the fit (main thread only), the previous ones put back afterwards."""
+    from ..strategies.ddp import launched_by_torchrun
+
+    distributed = run.strategy.is_distributed and run.strategy.world_size > 1
+    with SignalGuard(run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun()) as guard:
+        run.signals = guard
+        try:
+            yield guard
+        finally:
+            run.signals = None
 
 
 def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: Any) -> EvaluationLoop | None:

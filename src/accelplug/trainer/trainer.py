@@ -254,9 +254,11 @@ class Trainer(TrainerProperties):
         checkpoint = build_checkpoint(self._run)
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
-        if self._strategy.writes_checkpoints:
-            atomic_save(checkpoint, target)
-        self._strategy.barrier()
+        try:
+            if self._strategy.writes_checkpoints:
+                atomic_save(checkpoint, target)
+        finally:
+            self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target
 
     # ---- pieces the stages use --------------------------------------------------------------------------

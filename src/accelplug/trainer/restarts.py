@@ -1,0 +1,53 @@
+"""A restarted job resumes by itself; ``ckpt_path="auto"`` asks for the same explicitly.
+
+``accelplug launch --max-restarts N`` (torchrun's elastic agent) starts the whole worker group again
+after a failure, and tells the new workers so with ``TORCHELASTIC_RESTART_COUNT`` > 0. In such a
+worker, ``fit`` called without ``ckpt_path`` behaves as ``ckpt_path="auto"``: it resumes from the
+newest checkpoint of the run that verifies (the ``"last"`` rule, which searches every
+``accelplug_logs/version_N/checkpoints`` folder under ``default_root_dir`` and the checkpoint
+callbacks' folders: each attempt's Trainer picks a fresh ``version_N``, so the previous attempt's files
+are in another one), or trains from the start when there is none. One line says which.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..envvars import env_int
+
+__all__ = ["RESTART_ENV", "announce_resume", "implied_ckpt_path", "restart_count"]
+
+#: Set by torchrun's agent in every worker: 0 on the first attempt, then 1, 2, ... after each restart.
+RESTART_ENV = "TORCHELASTIC_RESTART_COUNT"
+
+
+def restart_count() -> int:
+    """Which restart of the job this worker belongs to (0 outside torchrun and on the first attempt)."""
+    return env_int(RESTART_ENV, 0, minimum=0)
+
+
+def implied_ckpt_path(given: Any) -> tuple[Any, int]:
+    """``(ckpt_path fit uses, restart count)``: the one given, else ``"auto"`` in a restarted worker."""
+    if given is not None:
+        return given, 0
+    count = restart_count()
+    return ("auto" if count else None), count
+
+
+def announce_resume(trainer: Any, ckpt_path: Any, path: Path | None, restart: int) -> None:
+    """One line on rank 0 when ``fit`` chose where to start by itself (a restart, or ``"auto"``)."""
+    if restart:
+        why = f"restart {restart} of this job ({RESTART_ENV}={restart})"
+    elif isinstance(ckpt_path, str) and ckpt_path.strip().lower() == "auto":
+        why = 'ckpt_path="auto"'
+    else:
+        return
+    if not trainer.is_global_zero:
+        return
+    if path is not None:
+        line = f"accelplug: {why}: resuming from {path} (step {trainer.global_step})."
+    else:
+        line = f"accelplug: {why}: no checkpoint under {trainer.default_root_dir} verifies; training from the start."
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,114 @@
+"""The hang watchdog's two decisions, on made-up stacks and reports (the real thing: test_launch_faults).
+
+Which state a stack shows (waiting in a collective, busy with one-rank work, running), and which rank
+ends the job given every rank's report. Plus the sampler on this very thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from accelplug.strategies.watchdog import BUSY, RUNNING, WAITING, HangWatchdog, Report, classify, find_hung
+
+SITE = "/venv/lib/python3.11/site-packages"
+
+
+@pytest.mark.parametrize(
+    ("innermost", "state"),
+    [
+        ((f"{SITE}/torch/distributed/distributed_c10d.py", "all_reduce", 2900), WAITING),
+        ((f"{SITE}/torch/autograd/graph.py", "_engine_run_backward", 979), WAITING),  # DDP's gradient all-reduce
+        ((f"{SITE}/torch/nn/parallel/distributed.py", "_pre_forward", 1500), WAITING),
+        (("/repo/src/accelplug/trainer/metrics.py", "reduce_to_floats", 47), WAITING),  # a CUDA read-back
+        (("/home/me/train.py", "training_step", 12), RUNNING),
+        ((f"{SITE}/torch/utils/data/dataloader.py", "_next_data", 700), RUNNING),  # a stuck loader is a hang
+    ],
+)
+def test_the_innermost_frame_says_whether_a_rank_waits_for_the_others(
+    innermost: tuple[str, str, int], state: str
+) -> None:
+    outer = [("/repo/src/accelplug/trainer/fit_loop.py", "run_epoch", 99), ("/home/me/train.py", "<module>", 40)]
+    assert classify([innermost, *outer])[0] == state
+
+
+def test_one_rank_work_anywhere_on_the_stack_is_busy_not_hung() -> None:
+    stack = [
+        ("/usr/lib/python3.11/zipfile.py", "write", 10),
+        ("/repo/src/accelplug/trainer/checkpoint_io.py", "atomic_save", 79),
+        ("/repo/src/accelplug/trainer/fit_loop.py", "run_epoch", 99),
+    ]
+    assert classify(stack) == (BUSY, "writing a checkpoint")
+    assert classify([(f"{SITE}/torch/_inductor/compile_fx.py", "compile", 1), *stack[2:]]) == (BUSY, "compiling")
+
+
+def test_where_names_the_function_file_and_line() -> None:
+    assert classify([("/home/me/train.py", "training_step", 12)]) == (RUNNING, "training_step (train.py:12)")
+
+
+def _report(rank: int, state: str, waited: float = 0.0, silent: float = 0.0) -> Report:
+    return Report(rank, state, waited, "somewhere (x.py:1)", 3, silent)
+
+
+def test_the_running_rank_others_waited_for_ends_the_job_itself() -> None:
+    reports = {0: _report(0, WAITING, 61), 1: _report(1, RUNNING), 2: _report(2, WAITING, 60.5)}
+    assert find_hung(1, reports, 60, fresh_s=6) == ([1], [0, 2])
+    assert find_hung(0, reports, 60, fresh_s=6) == ([], []), "a waiter leaves it to the hung rank"
+    assert find_hung(2, reports, 60, fresh_s=6) == ([], [])
+
+
+def test_nobody_is_named_before_the_timeout_or_when_everyone_waits_or_works() -> None:
+    assert find_hung(1, {0: _report(0, WAITING, 59), 1: _report(1, RUNNING)}, 60, fresh_s=6) == ([], [])
+    everyone_waits = {0: _report(0, WAITING, 300), 1: _report(1, WAITING, 300)}  # a long collective
+    assert find_hung(0, everyone_waits, 60, fresh_s=6) == ([], [])
+    everyone_works = {0: _report(0, RUNNING), 1: _report(1, RUNNING)}  # a slow step on every rank
+    assert find_hung(0, everyone_works, 60, fresh_s=6) == ([], [])
+
+
+def test_a_rank_writing_a_checkpoint_while_the_others_wait_is_not_hung() -> None:
+    reports = {0: _report(0, BUSY), 1: _report(1, WAITING, 120)}
+    assert find_hung(0, reports, 60, fresh_s=6) == ([], [])
+    assert find_hung(1, reports, 60, fresh_s=6) == ([], [])
+
+
+def test_a_silent_rank_is_named_by_the_lowest_waiting_rank() -> None:
+    reports = {0: _report(0, WAITING, 70), 1: _report(1, RUNNING, silent=45), 2: _report(2, WAITING, 70)}
+    assert find_hung(0, reports, 60, fresh_s=6) == ([1], [0, 2])
+    assert find_hung(2, reports, 60, fresh_s=6) == ([], []), "one rank reports it, not every waiter"
+
+
+def test_a_stale_waiting_report_does_not_count() -> None:
+    reports = {0: _report(0, WAITING, 100, silent=30), 1: _report(1, RUNNING)}
+    assert find_hung(1, reports, 60, fresh_s=6) == ([], [])
+
+
+def test_the_sampler_times_one_collective_call_and_restarts_the_clock_for_the_next() -> None:
+    step = [0]
+    watchdog = HangWatchdog(rank=0, world_size=2, timeout=10.0, progress=lambda: step[0])
+    inside = threading.Event()
+    read_end, write_end = os.pipe()
+
+    def _engine_run_backward() -> None:  # named like autograd's, and blocked in C as it would be
+        inside.set()
+        os.read(read_end, 1)
+
+    worker = threading.Thread(target=_engine_run_backward)
+    worker.start()
+    inside.wait(10)
+    watchdog._target = worker.ident  # type: ignore[assignment]
+    first, _ = watchdog.sample()
+    time.sleep(0.3)
+    second, stack = watchdog.sample()
+    os.write(write_end, b"x")
+    worker.join()
+    os.close(read_end)
+    os.close(write_end)
+    assert first.state == second.state == WAITING
+    assert second.waited_s >= 0.25 > first.waited_s
+    assert any("os.read(read_end, 1)" in line for line in stack), "the stack is the watched thread's"
+    step[0] = 1  # a new step: a new call, even if the frame looked the same
+    watchdog._wait_frame = None
+    assert watchdog.sample()[0].waited_s == 0.0
