@@ -7,8 +7,8 @@ Usage on the GPU machine, from the repository root::
 For each value (built from this machine's real GPU UUIDs, read from NVML) it starts fresh processes:
 
 - one that asks torch: ``torch.cuda.device_count()`` first (torch's NVML-based estimate, no CUDA
-  initialised), then the runtime itself (``torch._C._cuda_getDeviceCount()``, which initialises
-  CUDA): the runtime's count is the ground truth;
+  initialised; its parser may refuse a value), then the runtime itself
+  (``torch._C._cuda_getDeviceCount()``, which initialises CUDA): the runtime's count is the ground truth;
 - one that asks ``CUDAAccelerator.device_count()`` and then whether CUDA got initialised in it.
 
 It prints one row per value and exits 1 if accelplug disagrees with the runtime on any row or
@@ -31,7 +31,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 RUNTIME = """
 import torch
-estimate = torch.cuda.device_count()  # torch's NVML-based count: CUDA not initialised yet
+try:
+    estimate = str(torch.cuda.device_count())  # torch's NVML-based count: CUDA not initialised yet
+except Exception as exc:  # torch's own parser refuses some values ('\u00b2'): the runtime is still asked
+    estimate = type(exc).__name__
 try:
     runtime = torch._C._cuda_getDeviceCount()  # the CUDA runtime's own answer (initialises CUDA)
 except Exception as exc:

@@ -54,42 +54,34 @@ def _strtoul(entry: str) -> int | None:
 
 
 def _ordinals(value: str, gpu_count: int) -> Visibility:
-    # First the list is read to its end (an entry without digits or a negative one ends it); a
-    # repeat anywhere in it hides every GPU. Only then are the indices checked against the GPUs.
+    # Read left to right as the runtime does (measured on an H100): the first entry that is not a
+    # number, is negative or names no GPU ends the list; a GPU named twice before that hides them all.
     listed: list[int] = []
-    cut = None
     for entry in value.split(","):
         number = _strtoul(entry)
         if number is None or number < 0:
             why = "has no leading digits" if number is None else "is negative"
-            cut = f"entry {entry.strip()!r} {why}, so the entries from it on are ignored"
-            break
+            return Visibility(tuple(listed), f"entry {entry.strip()!r} {why}, so the entries from it on are ignored")
+        if number >= gpu_count:
+            return Visibility(
+                tuple(listed),
+                f"GPU {number} does not exist (this machine has {gpu_count}), so the entries from it on are ignored",
+            )
         if number in listed:
             return Visibility((), f"GPU {number} is named twice, and the CUDA runtime then shows no GPU at all")
         listed.append(number)
-    for position, number in enumerate(listed):
-        if number >= gpu_count:
-            return Visibility(
-                tuple(listed[:position]),
-                f"GPU {number} does not exist (this machine has {gpu_count}), so the entries from it on are ignored",
-            )
-    return Visibility(tuple(listed), cut)
+    return Visibility(tuple(listed))
 
 
 def _uuids(value: str, uuids: Sequence[str]) -> Visibility:
-    # As for indices: the list of GPU-... entries is read first (a repeated entry hides every GPU),
-    # then each is matched as a UUID prefix; the first that matches no GPU, or several, ends it.
-    listed: list[str] = []
-    cut = None
-    for entry in value.split(","):
-        if entry in listed:
-            return Visibility((), f"{entry!r} is named twice, and the CUDA runtime then shows no GPU at all")
-        if not entry.startswith("GPU-"):
-            cut = f"entry {entry!r} does not start with GPU-, so the entries from it on are ignored"
-            break
-        listed.append(entry)
+    # As for indices: read left to right; an entry that does not start with GPU- or does not match
+    # exactly one GPU (by UUID prefix) ends the list; a GPU named twice before that hides them all.
     chosen: list[int] = []
-    for entry in listed:
+    for entry in value.split(","):
+        if not entry.startswith("GPU-"):
+            return Visibility(
+                tuple(chosen), f"entry {entry!r} does not start with GPU-, so the entries from it on are ignored"
+            )
         matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(entry)] if len(entry) > len("GPU-") else []
         if len(matches) != 1:
             why = "matches several GPUs" if matches else "matches no GPU"
@@ -99,7 +91,7 @@ def _uuids(value: str, uuids: Sequence[str]) -> Visibility:
                 (), f"{entry!r} names a GPU already listed, and the CUDA runtime then shows no GPU at all"
             )
         chosen.append(matches[0])
-    return Visibility(tuple(chosen), cut)
+    return Visibility(tuple(chosen))
 
 
 def resolve_visible_devices(value: str | None, uuids: Sequence[str]) -> Visibility:

@@ -21,7 +21,7 @@ from unittest import mock
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import accelplug.accelerators.cuda as cuda_module
@@ -112,6 +112,9 @@ TABLE = [
     pytest.param(H100, "1", [], id="h100: 1 (no such GPU)"),
     pytest.param(H100, U[:12], [0], id="h100: an abbreviated uuid"),
     pytest.param(H100, "²", [], id="h100: a superscript two is no digit"),
+    # measured on the lent H100 this round (scripts/gpu/cuda_visible_devices.py): the list ends at the
+    # first GPU that does not exist, so a repeat after it does not hide GPU 0 (torch's parser says 0)
+    pytest.param(H100, "0, 1, 2, 1", [0], id="h100: 0, 1, 2, 1 (a repeat after the end of the list)"),
     # PyTorch's test_env_var_parsing (indices resolved on its eight GPUs)
     pytest.param(EIGHT, "1gpu2,2ampere", [1, 2], id="torch: 1gpu2,2ampere"),
     pytest.param(EIGHT, "0, 1, 2, -1, 3", [0, 1, 2], id="torch: negatives end the list"),
@@ -202,10 +205,15 @@ _ENTRY = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_ENTRY, min_size=1, max_size=5).map(",".join))
 def test_the_count_agrees_with_torchs_parser_on_ascii_values(visible: str) -> None:
-    # The one deliberate difference, a bare "GPU-", cannot be generated here.
+    # Two deliberate differences: a bare "GPU-" (not generated here), and a repeat that comes after the
+    # entry ending the list, where torch's parser hides every GPU but the runtime (measured on an H100)
+    # shows the GPUs before it.
     expected = _torch_count(visible, EIGHT)
-    physical = resolve_visible_devices(visible, EIGHT).physical
+    visibility = resolve_visible_devices(visible, EIGHT)
+    physical = visibility.physical
     assert physical is not None
+    repeat_after_the_end = expected == 0 and len(physical) > 0 and "ignored" in (visibility.note or "")
+    assume(not repeat_after_the_end)
     assert len(physical) == expected
 
 
