@@ -37,7 +37,7 @@ __all__ = ["EvaluationLoop", "PredictionLoop", "step_accepts"]
 def step_accepts(method: Callable[..., Any]) -> int:
     """How many positional arguments a step method takes besides ``self`` (``batch``, ``batch_idx``...)."""
     try:
-        parameters = inspect.signature(method).parameters.values()
+        parameters = inspect.signature(inspect.unwrap(method)).parameters.values()  # through FSDP's wrapper
     except (TypeError, ValueError):
         return 3
     count = 0

@@ -33,6 +33,7 @@ from .relaunch import relaunch_if_needed
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
+    from ..strategies.base import Strategy
     from .progress import Progress
     from .run import Run
 
@@ -53,7 +54,7 @@ class Trainer(TrainerProperties):
         self,
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
         devices: int | str | list[int] | tuple[int, ...] = UNSET_AUTO,
-        strategy: str = UNSET_AUTO,
+        strategy: str | Strategy = UNSET_AUTO,
         precision: str | int = UNSET_PRECISION,
         *,
         logger: Any = None,
@@ -122,7 +123,8 @@ class Trainer(TrainerProperties):
         from ..registry import get_registry
 
         registry = get_registry()
-        self._strategy = registry.get_strategy(self.selection.strategy)()
+        chosen_strategy = self.selection.strategy_object
+        self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
         self._precision = registry.get_precision(self.selection.precision)(self.root_device.type)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
@@ -254,8 +256,7 @@ class Trainer(TrainerProperties):
         checkpoint = build_checkpoint(self._run)
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
-        if self._strategy.writes_checkpoints:
-            atomic_save(checkpoint, target)
+        self._strategy.save_checkpoint(checkpoint, target, atomic_save)
         self._strategy.barrier()
         return target
 
