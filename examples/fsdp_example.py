@@ -34,7 +34,8 @@ class Block(torch.nn.Module):
         self.norm1 = torch.nn.LayerNorm(width)
         self.attention = torch.nn.MultiheadAttention(width, heads, batch_first=True)
         self.norm2 = torch.nn.LayerNorm(width)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width))
+        hidden = 4 * width
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, width))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.norm1(x)
