@@ -56,21 +56,21 @@ class TinyTransformer(torch.nn.Module):
         self.losses: list[torch.Tensor] = []
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits of every position, as (batch * sequence, vocab)."""
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x)
-        return self.head(self.norm(x))
+        return self.head(self.norm(x).flatten(0, 1))
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         tokens, targets = batch
-        logits = self(tokens)
-        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
+        loss = torch.nn.functional.cross_entropy(self(tokens).float(), targets.flatten())
         self.losses.append(loss.detach())
         return loss
 
     def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         tokens, targets = batch
-        return torch.nn.functional.cross_entropy(self(tokens).float().flatten(0, 1), targets.flatten())
+        return torch.nn.functional.cross_entropy(self(tokens).float(), targets.flatten())
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.AdamW(self.parameters(), lr=self.lr)

@@ -79,6 +79,12 @@ def _shape_ok(field: str, value: object) -> bool:
     return _is_int(value) or isinstance(value, str)  # precision
 
 
+def _shape_problem(field: str, value: object) -> str:
+    if field == "strategy" and isinstance(value, type) and issubclass(value, Strategy):
+        return f"strategy={value!r} is a class; pass an instance: strategy={value.__name__}(...)"
+    return f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
+
+
 def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:
     """Check each argument's type and report every mismatch in one message.
 
@@ -86,11 +92,7 @@ def _validate_shapes(accelerator: object, devices: object, strategy: object, pre
     validation library, because this runs in every ``Trainer(...)`` and must cost nothing at start-up.
     """
     given = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
-    problems = [
-        f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
-        for field, value in given.items()
-        if not _shape_ok(field, value)
-    ]
+    problems = [_shape_problem(field, value) for field, value in given.items() if not _shape_ok(field, value)]
     if problems:
         raise MisconfigurationException("; ".join(problems) + ".")
 
