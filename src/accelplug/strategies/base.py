@@ -47,6 +47,8 @@ class PreparedModule:
     step_module: Callable[[Any, int], Any]
     wrapped: torch.nn.Module | None = None
     optim: OptimizerSetup | None = None
+    #: Whether ``torch.compile`` was applied (the fit loop then times the first step, once).
+    compiled: bool = False
 
 
 def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
@@ -168,14 +170,14 @@ class Strategy(ABC):
         if compile_options is not None:
             from .compiling import compile_module
 
-            step_module = compile_module(module, wrapped, compile_options)
+            step_module = compile_module(module, wrapped, compile_options, device)
         optim = None
         if with_optimizers:
             from ..optimizers import parse_optimizers
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        return PreparedModule(module, step_module, wrapped, optim)
+        return PreparedModule(module, step_module, wrapped, optim, compiled=compile_options is not None)
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
         """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""

@@ -207,6 +207,10 @@ class FSDPStrategy(DDPStrategy):
         from torch.distributed.fsdp import FSDPModule
 
         module = precision.convert_module(module)
+        if compile_options is not None:
+            from .compiling import check_compile_device
+
+            check_compile_device(self._device(), compile_options)
         if not isinstance(module, FSDPModule):
             self._shard(module, precision, compile_options)
         elif compile_options is not None:
@@ -219,7 +223,8 @@ class FSDPStrategy(DDPStrategy):
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        return PreparedModule(module, training_step_caller(module), module, optim)
+        step = training_step_caller(module)
+        return PreparedModule(module, step, module, optim, compiled=compile_options is not None)
 
     def _shard(self, module: torch.nn.Module, precision: Precision, compile_options: dict[str, Any] | None) -> None:
         import torch.distributed as dist

@@ -26,6 +26,7 @@ import torch
 
 from ..errors import MisconfigurationException
 from .checkpoint import capture_rng_state
+from .compile_time import timed_first_batch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
@@ -110,9 +111,9 @@ class FitLoop:
 
     # ---- the three batch paths ----------------------------------------------------------------------
     def _choose_batch_path(self) -> Callable[[Any, int], Any]:
-        if not self.opt.automatic:
-            return self.manual_batch
-        return self.fast_batch if self.opt.can_go_fast() else self.general_batch
+        fast = self.fast_batch if self.opt.can_go_fast() else self.general_batch
+        path = fast if self.opt.automatic else self.manual_batch
+        return timed_first_batch(self, path) if self.run_.prepared.compiled else path
 
     def fast_batch(self, batch: Any, batch_idx: int) -> Any:
         """The lean path (see the module docstring): transfer, forward, backward, step."""

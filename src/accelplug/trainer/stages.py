@@ -65,7 +65,7 @@ def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: A
             run.strategy.barrier()
 
 
-def run_fit(trainer: Trainer, call: StageCall) -> None:
+def run_fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | None = None) -> None:
     options = trainer.options
     module, datamodule = call.module, call.datamodule
     if options.seed is not None:
@@ -73,7 +73,7 @@ def run_fit(trainer: Trainer, call: StageCall) -> None:
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=trainer._chatty)
     trainer.state.reset_for_fit()
     with _running(
-        trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
+        trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=compile_options
     ) as run:
         resume = None
         path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)

@@ -20,6 +20,7 @@ from ..selection import Selection, select
 from .arguments import (
     check_checkpointing,
     check_model,
+    compile_options_for,
     path_in_datamodule_slot,
     require_tensorboard,
     warn_unknown_variables,
@@ -121,7 +122,9 @@ class Trainer(TrainerProperties):
             chosen["accelerator"], chosen["devices"], chosen["strategy"], chosen["precision"]
         )
         from ..registry import get_registry
+        from ..strategies.compiling import check_compile_support
 
+        check_compile_support(self.root_device.type, self.options.compile)
         registry = get_registry()
         chosen_strategy = self.selection.strategy_object
         self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
@@ -154,10 +157,12 @@ class Trainer(TrainerProperties):
         from .loading import split_datamodule
         from .stages import StageCall, run_fit
 
+        compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        run_fit(self, StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only))
+        call = StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only)
+        run_fit(self, call, compile_options)
 
     def validate(
         self,
