@@ -181,3 +181,25 @@ def test_under_ddp_the_compiled_forward_goes_through_dynamos_ddp_optimizer(tmp_p
     line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
     losses = json.loads(line.removeprefix("RESULT "))
     assert max(abs(a - b) for a, b in zip(losses["True"], losses["False"], strict=True)) < 1e-6
+
+
+class CallsItsNetDirectly(Tiny):
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)  # not self(x): forward, the compiled part, never runs
+
+
+def test_a_training_step_that_never_calls_forward_is_warned_about() -> None:
+    with pytest.warns(UserWarning, match=r"never called it, so training runs uncompiled.*Call self\(...\)"):
+        _fit({"backend": "eager"}, model=CallsItsNetDirectly())
+
+
+def test_modules_whose_forward_is_torchs_own_are_compiled_too() -> None:
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    sequential = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    compiling.compile_in_place(sequential, {"backend": "eager"})
+    sequential(torch.randn(2, 4))
+    assert counters["stats"]["unique_graphs"] == 1, "nn.Module.compile() alone compiles nothing for torch's classes"
+    assert list(sequential.state_dict()) == ["0.weight", "0.bias"]

@@ -47,8 +47,13 @@ class PreparedModule:
     step_module: Callable[[Any, int], Any]
     wrapped: torch.nn.Module | None = None
     optim: OptimizerSetup | None = None
-    #: Whether ``torch.compile`` was applied (the fit loop then times the first step, once).
-    compiled: bool = False
+    #: The modules whose forward ``torch.compile`` compiled (the fit loop times the first step, once,
+    #: and warns when none of them ran in it: a ``training_step`` that never calls ``self(...)``).
+    compiled_modules: tuple[torch.nn.Module, ...] = ()
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self.compiled_modules)
 
 
 def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
@@ -177,7 +182,8 @@ class Strategy(ABC):
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        return PreparedModule(module, step_module, wrapped, optim, compiled=compile_options is not None)
+        compiled = (module,) if compile_options is not None else ()
+        return PreparedModule(module, step_module, wrapped, optim, compiled_modules=compiled)
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
         """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""

@@ -37,6 +37,7 @@ __all__ = [
     "COMPILE_MODES",
     "check_compile_device",
     "check_compile_support",
+    "compile_in_place",
     "compile_module",
     "normalize_compile",
     "unwrap_compiled",
@@ -158,5 +159,20 @@ def compile_module(
     from .base import training_step_caller
 
     check_compile_device(device, options)
-    module.compile(**options)
+    compile_in_place(module, options)
     return wrapped if wrapped is not None else training_step_caller(module)
+
+
+def compile_in_place(module: torch.nn.Module, options: dict[str, Any]) -> None:
+    """Compile ``module``'s forward so that the object (and its ``state_dict`` keys) stay the same.
+
+    ``nn.Module.compile`` compiles the first frame dynamo does not skip under ``__call__``: the
+    forward of a class written outside torch (a LightningModule, a transformer block). A class whose
+    forward is torch's own (``nn.Sequential``, ``nn.TransformerEncoderLayer``) lies wholly in dynamo's
+    skip list, and ``.compile()`` silently compiles nothing; its bound ``forward`` is compiled instead.
+    """
+    forward = type(module).forward
+    if getattr(forward, "__module__", "").startswith("torch."):
+        module.forward = torch.compile(module.forward, **options)  # type: ignore[method-assign]
+    else:
+        module.compile(**options)

@@ -42,6 +42,7 @@ import torch
 
 from ..errors import MisconfigurationException, did_you_mean
 from .base import PreparedModule, Strategy, training_step_caller
+from .compiling import compile_in_place
 from .ddp import DDPStrategy, collective_timeout, launched_by_torchrun
 
 if TYPE_CHECKING:
@@ -206,6 +207,7 @@ class FSDPStrategy(DDPStrategy):
         fit on one), compile inside it, then ``configure_optimizers()`` on the sharded parameters."""
         from torch.distributed.fsdp import FSDPModule
 
+        self.shard_units = []
         module = precision.convert_module(module)
         if compile_options is not None:
             from .compiling import check_compile_device
@@ -214,7 +216,7 @@ class FSDPStrategy(DDPStrategy):
         if not isinstance(module, FSDPModule):
             self._shard(module, precision, compile_options)
         elif compile_options is not None:
-            module.compile(**compile_options)  # sharded by the user (configure_model): compile the whole
+            compile_in_place(module, compile_options)  # sharded by the user (configure_model): the whole
         self._register_step_methods(module)
         self._use_sharded_scaler(precision)
         optim = None
@@ -223,8 +225,8 @@ class FSDPStrategy(DDPStrategy):
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        step = training_step_caller(module)
-        return PreparedModule(module, step, module, optim, compiled=compile_options is not None)
+        compiled = () if compile_options is None else tuple(self.shard_units) or (module,)
+        return PreparedModule(module, training_step_caller(module), module, optim, compiled_modules=compiled)
 
     def _shard(self, module: torch.nn.Module, precision: Precision, compile_options: dict[str, Any] | None) -> None:
         import torch.distributed as dist
@@ -255,13 +257,13 @@ class FSDPStrategy(DDPStrategy):
                     checkpoint(sub)
         if compile_options is not None:
             for unit in units:
-                unit.compile(**compile_options)
+                compile_in_place(unit, compile_options)
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
         fully_shard(module, **options)
         if compile_options is not None and not units:
-            module.compile(**compile_options)
+            compile_in_place(module, compile_options)
         self.shard_units = units
 
     @staticmethod
