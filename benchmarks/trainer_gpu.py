@@ -36,12 +36,12 @@ import time
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workloads import LoopConfig, make_batches, measure, release, workloads
+from workloads import Batches, LoopConfig, make_batches, measure, release, workloads
 
 REPO = Path(__file__).resolve().parents[1]
 LOOP_ORDER = ("raw", "accelplug", "lightning", "accelerate")
@@ -51,7 +51,7 @@ class Budget:
     """Seconds left for starting runs; a run starts only if its estimated length still fits."""
 
     #: Rough length of one run on an H100 (compiling ResNet50 took 41 s in the anchors' run).
-    ESTIMATE_S = {"eager": 8.0, "fsdp": 12.0, "compile": 60.0}
+    ESTIMATE_S: ClassVar[dict[str, float]] = {"eager": 8.0, "fsdp": 12.0, "compile": 60.0}
 
     def __init__(self, seconds: float, quick: bool) -> None:
         self.seconds = seconds
@@ -200,7 +200,7 @@ def _transformer_run(
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
     started = time.perf_counter()
-    trainer.fit(model, batches)
+    trainer.fit(model, Batches(batches))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - started

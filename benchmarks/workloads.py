@@ -72,6 +72,19 @@ class TimedBatches:
         return self.finished - self.started
 
 
+class Batches:
+    """A plain iterable of batches (a Trainer reads a bare ``list`` as several dataloaders, as Lightning does)."""
+
+    def __init__(self, batches: list[Any]) -> None:
+        self.batches = batches
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.batches)
+
+
 # ---- workloads -------------------------------------------------------------------------------------
 
 
@@ -201,6 +214,13 @@ class LoopConfig:
     strategy: str = "auto"  # for the Trainers: "auto", "ddp", ...
 
 
+def processes_per_node() -> int:
+    """Processes the launcher started on this machine (the devices a Trainer must ask for under it)."""
+    import os
+
+    return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+
+
 def _autocast(config: LoopConfig) -> Any:
     import contextlib
 
@@ -267,7 +287,7 @@ def accelplug_loop(workload: Workload, data: TimedBatches, config: LoopConfig) -
 
     trainer = Trainer(
         accelerator=config.device.type,
-        devices="auto" if config.strategy == "ddp" else 1,
+        devices=processes_per_node() if config.strategy == "ddp" else 1,
         strategy=config.strategy,
         precision=config.precision,
         max_epochs=1,
@@ -303,7 +323,7 @@ def lightning_loop(workload: Workload, data: TimedBatches, config: LoopConfig) -
 
     trainer = L.Trainer(
         accelerator="gpu" if config.device.type == "cuda" else "cpu",
-        devices="auto" if config.strategy == "ddp" else 1,
+        devices=processes_per_node() if config.strategy == "ddp" else 1,
         strategy=config.strategy,
         precision=config.precision,  # type: ignore[arg-type]
         max_epochs=1,
