@@ -12,10 +12,10 @@ child's environment:
   (``accelplug launch --devices N``, ``strategy="ddp"``) and Lightning (``torchrun``, ``strategy="ddp"``);
   then hand-written and accelplug again with ``compile=True``. Throughput is the sum over ranks;
   scaling is N GPUs over 1 GPU for the same loop.
-- ``fsdp``: a ~0.9B-parameter transformer (``examples/fsdp_example.py``'s blocks, width 2048, depth 16,
+- ``fsdp``: a 0.94B-parameter transformer (``examples/fsdp_example.py``'s blocks, width 2048, depth 16,
   AdamW, bf16-mixed, activation checkpointing) with each process capped at ``--cap-gib`` GiB by
   ``torch.cuda.set_per_process_memory_fraction``: accelplug ``ddp`` (expected: out of memory; fp32
-  weights, gradients and AdamW state alone need ~15 GiB), accelplug ``fsdp`` and Lightning's
+  weights, gradients and AdamW state alone need 14 GiB: 16 bytes a parameter), accelplug ``fsdp`` and Lightning's
   ``FSDPStrategy`` on the same model, on N GPUs: peak memory per GPU, tokens/s.
 - ``checkpoint``: ``examples/fsdp_example.py`` saves a sharded (DCP) checkpoint on N GPUs; one GPU
   resumes it; its losses must equal an uninterrupted one-GPU run's.
@@ -352,7 +352,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append("")
     fsdp = report.get("fsdp", [])
     if fsdp:
-        title = f"### Under a {meta['cap_gib']} GiB cap per GPU (~0.9B-parameter transformer, AdamW, bf16-mixed)"
+        title = f"### Under a {meta['cap_gib']} GiB cap per GPU (0.94B-parameter transformer, AdamW, bf16-mixed)"
         header = "| strategy | GPUs | result | tokens/s | peak memory per GPU (GiB) |"
         lines += [title, "", header, "|---|---|---|---|---|"]
         for r in fsdp:
