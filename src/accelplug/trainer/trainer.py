@@ -25,9 +25,9 @@ from .arguments import (
     require_tensorboard,
     warn_unknown_variables,
 )
-from .callbacks import ModelCheckpoint
 from .defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
 from .environment import check_mps_fallback
+from .model_checkpoint import ModelCheckpoint
 from .options import TrainerOptions, validate_options
 from .properties import TrainerProperties
 from .relaunch import relaunch_if_needed
