@@ -166,6 +166,23 @@ def test_sharded_checkpoints_replace_their_shards_and_are_removed_with_them(
     assert not path.exists() and not list(tmp_path.glob("last.ckpt.shards-*"))
 
 
+def test_model_checkpoint_keeps_only_the_shard_folders_of_the_files_it_keeps(
+    example: ModuleType, tmp_path: Path
+) -> None:
+    from accelplug.trainer.callbacks import ModelCheckpoint
+
+    callback = ModelCheckpoint(dirpath=tmp_path, save_top_k=1, every_n_train_steps=2, save_last=True)
+    trainer = Trainer(
+        accelerator="cpu", devices=1, strategy=FSDPStrategy(state_dict_type="sharded"), max_steps=6,
+        callbacks=[callback], logger=False, enable_progress_bar=False, enable_model_summary=False,
+    )  # fmt: skip
+    trainer.fit(example.TinyTransformer(), _loader(example))
+    files = sorted(p.name for p in tmp_path.glob("*.ckpt"))
+    folders = sorted(p.name.split(".shards-")[0] for p in tmp_path.glob("*.shards-*"))
+    assert len(files) == 2 and "last.ckpt" in files
+    assert folders == files, "every kept checkpoint has its one shard folder, and removed ones took theirs"
+
+
 def test_a_sharded_checkpoint_without_its_folder_is_explained(example: ModuleType, tmp_path: Path) -> None:
     import shutil
 
