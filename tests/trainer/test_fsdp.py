@@ -104,6 +104,18 @@ def test_the_default_policy_shards_module_list_elements(example: ModuleType) -> 
     assert "blocks.0.mlp.0.weight" in model.state_dict(), "state_dict keys stay the user's"
 
 
+def test_validation_before_training_then_validate_and_predict_work_under_fsdp(example: ModuleType) -> None:
+    # The sanity check gathers parameters before any training step: under inference_mode they would become
+    # inference tensors that the first backward cannot use, so FSDP evaluates under no_grad (as Lightning does).
+    model = example.TinyTransformer()
+    trainer = Trainer(accelerator="cpu", devices=1, strategy="fsdp", max_steps=4, accumulate_grad_batches=2, **_quiet())
+    trainer.fit(model, _loader(example), val_dataloaders=_loader(example))
+    assert "val_loss" in trainer.callback_metrics and trainer.global_step == 4
+    assert trainer.validate(model, _loader(example), verbose=False)[0]["val_loss"] > 0
+    tokens = torch.utils.data.DataLoader(example.token_data(16, 8).tensors[0], batch_size=8)
+    assert [out.shape for out in trainer.predict(model, tokens)] == [torch.Size([64, 64])] * 2
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [

@@ -98,6 +98,9 @@ class Strategy(ABC):
     description: ClassVar[str] = ""
     #: True when the strategy runs one process per device and needs a process group.
     is_distributed: ClassVar[bool] = False
+    #: False when evaluation must run under ``no_grad`` instead of ``inference_mode`` (FSDP: parameters
+    #: gathered under inference mode would become inference tensors that training cannot use later).
+    allows_inference_mode: ClassVar[bool] = True
 
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:

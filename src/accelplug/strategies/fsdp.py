@@ -103,6 +103,7 @@ class FSDPStrategy(DDPStrategy):
     name = "fsdp"
     description = "parameters, gradients and optimizer state sharded over processes (torch FSDP2)"
     is_distributed = True
+    allows_inference_mode = False  # FSDP's all-gather buffers must stay usable by autograd (as in Lightning)
 
     def __init__(
         self,
