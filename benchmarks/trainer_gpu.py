@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workloads import Batches, LoopConfig, make_batches, measure, release, workloads
+from workloads import LoopConfig, TimedBatches, make_batches, measure, release, workloads
 
 REPO = Path(__file__).resolve().parents[1]
 LOOP_ORDER = ("raw", "accelplug", "lightning", "accelerate")
@@ -186,7 +186,7 @@ def _transformer_run(
     from accelplug.strategies import FSDPStrategy
 
     width, depth, seq, batch, vocab = (32, 2, 16, 4, 64) if args.quick else (512, 8, 256, 16, 8192)
-    steps = 6 if args.quick else 40
+    steps, warmup = (8, 2) if args.quick else (40, 5)
     torch.manual_seed(0)
     model = example.TinyTransformer(vocab=vocab, width=width, depth=depth, heads=2 if args.quick else 8, lr=3e-4)
     generator = torch.Generator().manual_seed(0)
@@ -209,16 +209,13 @@ def _transformer_run(
     if device.type == "cuda":
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
-    started = time.perf_counter()
-    trainer.fit(model, Batches(batches))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    seconds = time.perf_counter() - started
+    data = TimedBatches(batches, device, warmup)  # the clock skips sharding and the first steps
+    trainer.fit(model, data)
     figures = {
         "precision": precision,
         "losses": [float(loss) for loss in model.losses],
-        "seconds": seconds,
-        "tokens_per_s": steps * batch * seq / seconds,
+        "seconds": data.seconds,
+        "tokens_per_s": data.timed_steps * batch * seq / data.seconds,
         "peak_memory_mib": torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None,
         "parameters": sum(p.numel() for p in model.parameters()),
     }
