@@ -13,8 +13,9 @@ Placement follows torch's guidance for each strategy:
   sees the active DDP module there and compiles through its ``DDPOptimizer``, which splits the graph
   at DDP's gradient-bucket boundaries so that all-reduces overlap the backward pass (what
   ``torch.compile(DDP(model))`` gets);
-- FSDP: each shard unit (a transformer block) is compiled before ``fully_shard`` is applied to it,
-  so FSDP's all-gather/reduce-scatter hooks run outside the compiled graphs (``FSDPStrategy``).
+- FSDP: each shard unit (a transformer block) is compiled on its own, per block as torch recommends
+  for FSDP2; only its ``forward`` is compiled, so FSDP's all-gather/reduce-scatter hooks, which run
+  around it, stay outside the compiled graphs (``FSDPStrategy``).
 
 What cannot compile is refused when the Trainer is built (no C++ compiler for the CPU backend, no
 Triton for CUDA, MPS before torch 2.6) or when the device is known (a GPU too old for Triton),

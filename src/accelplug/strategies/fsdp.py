@@ -25,9 +25,9 @@ the defaults):
 - ``state_dict_type``: ``"full"`` (one file, loads anywhere, also without FSDP) or ``"sharded"``
   (every process saves its shard with DCP; resumes on any number of processes).
 
-With ``Trainer(compile=...)`` each shard unit is compiled before it is sharded (torch's recommended
-order for FSDP2: per block, FSDP's hooks stay outside the compiled graphs); without shard units the
-whole module is compiled after sharding. On one device the strategy makes a process group of one in
+With ``Trainer(compile=...)`` each shard unit's forward is compiled (per block, as torch recommends for
+FSDP2: FSDP's all-gather and reduce-scatter hooks run around the compiled frames, not inside them);
+without shard units the root module's forward is. On one device the strategy makes a process group of one in
 this process, so ``python script.py`` runs it without a launcher.
 """
 
@@ -208,16 +208,21 @@ class FSDPStrategy(DDPStrategy):
         fit on one), compile inside it, then ``configure_optimizers()`` on the sharded parameters."""
         from torch.distributed.fsdp import FSDPModule
 
-        self.shard_units = []
         module = precision.convert_module(module)
         if compile_options is not None:
             from .compiling import check_compile_device
 
             check_compile_device(self._device(), compile_options)
-        if not isinstance(module, FSDPModule):
-            self._shard(module, precision, compile_options)
-        elif compile_options is not None:
-            compile_in_place(module, compile_options)  # sharded by the user (configure_model): the whole
+        units: list[torch.nn.Module] | None = getattr(module, "_accelplug_shard_units", None)
+        if units is None:  # not sharded by an earlier fit/validate of this module
+            units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
+            object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
+        self.shard_units = units
+        compiled = tuple(units) or (module,)
+        if compile_options is not None and not getattr(module, "_accelplug_compiled", False):
+            for target in compiled:  # FSDP's hooks run around forward, outside the compiled frames
+                compile_in_place(target, compile_options)
+            object.__setattr__(module, "_accelplug_compiled", True)
         self._register_step_methods(module)
         self._use_sharded_scaler(precision)
         optim = None
@@ -226,10 +231,11 @@ class FSDPStrategy(DDPStrategy):
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        compiled = () if compile_options is None else tuple(self.shard_units) or (module,)
-        return PreparedModule(module, training_step_caller(module), module, optim, compiled_modules=compiled)
+        step = training_step_caller(module)
+        return PreparedModule(module, step, module, optim, compiled_modules=compiled if compile_options else ())
 
-    def _shard(self, module: torch.nn.Module, precision: Precision, compile_options: dict[str, Any] | None) -> None:
+    def _shard(self, module: torch.nn.Module, precision: Precision) -> list[torch.nn.Module]:
+        """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import (
@@ -256,16 +262,11 @@ class FSDPStrategy(DDPStrategy):
             for sub in module.modules():
                 if sub is not module and self.activation_checkpointing_policy(sub):
                     checkpoint(sub)
-        if compile_options is not None:
-            for unit in units:
-                compile_in_place(unit, compile_options)
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
         fully_shard(module, **options)
-        if compile_options is not None and not units:
-            compile_in_place(module, compile_options)
-        self.shard_units = units
+        return units
 
     @staticmethod
     def _register_step_methods(module: torch.nn.Module) -> None:
