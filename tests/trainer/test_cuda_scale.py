@@ -61,10 +61,13 @@ def test_cpu_offload_with_clipping_trains_like_single_device(example: ModuleType
     assert _close(offloaded["losses"], single["losses"], tol=1e-3), (offloaded["losses"], single["losses"])
 
 
-def test_16_mixed_under_fsdp_uses_a_sharded_grad_scaler(example: ModuleType) -> None:
+def test_16_mixed_under_fsdp_uses_a_sharded_grad_scaler(example: ModuleType, tmp_path: Path) -> None:
     from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 
-    trainer = Trainer(accelerator="cuda", devices=1, strategy="fsdp", precision="16-mixed", max_steps=3, logger=False)
+    trainer = Trainer(
+        accelerator="cuda", devices=1, strategy="fsdp", precision="16-mixed", max_steps=3, logger=False,
+        default_root_dir=tmp_path,
+    )  # fmt: skip
     trainer.fit(example.TinyTransformer(), torch.utils.data.DataLoader(example.token_data(64, 8), batch_size=8))
     assert trainer._run is not None and isinstance(trainer._run.precision.scaler, ShardedGradScaler)
 
@@ -90,7 +93,7 @@ def test_compile_under_fsdp_on_cuda_matches_eager(example: ModuleType) -> None:
     assert _close(compiled["losses"], eager["losses"], tol=1e-3), (compiled["losses"], eager["losses"])
 
 
-def test_reduce_overhead_compile_trains_a_tiny_mlp() -> None:
+def test_reduce_overhead_compile_trains_a_tiny_mlp(tmp_path: Path) -> None:
     class MLP(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -107,8 +110,9 @@ def test_reduce_overhead_compile_trains_a_tiny_mlp() -> None:
 
     data = [(torch.randn(64, 64), torch.randint(0, 10, (64,))) for _ in range(20)]
     trainer = Trainer(
-        accelerator="cuda", devices=1, compile="reduce-overhead", precision="bf16-mixed", max_epochs=2, logger=False
-    )
+        accelerator="cuda", devices=1, compile="reduce-overhead", precision="bf16-mixed", max_epochs=2, logger=False,
+        default_root_dir=tmp_path,
+    )  # fmt: skip
     trainer.fit(MLP(), data)
     assert trainer.global_step == 40 and trainer.state.compile_seconds is not None
 
