@@ -19,9 +19,9 @@ def register_accelerators() -> Iterable[type[Accelerator]]:
 
 @hookimpl
 def register_strategies() -> Iterable[type[Strategy]]:
-    from .strategies import DDPStrategy, SingleDeviceStrategy
+    from .strategies import DDPStrategy, FSDPStrategy, SingleDeviceStrategy
 
-    return [SingleDeviceStrategy, DDPStrategy]
+    return [SingleDeviceStrategy, DDPStrategy, FSDPStrategy]
 
 
 @hookimpl

@@ -35,6 +35,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .devices import ACCEPTED_DEVICES_FORMS
+from .envvars import config_path
 from .errors import MisconfigurationException, did_you_mean
 from .precisions import normalize_precision
 
@@ -156,16 +157,6 @@ class ConfigFile:
     def where(self, key: str) -> str:
         line = self.lines.get(key)
         return f"config file {self.path}, line {line}" if line else f"config file {self.path}"
-
-
-def config_path() -> Path:
-    """The config file in effect: ``$ACCELPLUG_CONFIG_FILE`` or the platform's user config dir."""
-    override = os.environ.get(CONFIG_FILE_ENV, "").strip()
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_config_path
-
-    return user_config_path("accelplug", appauthor=False) / "config.toml"
 
 
 def config_file_in_effect() -> ConfigFile:

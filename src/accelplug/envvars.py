@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from .errors import MisconfigurationException, did_you_mean
 
@@ -19,6 +20,7 @@ __all__ = [
     "KNOWN_VARIABLES",
     "PREFIX",
     "check_unknown_variables",
+    "config_path",
     "env_choice",
     "env_flag",
     "env_float",
@@ -195,3 +197,17 @@ def unreported_unknown_variables(environ: Mapping[str, str] | None = None) -> li
     fresh = [name for name in fresh if name not in _REPORTED]
     _REPORTED.update(fresh)
     return check_unknown_variables({name: env[name] for name in fresh})
+
+
+def config_path() -> Path:
+    """The config file in effect: ``$ACCELPLUG_CONFIG_FILE`` or the platform's user config dir.
+
+    Here rather than in :mod:`accelplug.config` so that asking "is there a config file?" (every
+    ``Trainer(...)`` does) costs no pydantic import; the file is parsed there only when it exists.
+    """
+    override = os.environ.get("ACCELPLUG_CONFIG_FILE", "").strip()
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_config_path
+
+    return user_config_path("accelplug", appauthor=False) / "config.toml"

@@ -1,8 +1,9 @@
 """One place that turns ``accelerator``/``devices``/``strategy``/``precision`` into a run's plan.
 
 The Trainer and ``accelplug launch`` both call :func:`select`. User input is validated once here with
-pydantic (so the shape of each argument is checked and reported the same way everywhere) and the
-result is a frozen :class:`Selection` of plain values that nothing downstream has to re-check.
+plain type checks (so the shape of each argument is checked and reported the same way everywhere,
+at no import cost) and the result is a frozen :class:`Selection` of plain values that nothing
+downstream has to re-check.
 Resolving ``"auto"`` asks accelerators only through their cheap class-level queries, so CUDA is never
 initialised in the calling process and forking afterwards stays safe.
 """
@@ -21,6 +22,7 @@ from .errors import AcceleratorUnavailableError, MisconfigurationException
 from .precisions import ACCEPTED_PRECISIONS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
+from .strategies.base import Strategy
 
 __all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "normalize_precision", "select"]
 
@@ -37,6 +39,9 @@ class Selection:
     precision: str
     #: Why this accelerator was chosen, in words (shown by ``accelplug demo`` and ``launch``).
     reason: str
+    #: The ``Strategy`` object the user passed (``strategy=FSDPStrategy(...)``), kept with its options;
+    #: None when a name was given and the Trainer makes one from the registry.
+    strategy_object: Strategy | None = None
 
     @property
     def accelerator_name(self) -> str:
@@ -59,32 +64,48 @@ class Selection:
         return self.accelerator.get_device(self.device_ids[local_rank])
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shape_ok(field: str, value: object) -> bool:
+    """Whether ``value`` has a type ``field`` accepts (its content is checked later, with the registry)."""
+    if field == "accelerator":
+        return isinstance(value, (str, Accelerator)) or (isinstance(value, type) and issubclass(value, Accelerator))
+    if field == "devices":
+        if _is_int(value) or isinstance(value, str):
+            return True
+        return isinstance(value, (list, tuple)) and all(_is_int(v) for v in value)
+    if field == "strategy":
+        return isinstance(value, (str, Strategy))
+    return _is_int(value) or isinstance(value, str)  # precision
+
+
+def _shape_problem(field: str, value: object) -> str:
+    if field == "strategy" and isinstance(value, type) and issubclass(value, Strategy):
+        return f"strategy={value!r} is a class; pass an instance: strategy={value.__name__}(...)"
+    return f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
+
+
 def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:
-    """Check each argument's type with pydantic and report every mismatch in one message."""
-    from pydantic import ValidationError
+    """Check each argument's type and report every mismatch in one message.
 
-    from ._request import SelectionRequest
-
-    try:
-        SelectionRequest.model_validate(
-            {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
-        )
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            field = str(error["loc"][0]) if error["loc"] else "argument"
-            value = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}.get(
-                field
-            )
-            problems.append(f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}")
-        unique = list(dict.fromkeys(problems))
-        raise MisconfigurationException("; ".join(unique) + ".") from None
+    Plain ``isinstance`` checks (strict: a bool is not an int, a float is not a count) rather than a
+    validation library, because this runs in every ``Trainer(...)`` and must cost nothing at start-up.
+    """
+    given = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
+    problems = [_shape_problem(field, value) for field, value in given.items() if not _shape_ok(field, value)]
+    if problems:
+        raise MisconfigurationException("; ".join(problems) + ".")
 
 
 _ACCEPTED = {
     "accelerator": "expected 'auto', 'gpu', a registered accelerator name, or an Accelerator subclass or instance",
     "devices": 'expected "auto", a positive int, -1, a list of ints, or a string such as "2" or "0,2"',
-    "strategy": "expected 'auto' or a registered strategy name such as 'single_device' or 'ddp'",
+    "strategy": (
+        "expected 'auto', a registered strategy name such as 'single_device', 'ddp' or 'fsdp', "
+        "or a Strategy instance such as FSDPStrategy(...)"
+    ),
     "precision": f"expected one of {ACCEPTED_PRECISIONS}",
 }
 
@@ -166,7 +187,7 @@ def _device_ids(
 
 
 def _resolve_strategy(
-    strategy: str,
+    strategy: str | Strategy,
     accelerator: type[Accelerator],
     num_devices: int,
     supported: tuple[str, ...],
@@ -174,20 +195,25 @@ def _resolve_strategy(
 ) -> str:
     world = os.environ.get("WORLD_SIZE", "").strip()
     launched = (_launched_local_world_size() or 1) > 1 or (world.isascii() and world.isdigit() and int(world) > 1)
-    name = strategy.strip().lower()
-    if name == "auto":
-        if num_devices == 1 and not launched:
-            return "single_device"
-        name = "ddp"
-    strategy_cls = registry.get_strategy(name)
+    if isinstance(strategy, Strategy):
+        strategy_cls: type[Strategy] = type(strategy)
+        name = strategy_cls.name
+    else:
+        name = strategy.strip().lower()
+        if name == "auto":
+            if num_devices == 1 and not launched:
+                return "single_device"
+            name = "ddp"
+        strategy_cls = registry.get_strategy(name)
     verdict = strategy_cls.supports(accelerator)
     if not (name in supported if verdict is None else verdict):
-        if accelerator.name == "mps":
+        why = strategy_cls.unsupported_reason(accelerator)
+        if why is None and accelerator.name == "mps":
             why = (
                 "the Apple GPU is a single device, and torch.distributed's backends (gloo, nccl) cannot "
                 "move mps tensors, so MPS runs on one device with strategy 'single_device' only"
             )
-        else:
+        elif why is None:
             why = f"accelerator {accelerator.name!r} supports only {', '.join(repr(s) for s in supported)}"
         raise MisconfigurationException(f"strategy={strategy!r} cannot run on {accelerator.name!r}: {why}.")
     if not strategy_cls.is_distributed and num_devices > 1:
@@ -201,12 +227,16 @@ def _resolve_strategy(
 def select(
     accelerator: str | Accelerator | type[Accelerator] = "auto",
     devices: int | str | list[int] | tuple[int, ...] = "auto",
-    strategy: str = "auto",
+    strategy: str | Strategy = "auto",
     precision: str | int = "32-true",
     *,
     registry: AcceleratorRegistry | None = None,
 ) -> Selection:
-    """Validate the four user-facing choices and resolve them into a :class:`Selection`."""
+    """Validate the four user-facing choices and resolve them into a :class:`Selection`.
+
+    ``strategy`` may be a name or a ``Strategy`` object carrying its own options (Lightning's habit:
+    ``strategy=FSDPStrategy(auto_wrap_policy={Block})``); the object is checked like a name and kept.
+    """
     _validate_shapes(accelerator, devices, strategy, precision)
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
@@ -234,4 +264,5 @@ def select(
             f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "
             f"{', '.join(repr(p) for p in status.precisions)}."
         )
-    return Selection(instance, tuple(device_ids), strategy_name, canonical, why)
+    strategy_object = strategy if isinstance(strategy, Strategy) else None
+    return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object)

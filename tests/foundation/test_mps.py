@@ -98,6 +98,12 @@ def test_ddp_on_mps_explains_that_gloo_and_nccl_cannot_move_mps_tensors(fake_mac
         select("mps", devices=1, strategy="ddp")
 
 
+def test_fsdp_on_mps_explains_that_no_distributed_backend_moves_mps_tensors(fake_mac) -> None:  # type: ignore[no-untyped-def]
+    fake_mac()
+    with pytest.raises(MisconfigurationException, match=r"strategy='fsdp' cannot run on 'mps'.*no torch.distributed"):
+        select("mps", devices=1, strategy="fsdp")
+
+
 def test_float64_on_mps_is_refused(fake_mac) -> None:  # type: ignore[no-untyped-def]
     fake_mac()
     with pytest.raises(MisconfigurationException, match=r"precision='64-true'.*no float64"):

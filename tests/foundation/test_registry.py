@@ -139,8 +139,8 @@ def test_builtins_have_no_failures() -> None:
     assert get_registry().failures() == []
 
 
-def test_strategies_single_device_and_ddp_are_registered() -> None:
-    assert get_registry().strategy_names() == ["ddp", "single_device"]
+def test_strategies_single_device_ddp_and_fsdp_are_registered() -> None:
+    assert get_registry().strategy_names() == ["ddp", "fsdp", "single_device"]
 
 
 def test_unknown_strategy_suggests_the_closest_match() -> None:

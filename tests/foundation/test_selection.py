@@ -207,3 +207,45 @@ def test_trainer_auto_leaves_cuda_uninitialised(run_python) -> None:  # type: ig
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+# ---- strategy objects (Lightning's habit: strategy=FSDPStrategy(...)) ------------------------------------
+def test_a_strategy_object_is_checked_like_its_name_and_kept() -> None:
+    from accelplug.strategies import FSDPStrategy
+
+    chosen = FSDPStrategy(state_dict_type="sharded")
+    selection = select(CPUAccelerator, devices=1, strategy=chosen)
+    assert selection.strategy == "fsdp"
+    assert selection.strategy_object is chosen
+    assert select(CPUAccelerator, devices=1, strategy="fsdp").strategy_object is None
+
+
+def test_a_strategy_object_the_accelerator_refuses_is_explained() -> None:
+    from accelplug.strategies import DDPStrategy
+
+    with pytest.raises(MisconfigurationException, match=r"strategy=DDPStrategy\(\) cannot run on 'onlysingle'"):
+        select(_OnlySingle, devices=1, strategy=DDPStrategy())
+
+
+def test_a_strategy_class_instead_of_an_object_names_the_accepted_forms() -> None:
+    from accelplug.strategies import FSDPStrategy
+
+    with pytest.raises(
+        MisconfigurationException,
+        match=r"strategy=<class .*FSDPStrategy'> is a class; pass an instance: strategy=FSDPStrategy\(...\)",
+    ):
+        select(CPUAccelerator, devices=1, strategy=FSDPStrategy)  # type: ignore[arg-type]
+
+
+def test_shape_errors_of_several_arguments_come_in_one_message() -> None:
+    with pytest.raises(MisconfigurationException) as info:
+        select(3, devices=1.5, strategy=None, precision=True)  # type: ignore[arg-type]
+    message = str(info.value)
+    for part in ("accelerator=3 has type int", "devices=1.5 has type float", "strategy=None", "precision=True"):
+        assert part in message
+    assert message.count("; ") == 3
+
+
+def test_a_strategy_typo_suggests_fsdp() -> None:
+    with pytest.raises(MisconfigurationException, match="Did you mean 'fsdp'"):
+        select(CPUAccelerator, devices=1, strategy="fsdpp")

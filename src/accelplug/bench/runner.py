@@ -188,11 +188,11 @@ def _phase(
     workload: Workload,
     phase: Phase,
     prepared: tuple[BenchModule, object],
-    device: torch.device,
     progress: ProgressHook,
 ) -> Measurement:
     """Every round of one phase of one model on one accelerator: the Trainer (and the hand-written loop)."""
     name = target.cls.name
+    device = target.cls.get_device(0)
     warmup, steps, repeats = config.counts_for(name)
     loops = ["accelplug", "baseline"] if config.baseline_for(name) else ["accelplug"]
     module, batch = prepared
@@ -248,7 +248,7 @@ def run_bench(config: BenchConfig, progress: ProgressHook | None = None) -> list
         for model_name in config.models:
             workload = get_workload(model_name)
             prepared = _prepare(workload, device, target.precision)
-            results += [_phase(config, target, workload, phase, prepared, device, hook) for phase in PHASES]
+            results += [_phase(config, target, workload, phase, prepared, hook) for phase in PHASES]
             del prepared
             _release(device)
     return results

@@ -21,6 +21,7 @@ import contextlib
 from abc import ABC
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -46,6 +47,13 @@ class PreparedModule:
     step_module: Callable[[Any, int], Any]
     wrapped: torch.nn.Module | None = None
     optim: OptimizerSetup | None = None
+    #: The modules whose forward ``torch.compile`` compiled (the fit loop times the first step, once,
+    #: and warns when none of them ran in it: a ``training_step`` that never calls ``self(...)``).
+    compiled_modules: tuple[torch.nn.Module, ...] = ()
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self.compiled_modules)
 
 
 def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
@@ -54,7 +62,7 @@ def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
 
     step: Callable[..., Any] = module.training_step  # type: ignore[assignment]
     try:
-        parameters = list(inspect.signature(step).parameters.values())
+        parameters = list(inspect.signature(inspect.unwrap(step)).parameters.values())  # FSDP wraps it
     except (TypeError, ValueError):
         return step
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -90,6 +98,9 @@ class Strategy(ABC):
     description: ClassVar[str] = ""
     #: True when the strategy runs one process per device and needs a process group.
     is_distributed: ClassVar[bool] = False
+    #: False when evaluation must run under ``no_grad`` instead of ``inference_mode`` (FSDP: parameters
+    #: gathered under inference mode would become inference tensors that training cannot use later).
+    allows_inference_mode: ClassVar[bool] = True
 
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
@@ -100,9 +111,25 @@ class Strategy(ABC):
         """
         return None
 
+    @classmethod
+    def unsupported_reason(cls, accelerator: type[Accelerator]) -> str | None:
+        """Why ``accelerator`` cannot run this strategy, in words, for the selection's error (None: generic)."""
+        return None
+
     def __init__(self) -> None:
         self.accelerator: Accelerator | None = None
         self.root_device: torch.device | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def needs_launcher(self, processes: int) -> bool:
+        """Whether a run of ``processes`` processes must be started by a launcher (torchrun).
+
+        A distributed strategy that can make a process group of one in-process (FSDP on one device)
+        answers False for one process, so ``python script.py`` runs it without re-launching.
+        """
+        return self.is_distributed
 
     # ---- the process -------------------------------------------------------------------------
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
@@ -151,14 +178,15 @@ class Strategy(ABC):
         if compile_options is not None:
             from .compiling import compile_module
 
-            step_module = compile_module(module, wrapped, compile_options)
+            step_module = compile_module(module, wrapped, compile_options, device)
         optim = None
         if with_optimizers:
             from ..optimizers import parse_optimizers
 
             configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
             optim = self.setup_optimizers(parse_optimizers(configure()))
-        return PreparedModule(module, step_module, wrapped, optim)
+        compiled = (module,) if compile_options is not None else ()
+        return PreparedModule(module, step_module, wrapped, optim, compiled_modules=compiled)
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
         """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""
@@ -203,7 +231,43 @@ class Strategy(ABC):
     def load_optimizer_state_dict(
         self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
     ) -> None:
-        optimizer.load_state_dict(state)
+        """Restore an optimizer; also from a state keyed by parameter names (what FSDP saves in full)."""
+        from .state_dicts import keyed_by_name, load_named_optimizer_state
+
+        if keyed_by_name(state):
+            load_named_optimizer_state(module, optimizer, state)
+        else:
+            optimizer.load_state_dict(state)
+
+    def checkpoint_map_location(self) -> torch.device:
+        """Where a checkpoint's tensors are loaded to (a sharding strategy loads full tensors on the CPU)."""
+        return self._device()
+
+    def save_checkpoint(
+        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+    ) -> None:
+        """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
+        ``write`` (the Trainer's atomic, checksummed writer). A sharding strategy saves its tensors first."""
+        if self.writes_checkpoints:
+            write(checkpoint, path)
+
+    def load_sharded_checkpoint(
+        self, module: torch.nn.Module, optimizers: list[torch.optim.Optimizer], folder: Path
+    ) -> None:
+        """Load tensors saved with ``torch.distributed.checkpoint`` in ``folder`` into ``module`` and ``optimizers``.
+
+        torch's loader reshards to this run's layout, so one process loads what several saved.
+        """
+        from .state_dicts import load_sharded
+
+        load_sharded(module, optimizers, folder)
+
+    def remove_checkpoint(self, path: Path) -> None:
+        """Delete a checkpoint this strategy saved (the file, and the shard folder it refers to)."""
+        from .state_dicts import remove_checkpoint_files
+
+        if self.is_global_zero:
+            remove_checkpoint_files(path)
 
     @property
     def writes_checkpoints(self) -> bool:

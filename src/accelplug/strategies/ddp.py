@@ -77,15 +77,20 @@ class DDPStrategy(Strategy):
         self._created_group = False
         self._watched_fits = 0
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
-        import torch.distributed as dist
-
+    def process_group_backend(self, accelerator: Accelerator, device: torch.device) -> str:
+        """The torch.distributed backend for this run: the accelerator's own (gloo on the CPU, nccl on CUDA)."""
         backend = accelerator.distributed_backend
         if backend is None:
             raise MisconfigurationException(
                 f"strategy={self.name!r} needs a torch.distributed backend, and accelerator "
                 f"{accelerator.name!r} has none."
             )
+        return backend
+
+    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+        import torch.distributed as dist
+
+        backend = self.process_group_backend(accelerator, device)
         if not launched_by_torchrun():
             raise MisconfigurationException(
                 f"strategy={self.name!r} runs one process per device, but this process was not started by a launcher "

@@ -15,6 +15,7 @@ from .options import TrainerOptions
 __all__ = [
     "check_checkpointing",
     "check_model",
+    "compile_options_for",
     "path_in_datamodule_slot",
     "require_tensorboard",
     "warn_unknown_variables",
@@ -73,3 +74,19 @@ def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
             f"{type(model).__name__} has no {', '.join(missing)}() method, which trainer.{method}() needs."
         )
     return model
+
+
+def compile_options_for(model: object, option: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``torch.compile`` arguments for a fit: the ``compile`` option, or torch's defaults for a module the
+    user compiled with ``torch.compile(model)`` before handing it over (its original is trained and compiled in
+    place, so its ``state_dict`` keeps the user's keys; the arguments given to torch.compile are not recoverable)."""
+    if option is not None or not isinstance(getattr(model, "_orig_mod", None), torch.nn.Module):
+        return option
+    warnings.warn(
+        "fit() got a module compiled with torch.compile(...): accelplug trains its original module and compiles it "
+        "in place with torch.compile's default arguments. Pass Trainer(compile=...) with the module itself to "
+        "choose them (mode, fullgraph, ...).",
+        UserWarning,
+        stacklevel=3,
+    )
+    return {}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import MisconfigurationException
+from ..strategies.state_dicts import SHARDED_KEY
 from .checkpoint import CHECKPOINT_FORMAT, capture_rng_state, checked_path, find_last_checkpoint, read_checkpoint
 
 if TYPE_CHECKING:
@@ -85,22 +86,57 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
 
 def restore_checkpoint(run: Run, path: Path, *, weights_only: bool, training: bool) -> dict[str, Any]:
     """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
-    checkpoint = read_checkpoint(path, run.device, weights_only=weights_only)
+    checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
     shown = str(path)
     run.hooks.call("on_load_checkpoint", checkpoint)
+    sharded = checkpoint.get(SHARDED_KEY)
     try:
-        run.strategy.load_module_state_dict(run.module, checkpoint["state_dict"])
+        if sharded is not None:
+            _restore_sharded(run, path, sharded, training=training)
+        else:
+            run.strategy.load_module_state_dict(run.module, checkpoint["state_dict"])
     except RuntimeError as exc:
         raise MisconfigurationException(
             f"ckpt_path={shown!r} does not fit this model: {str(exc).splitlines()[0]}"
         ) from None
     if not training:
         return checkpoint
-    _restore_training_state(run, checkpoint, shown)
+    _restore_training_state(run, checkpoint, shown, optimizers_loaded=sharded is not None)
     return checkpoint
 
 
-def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str) -> None:
+def _restore_sharded(run: Run, path: Path, sharded: dict[str, Any], *, training: bool) -> None:
+    """Module and optimizer tensors saved with torch.distributed.checkpoint (resharded to this run)."""
+    folder = path.parent / str(sharded["folder"])
+    if not folder.is_dir():
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} is a sharded checkpoint whose shard folder {folder} is missing; copy the "
+            "folder along with the file."
+        )
+    optimizers = list(run.optim.optimizers) if training and run.optim else []
+    if training and sharded.get("optimizers") is None:
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} holds no optimizer state, so training cannot resume from it exactly."
+        )
+    if training and sharded["optimizers"] != len(optimizers):
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} holds {sharded['optimizers']} optimizer state(s), but "
+            f"configure_optimizers() returned {len(optimizers)}."
+        )
+    run.strategy.load_sharded_checkpoint(run.module, optimizers, folder)
+
+
+def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str, *, optimizers_loaded: bool) -> None:
+    optim = run.optim
+    assert optim is not None
+    if not optimizers_loaded:
+        _restore_optimizers(run, checkpoint, shown)
+    for config, saved in zip(optim.schedulers, checkpoint.get("lr_schedulers", []), strict=False):
+        config.scheduler.load_state_dict(saved)
+    _restore_loop(run, checkpoint)
+
+
+def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> None:
     optim = run.optim
     assert optim is not None
     saved_optimizers = checkpoint.get("optimizer_states")
@@ -121,8 +157,10 @@ def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str) ->
             raise MisconfigurationException(
                 f"ckpt_path={shown!r}: its optimizer state does not fit {type(optimizer).__name__}: {exc}"
             ) from None
-    for config, saved in zip(optim.schedulers, checkpoint.get("lr_schedulers", []), strict=False):
-        config.scheduler.load_state_dict(saved)
+
+
+def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
+    """The precision's state, the loop position, callbacks and datamodule."""
     precision_state = checkpoint.get("precision_state", checkpoint.get("scaler"))
     if precision_state:
         run.precision.load_state_dict(precision_state)

@@ -61,7 +61,7 @@ def _anything_configured() -> bool:
         return True
     if os.environ.get("ACCELPLUG_CONFIG_FILE", "").strip():
         return True
-    from ..config import config_path
+    from ..envvars import config_path
 
     return config_path().is_file()
 

@@ -31,13 +31,20 @@ from .state import Stage
 if TYPE_CHECKING:
     from .run import Run
 
-__all__ = ["EvaluationLoop", "PredictionLoop", "step_accepts"]
+__all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "step_accepts"]
+
+
+def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
+    """``inference_mode`` as asked, unless the strategy cannot evaluate under it (FSDP: ``no_grad``)."""
+    if run.options.inference_mode and run.strategy.allows_inference_mode:
+        return torch.inference_mode()
+    return torch.no_grad()
 
 
 def step_accepts(method: Callable[..., Any]) -> int:
     """How many positional arguments a step method takes besides ``self`` (``batch``, ``batch_idx``...)."""
     try:
-        parameters = inspect.signature(method).parameters.values()
+        parameters = inspect.signature(inspect.unwrap(method)).parameters.values()  # through FSDP's wrapper
     except (TypeError, ValueError):
         return 3
     count = 0
@@ -144,7 +151,7 @@ class EvaluationLoop:
 
     # ---- batches ---------------------------------------------------------------------------------------
     def _grad_context(self) -> contextlib.AbstractContextManager[Any]:
-        return torch.inference_mode() if self.run.options.inference_mode else torch.no_grad()
+        return grad_context(self.run)
 
     def _run_loader(
         self,
@@ -199,8 +206,7 @@ class PredictionLoop:
         hooks.call("on_predict_epoch_start")
         several = len(self.loaders) > 1
         results: list[list[Any]] = []
-        context = torch.inference_mode() if run.options.inference_mode else torch.no_grad()
-        with context:
+        with grad_context(run):
             for index, loader in enumerate(self.loaders):
                 outputs: list[Any] = []
                 extra = (index,) if several else ()

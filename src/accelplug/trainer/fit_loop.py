@@ -26,6 +26,7 @@ import torch
 
 from ..errors import MisconfigurationException
 from .checkpoint import capture_rng_state
+from .compile_time import timed_first_batch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
@@ -72,7 +73,6 @@ class FitLoop:
         self._last_logged_step = -1
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
-        self._batch: Any = None
         self._last_output: Any = None
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
@@ -108,9 +108,9 @@ class FitLoop:
 
     # ---- the three batch paths ----------------------------------------------------------------------
     def _choose_batch_path(self) -> Callable[[Any, int], Any]:
-        if not self.opt.automatic:
-            return self.manual_batch
-        return self.fast_batch if self.opt.can_go_fast() else self.general_batch
+        fast = self.fast_batch if self.opt.can_go_fast() else self.general_batch
+        path = fast if self.opt.automatic else self.manual_batch
+        return timed_first_batch(self, path) if self.run_.prepared.compiled else path
 
     def fast_batch(self, batch: Any, batch_idx: int) -> Any:
         """The lean path (see the module docstring): transfer, forward, backward, step."""
@@ -143,29 +143,32 @@ class FitLoop:
 
     def general_batch(self, batch: Any, batch_idx: int) -> Any:
         """Lightning's automatic optimisation, every hook in Lightning's order."""
-        if not self._batch_start(batch, batch_idx):
-            return SKIP_REST_OF_EPOCH
-        output = self.opt.automatic_step(self._batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
+        batch = self._batch_start(batch, batch_idx)
+        if batch is SKIP_REST_OF_EPOCH:
+            return batch
+        output = self.opt.automatic_step(batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
         if self.opt.stepped:
             self._optimizer_stepped(batch_idx)
         return output
 
     def manual_batch(self, batch: Any, batch_idx: int) -> Any:
         """``automatic_optimization = False``: ``training_step`` steps its own optimizers."""
-        if not self._batch_start(batch, batch_idx):
-            return SKIP_REST_OF_EPOCH
+        batch = self._batch_start(batch, batch_idx)
+        if batch is SKIP_REST_OF_EPOCH:
+            return batch
         steps_before = self.opt.manual_steps
-        output = self.opt.manual_step(self._batch, batch_idx)
+        output = self.opt.manual_step(batch, batch_idx)
         if self.opt.manual_steps != steps_before:
             self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
         return output
 
-    def _batch_start(self, batch: Any, batch_idx: int) -> bool:
-        """Transfer hooks, then ``on_train_batch_start``; False when the module asked to skip the epoch."""
-        self._batch = self.opt.transfer_with_hooks(batch)
-        self.run_.router.enter("on_train_batch_start", self.collector, self._batch)
-        self.hooks.call_callbacks("on_train_batch_start", self._batch, batch_idx)
-        return bool(self.hooks.call_module("on_train_batch_start", self._batch, batch_idx) != -1)
+    def _batch_start(self, batch: Any, batch_idx: int) -> Any:
+        """Transfer hooks, then ``on_train_batch_start``: the batch, or SKIP_REST_OF_EPOCH when the module said -1."""
+        batch = self.opt.transfer_with_hooks(batch)
+        self.run_.router.enter("on_train_batch_start", self.collector, batch)
+        self.hooks.call_callbacks("on_train_batch_start", batch, batch_idx)
+        skip = self.hooks.call_module("on_train_batch_start", batch, batch_idx) == -1
+        return SKIP_REST_OF_EPOCH if skip else batch
 
     # ---- around each batch ---------------------------------------------------------------------------
     def _optimizer_stepped(self, batch_idx: int, count: int = 1) -> None:
@@ -234,10 +237,8 @@ class FitLoop:
 
     def _finished(self, epoch: int) -> bool:
         reason = self.limits.stop_reason(self.state, time.monotonic() - self.started, within_epoch=False, epoch=epoch)
-        if reason is not None:
-            self.state.stop_reason = reason
-            return True
-        return False
+        self.state.stop_reason = reason or self.state.stop_reason
+        return reason is not None
 
     def _start_epoch(self, epoch: int, skip: int) -> None:
         state = self.state
@@ -246,9 +247,7 @@ class FitLoop:
             from .loading import prepare_loader
 
             self.loader = prepare_loader(self.run_, self.reload())
-        state.current_epoch = epoch
-        state.epoch_done = False
-        state.batches_done = skip
+        state.current_epoch, state.epoch_done, state.batches_done = epoch, False, skip
         if skip == 0:
             state.epoch_schedulers_done = False
         length = self.limits.epoch_length

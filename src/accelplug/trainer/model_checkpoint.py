@@ -10,7 +10,6 @@ each save. Files go to ``dirpath`` or to ``checkpoints/`` in the run's log folde
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
@@ -205,6 +204,5 @@ class ModelCheckpoint(Callback):
 
     @staticmethod
     def _remove(trainer: Any, old: Path, keep: Path) -> None:
-        if trainer.is_global_zero and old != keep:
-            with contextlib.suppress(OSError):
-                old.unlink()
+        if old != keep:
+            trainer.strategy.remove_checkpoint(old)  # one process deletes; a sharded one's shards go too

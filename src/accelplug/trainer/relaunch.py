@@ -34,6 +34,8 @@ def relaunch_if_needed(strategy: Strategy, accelerator: str, num_devices: int, n
     if launched_by_torchrun():
         _check_world_size(num_devices, num_nodes)
         return
+    if not strategy.needs_launcher(num_devices * num_nodes):
+        return  # e.g. FSDP on one device: a process group of one, made in this process
     script = _main_script()
     how = (
         f"start it with `accelplug launch --accelerator {accelerator} --devices {num_devices} "

@@ -69,10 +69,10 @@ def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: A
             run.strategy.barrier()
 
 
-def run_fit(trainer: Trainer, call: StageCall) -> None:
+def run_fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | None = None) -> None:
     """Fit; SIGTERM/SIGINT end it with a checkpoint, one line and ``SystemExit(143/130)`` (:mod:`.interrupts`)."""
     try:
-        _fit(trainer, call)
+        _fit(trainer, call, compile_options)
     except FitInterrupted as stop:
         trainer.state.stop_reason = StopReason.SIGNAL
         if trainer.is_global_zero:
@@ -80,7 +80,7 @@ def run_fit(trainer: Trainer, call: StageCall) -> None:
         raise SystemExit(stop.exit_code) from None
 
 
-def _fit(trainer: Trainer, call: StageCall) -> None:
+def _fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | None) -> None:
     options = trainer.options
     module, datamodule = call.module, call.datamodule
     if options.seed is not None:
@@ -89,7 +89,7 @@ def _fit(trainer: Trainer, call: StageCall) -> None:
     trainer.state.reset_for_fit()
     with (
         _running(
-            trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=options.compile
+            trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=compile_options
         ) as run,
         _signal_guard(run) as signals,
     ):

@@ -57,6 +57,8 @@ class LoopState:
     logged_metrics: dict[str, float] = field(default_factory=dict)
     #: What the progress bar shows (``self.log(..., prog_bar=True)`` values and the loss).
     progress_bar_metrics: dict[str, float] = field(default_factory=dict)
+    #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
+    compile_seconds: float | None = None
 
     def reset_for_fit(self) -> None:
         self.global_step = 0
@@ -67,3 +69,4 @@ class LoopState:
         self.epoch_done = False
         self.epoch_schedulers_done = False
         self.epoch_start_rng = None
+        self.compile_seconds = None

@@ -20,19 +20,21 @@ from ..selection import Selection, select
 from .arguments import (
     check_checkpointing,
     check_model,
+    compile_options_for,
     path_in_datamodule_slot,
     require_tensorboard,
     warn_unknown_variables,
 )
-from .callbacks import ModelCheckpoint
 from .defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
 from .environment import check_mps_fallback
+from .model_checkpoint import ModelCheckpoint
 from .options import TrainerOptions, validate_options
 from .properties import TrainerProperties
 from .relaunch import relaunch_if_needed
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
+    from ..strategies.base import Strategy
     from .progress import Progress
     from .run import Run
 
@@ -53,7 +55,7 @@ class Trainer(TrainerProperties):
         self,
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
         devices: int | str | list[int] | tuple[int, ...] = UNSET_AUTO,
-        strategy: str = UNSET_AUTO,
+        strategy: str | Strategy = UNSET_AUTO,
         precision: str | int = UNSET_PRECISION,
         *,
         logger: Any = None,
@@ -120,9 +122,12 @@ class Trainer(TrainerProperties):
             chosen["accelerator"], chosen["devices"], chosen["strategy"], chosen["precision"]
         )
         from ..registry import get_registry
+        from ..strategies.compiling import check_compile_support
 
+        check_compile_support(self.root_device.type, self.options.compile)
         registry = get_registry()
-        self._strategy = registry.get_strategy(self.selection.strategy)()
+        chosen_strategy = self.selection.strategy_object
+        self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
         self._precision = registry.get_precision(self.selection.precision)(self.root_device.type)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
@@ -152,10 +157,12 @@ class Trainer(TrainerProperties):
         from .loading import split_datamodule
         from .stages import StageCall, run_fit
 
+        compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        run_fit(self, StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only))
+        call = StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only)
+        run_fit(self, call, compile_options)
 
     def validate(
         self,
@@ -255,8 +262,7 @@ class Trainer(TrainerProperties):
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
         try:
-            if self._strategy.writes_checkpoints:
-                atomic_save(checkpoint, target)
+            self._strategy.save_checkpoint(checkpoint, target, atomic_save)
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target

@@ -1,0 +1,352 @@
+"""Fully sharded data parallel on torch's FSDP2 (``torch.distributed.fsdp.fully_shard``).
+
+Each process holds a shard of every parameter, gradient and optimizer state; a block's full
+parameters are all-gathered just before it runs and freed after, so a model larger than one device's
+memory trains over several. Everything is torch's own machinery: ``fully_shard`` (parameters become
+``DTensor`` shards, in place: the user's module object and its ``state_dict`` keys stay the same),
+``MixedPrecisionPolicy`` from the run's precision, ``CPUOffloadPolicy``, activation checkpointing with
+``torch.distributed._composable.checkpoint``, and checkpoints through
+``torch.distributed.checkpoint`` (a full state dict gathered on rank 0, or shards saved by every
+process and resharded on load).
+
+Options, with Lightning's names (``Trainer(strategy=FSDPStrategy(...))``; ``strategy="fsdp"`` takes
+the defaults):
+
+- ``auto_wrap_policy``: which submodules become their own shard unit (all-gathered and freed as one):
+  a set of module classes (``{TransformerBlock}``) or a callable ``(module) -> bool``. The default
+  shards every element of an ``nn.ModuleList`` (where transformer blocks usually live), then the rest
+  of the model as the root unit.
+- ``activation_checkpointing_policy``: module classes (or a callable) whose activations are
+  recomputed in backward instead of kept.
+- ``cpu_offload``: keep parameter shards, gradients and optimizer state in CPU memory (the optimizer
+  steps on the CPU); only on an accelerator.
+- ``sharding_strategy``: ``"FULL_SHARD"`` (free parameters after forward, ZeRO-3) or
+  ``"SHARD_GRAD_OP"`` (keep them until backward, ZeRO-2-like, less communication).
+- ``state_dict_type``: ``"full"`` (one file, loads anywhere, also without FSDP) or ``"sharded"``
+  (every process saves its shard with DCP; resumes on any number of processes).
+
+With ``Trainer(compile=...)`` each shard unit's forward is compiled (per block, as torch recommends for
+FSDP2: FSDP's all-gather and reduce-scatter hooks run around the compiled frames, not inside them);
+without shard units the root module's forward is. On one device the strategy makes a process group of one in
+this process, so ``python script.py`` runs it without a launcher.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..errors import MisconfigurationException, did_you_mean
+from .base import PreparedModule, Strategy, training_step_caller
+from .compiling import compile_in_place
+from .ddp import DDPStrategy, collective_timeout, launched_by_torchrun
+
+if TYPE_CHECKING:
+    from ..accelerator import Accelerator
+    from ..precision.base import Precision
+
+__all__ = ["FSDPStrategy"]
+
+ModulePolicy = Callable[[torch.nn.Module], bool]
+_SHARDING = {"FULL_SHARD": True, "SHARD_GRAD_OP": False}
+_STATE_DICT_TYPES = ("full", "sharded")
+_STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
+_POLICY_FORMS = (
+    "None (the default), a set of nn.Module subclasses such as {TransformerBlock}, or a callable (module) -> bool"
+)
+
+
+def _policy(value: object, option: str) -> ModulePolicy | None:
+    """A ``module -> bool`` test from a set of module classes or a callable; bad input named."""
+    if value is None:
+        return None
+    if isinstance(value, type) and issubclass(value, torch.nn.Module):
+        value = {value}
+    if isinstance(value, (set, frozenset, list, tuple)):
+        classes = tuple(value)
+        bad = [c for c in classes if not (isinstance(c, type) and issubclass(c, torch.nn.Module))]
+        if bad or not classes:
+            shown = bad[0] if bad else value
+            raise MisconfigurationException(
+                f"FSDPStrategy({option}={value!r}): {shown!r} is not an nn.Module subclass. Accepted: {_POLICY_FORMS}."
+            )
+        return lambda module: isinstance(module, classes)
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    raise MisconfigurationException(f"FSDPStrategy({option}={value!r}) is invalid. Accepted: {_POLICY_FORMS}.")
+
+
+def _module_list_elements(root: torch.nn.Module) -> ModulePolicy:
+    """The default policy: every element of an ``nn.ModuleList`` (the usual home of transformer blocks)."""
+    elements = {id(m) for list_ in root.modules() if isinstance(list_, torch.nn.ModuleList) for m in list_}
+    return lambda module: id(module) in elements
+
+
+def _choice(value: object, accepted: Iterable[str], option: str, *, upper: bool) -> str:
+    text = getattr(value, "name", value)  # torch's ShardingStrategy enum members work as their names
+    if not isinstance(text, str):
+        raise MisconfigurationException(f"FSDPStrategy({option}={value!r}) is invalid. Accepted: {list(accepted)}.")
+    key = text.strip().upper() if upper else text.strip().lower()
+    if key not in accepted:
+        hint = did_you_mean(key, list(accepted))
+        raise MisconfigurationException(
+            f"FSDPStrategy({option}={value!r}) is invalid. Accepted: {list(accepted)}.{hint}"
+        )
+    return key
+
+
+class FSDPStrategy(DDPStrategy):
+    name = "fsdp"
+    description = "parameters, gradients and optimizer state sharded over processes (torch FSDP2)"
+    is_distributed = True
+    allows_inference_mode = False  # FSDP's all-gather buffers must stay usable by autograd (as in Lightning)
+
+    def __init__(
+        self,
+        auto_wrap_policy: Any = None,
+        *,
+        activation_checkpointing_policy: Any = None,
+        cpu_offload: bool = False,
+        sharding_strategy: str = "FULL_SHARD",
+        state_dict_type: str = "full",
+    ) -> None:
+        super().__init__()
+        self.auto_wrap_policy = _policy(auto_wrap_policy, "auto_wrap_policy")
+        self.activation_checkpointing_policy = _policy(
+            activation_checkpointing_policy, "activation_checkpointing_policy"
+        )
+        if not isinstance(cpu_offload, bool):
+            raise MisconfigurationException(
+                f"FSDPStrategy(cpu_offload={cpu_offload!r}) is invalid: expected True or False."
+            )
+        self.cpu_offload = cpu_offload
+        self.sharding_strategy = _choice(sharding_strategy, _SHARDING, "sharding_strategy", upper=True)
+        self.state_dict_type = _choice(state_dict_type, _STATE_DICT_TYPES, "state_dict_type", upper=False)
+        self._options = {
+            "auto_wrap_policy": auto_wrap_policy,
+            "activation_checkpointing_policy": activation_checkpointing_policy,
+            "cpu_offload": cpu_offload,
+            "sharding_strategy": self.sharding_strategy,
+            "state_dict_type": self.state_dict_type,
+        }
+        #: Submodules made shard units in the last preparation (the root module not counted).
+        self.shard_units: list[torch.nn.Module] = []
+
+    def __repr__(self) -> str:
+        given = ", ".join(f"{k}={v!r}" for k, v in self._options.items() if v not in (None, False))
+        return f"FSDPStrategy({given})"
+
+    # ---- where it runs ---------------------------------------------------------------------------
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        if accelerator.device_type in ("cuda", "cpu"):
+            return True  # nccl / gloo; FSDP2 runs on both (the CPU through gloo)
+        if accelerator.distributed_backend is None:
+            return False
+        return None  # a plugin accelerator with a backend opts in by listing "fsdp"
+
+    @classmethod
+    def unsupported_reason(cls, accelerator: type[Accelerator]) -> str | None:
+        if accelerator.distributed_backend is None:
+            single = (
+                " (the Apple GPU is one device, so there is nothing to shard over)" if accelerator.name == "mps" else ""
+            )
+            return (
+                "FSDP shards parameters across processes and gathers them with torch.distributed collectives, "
+                f"and no torch.distributed backend can move {accelerator.device_type} tensors "
+                f"(gloo and nccl do not support the {accelerator.device_type} device); "
+                f"use strategy='single_device'{single}"
+            )
+        return None
+
+    def needs_launcher(self, processes: int) -> bool:
+        return processes > 1
+
+    def process_group_backend(self, accelerator: Accelerator, device: torch.device) -> str:
+        backend = super().process_group_backend(accelerator, device)
+        if self.cpu_offload and device.type != "cpu":
+            # Offloaded shards and gradients live on the CPU; gradient clipping reduces their norms there.
+            return f"{device.type}:{backend},cpu:gloo"
+        return backend
+
+    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+        import torch.distributed as dist
+
+        if self.cpu_offload and device.type == "cpu":
+            raise MisconfigurationException(
+                "FSDPStrategy(cpu_offload=True) moves parameter shards to CPU memory between uses of an accelerator, "
+                "but this run is on the CPU already; drop cpu_offload or train on a GPU."
+            )
+        if launched_by_torchrun():
+            super().setup_environment(accelerator, device)
+            return
+        backend = self.process_group_backend(accelerator, device)
+        Strategy.setup_environment(self, accelerator, device)
+        if not dist.is_initialized():
+            # One device, no launcher: a process group of one, in this process.
+            options: dict[str, Any] = {"timeout": collective_timeout()}
+            if device.type != "cpu":
+                options["device_id"] = device
+            store = dist.HashStore()  # type: ignore[attr-defined]
+            dist.init_process_group(backend, store=store, rank=0, world_size=1, **options)
+            self._created_group = True
+
+    # ---- preparing the module --------------------------------------------------------------------
+    def setup_module_and_optimizers(
+        self,
+        module: torch.nn.Module,
+        precision: Precision,
+        *,
+        compile_options: dict[str, Any] | None = None,
+        with_optimizers: bool = True,
+    ) -> PreparedModule:
+        """Precision, then sharding (which moves each unit to the device: the whole model never has to
+        fit on one), compile inside it, then ``configure_optimizers()`` on the sharded parameters."""
+        from torch.distributed.fsdp import FSDPModule
+
+        module = precision.convert_module(module)
+        if compile_options is not None:
+            from .compiling import check_compile_device
+
+            check_compile_device(self._device(), compile_options)
+        units: list[torch.nn.Module] | None = getattr(module, "_accelplug_shard_units", None)
+        if units is None:  # not sharded by an earlier fit/validate of this module
+            units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
+            object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
+        self.shard_units = units
+        compiled = tuple(units) or (module,)
+        if compile_options is not None and not getattr(module, "_accelplug_compiled", False):
+            for target in compiled:  # FSDP's hooks run around forward, outside the compiled frames
+                compile_in_place(target, compile_options)
+            object.__setattr__(module, "_accelplug_compiled", True)
+        self._register_step_methods(module)
+        self._use_sharded_scaler(precision)
+        optim = None
+        if with_optimizers:
+            from ..optimizers import parse_optimizers
+
+            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
+            optim = self.setup_optimizers(parse_optimizers(configure()))
+        step = training_step_caller(module)
+        return PreparedModule(module, step, module, optim, compiled_modules=compiled if compile_options else ())
+
+    def _shard(self, module: torch.nn.Module, precision: Precision) -> list[torch.nn.Module]:
+        """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import (
+            CPUOffloadPolicy,
+            FSDPModule,
+            MixedPrecisionPolicy,
+            OffloadPolicy,
+            fully_shard,
+        )
+
+        device = self._device()
+        mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+        options: dict[str, Any] = {
+            "mesh": mesh,
+            "reshard_after_forward": _SHARDING[self.sharding_strategy],
+            "mp_policy": precision.fsdp_mixed_precision() or MixedPrecisionPolicy(),
+            "offload_policy": CPUOffloadPolicy() if self.cpu_offload else OffloadPolicy(),
+        }
+        wrap = self.auto_wrap_policy or _module_list_elements(module)
+        units = [m for m in module.modules() if m is not module and wrap(m)]
+        if self.activation_checkpointing_policy is not None:
+            from torch.distributed._composable.checkpoint_activation import checkpoint
+
+            for sub in module.modules():
+                if sub is not module and self.activation_checkpointing_policy(sub):
+                    checkpoint(sub)
+        for unit in reversed(units):  # innermost first, as fully_shard requires
+            if not isinstance(unit, FSDPModule):
+                fully_shard(unit, **options)
+        fully_shard(module, **options)
+        return units
+
+    @staticmethod
+    def _register_step_methods(module: torch.nn.Module) -> None:
+        """Let ``training_step`` & co. gather the root's parameters, also when they never call ``self(...)``."""
+        from torch.distributed.fsdp import register_fsdp_forward_method
+
+        if getattr(module, "_accelplug_fsdp_methods", False):
+            return
+        for name in _STEP_METHODS:
+            if callable(getattr(module, name, None)):
+                register_fsdp_forward_method(module, name)
+        object.__setattr__(module, "_accelplug_fsdp_methods", True)
+
+    @staticmethod
+    def _use_sharded_scaler(precision: Precision) -> None:
+        """16-mixed: a scaler that agrees across ranks on skipping a step (each rank sees only its shard's infs)."""
+        scaler = getattr(precision, "scaler", None)
+        if scaler is None:
+            return
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        if not isinstance(scaler, ShardedGradScaler):
+            precision.scaler = ShardedGradScaler(device=precision.device_type)  # type: ignore[attr-defined]
+
+    @contextlib.contextmanager
+    def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
+        """Micro-batches that only accumulate keep their gradients unreduced (no reduce-scatter until the last)."""
+        set_sync = getattr(wrapped, "set_requires_gradient_sync", None)
+        if set_sync is None:
+            yield
+            return
+        set_sync(False)
+        try:
+            yield
+        finally:
+            set_sync(True)
+
+    # ---- checkpoints -----------------------------------------------------------------------------
+    def _state_options(self) -> Any:
+        from torch.distributed.checkpoint.state_dict import StateDictOptions
+
+        if self.state_dict_type == "full":
+            return StateDictOptions(full_state_dict=True, cpu_offload=True)
+        return StateDictOptions()
+
+    def module_state_dict(self, module: torch.nn.Module) -> dict[str, Any]:
+        """Full: gathered on rank 0 (empty elsewhere), on the CPU. Sharded: this rank's DTensor shards."""
+        from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
+        return get_model_state_dict(module, options=self._state_options())
+
+    def optimizer_state_dict(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+        """Keyed by parameter name (torch.distributed.checkpoint's form), so it loads with or without FSDP."""
+        from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+        return get_optimizer_state_dict(module, optimizer, options=self._state_options())
+
+    def load_module_state_dict(self, module: torch.nn.Module, state: dict[str, Any], strict: bool = True) -> None:
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+        set_model_state_dict(module, state, options=StateDictOptions(full_state_dict=True, strict=strict))
+
+    def load_optimizer_state_dict(
+        self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+    ) -> None:
+        from .state_dicts import keyed_by_name, load_named_optimizer_state, named_optimizer_state
+
+        if not keyed_by_name(state):  # saved on one device or by DDP
+            state = named_optimizer_state(module, optimizer, state)
+        load_named_optimizer_state(module, optimizer, state)
+
+    def checkpoint_map_location(self) -> torch.device:
+        return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
+
+    def save_checkpoint(
+        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+    ) -> None:
+        if self.state_dict_type == "sharded":
+            from .state_dicts import save_sharded
+
+            save_sharded(self, checkpoint, path, write)
+        else:
+            super().save_checkpoint(checkpoint, path, write)

@@ -1,0 +1,142 @@
+"""Checkpoint tensors in the two forms a sharding strategy adds, on torch's own machinery.
+
+- **Optimizer state keyed by parameter name** (``{"state": {"layer.weight": {...}}, ...}``), the form
+  ``torch.distributed.checkpoint.state_dict`` gathers for a sharded model. It loads into any run,
+  sharded or not, through ``set_optimizer_state_dict``; a state keyed by position (what
+  ``optimizer.state_dict()`` gives on one device or under DDP) is renamed here so it loads into a
+  sharded run too.
+- **Sharded checkpoints**: the module's and optimizers' tensors saved by every process with
+  ``torch.distributed.checkpoint`` (DCP) into a folder next to the checkpoint file, which keeps
+  everything else (loop position, RNG, callbacks) and names the folder. The folder's name carries a
+  fresh token, so the file (replaced atomically, last) always names a complete folder: a crash while
+  saving leaves the previous file and its folder intact. DCP reshards on load, so a checkpoint saved by
+  N processes resumes on M (also on one process without a process group).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from .base import Strategy
+
+__all__ = [
+    "SHARDED_KEY",
+    "keyed_by_name",
+    "load_named_optimizer_state",
+    "load_sharded",
+    "named_optimizer_state",
+    "remove_checkpoint_files",
+    "save_sharded",
+]
+
+#: Checkpoint key naming the shard folder (relative to the checkpoint file) and who saved it.
+SHARDED_KEY = "sharded_state"
+_SUFFIX = ".shards-"
+
+
+# ---- optimizer state keyed by parameter name -------------------------------------------------------
+def keyed_by_name(state: dict[str, Any]) -> bool:
+    """Whether an optimizer state names its parameters (torch.distributed.checkpoint's form)."""
+    groups = state.get("param_groups") or []
+    params = [p for group in groups for p in group.get("params", [])]
+    return bool(params) and all(isinstance(p, str) for p in params)
+
+
+def named_optimizer_state(
+    module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+) -> dict[str, Any]:
+    """A position-keyed ``optimizer.state_dict()`` renamed to parameter names (written by hand: torch's
+    ``set_optimizer_state_dict`` accepts only names, and positions map to names through the optimizer's
+    own parameter order, which is the order ``optimizer.state_dict()`` numbers them in)."""
+    names = {id(p): n for n, p in module.named_parameters(remove_duplicate=False)}
+    order = [names.get(id(p), str(i)) for i, p in enumerate(p for g in optimizer.param_groups for p in g["params"])]
+
+    def name(index: Any) -> Any:
+        return order[index] if isinstance(index, int) and 0 <= index < len(order) else index
+
+    return {
+        "state": {name(k): v for k, v in state.get("state", {}).items()},
+        "param_groups": [{**g, "params": [name(i) for i in g["params"]]} for g in state.get("param_groups", [])],
+    }
+
+
+def load_named_optimizer_state(
+    module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+) -> None:
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    set_optimizer_state_dict(module, optimizer, state, options=StateDictOptions(full_state_dict=True))
+
+
+# ---- sharded checkpoints ---------------------------------------------------------------------------
+def save_sharded(
+    strategy: Strategy, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+) -> None:
+    """Save the tensors of ``checkpoint`` with DCP (every process), then the rest as the file (one process)."""
+    from torch.distributed.checkpoint.state_dict_saver import save
+
+    token = strategy.broadcast_object(uuid.uuid4().hex[:12])  # every rank writes into the same new folder
+    folder = path.parent / f"{path.name}{_SUFFIX}{token}"
+    tensors: dict[str, Any] = {"state_dict": checkpoint["state_dict"]}
+    if "optimizer_states" in checkpoint:
+        tensors["optimizer_states"] = {str(i): s for i, s in enumerate(checkpoint["optimizer_states"])}
+    save(tensors, checkpoint_id=folder)
+    strategy.barrier()
+    meta = {k: v for k, v in checkpoint.items() if k not in ("state_dict", "optimizer_states")}
+    meta["state_dict"] = {}
+    meta[SHARDED_KEY] = {
+        "folder": folder.name,
+        "world_size": strategy.world_size,
+        "optimizers": len(checkpoint.get("optimizer_states", [])) if "optimizer_states" in checkpoint else None,
+    }
+    if strategy.writes_checkpoints:
+        write(meta, path)
+        _remove_other_shards(path, keep=folder)
+
+
+def load_sharded(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer], folder: Path) -> None:
+    """Load DCP-saved tensors into ``module`` (and ``optimizers``), resharded to this run's layout."""
+    from torch.distributed.checkpoint.state_dict import (
+        get_model_state_dict,
+        get_optimizer_state_dict,
+        set_model_state_dict,
+        set_optimizer_state_dict,
+    )
+    from torch.distributed.checkpoint.state_dict_loader import load
+
+    state: dict[str, Any] = {"state_dict": get_model_state_dict(module)}
+    if optimizers:
+        state["optimizer_states"] = {str(i): get_optimizer_state_dict(module, o) for i, o in enumerate(optimizers)}
+    load(state, checkpoint_id=folder)
+    set_model_state_dict(module, state["state_dict"])
+    for index, optimizer in enumerate(optimizers):
+        set_optimizer_state_dict(module, optimizer, state["optimizer_states"][str(index)])
+
+
+def shard_folder(path: Path, sharded: dict[str, Any]) -> Path:
+    """The shard folder a checkpoint file names (it lies beside the file)."""
+    return path.parent / str(sharded["folder"])
+
+
+def remove_checkpoint_files(path: Path) -> None:
+    """Delete a checkpoint file and its shard folders."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+    _remove_other_shards(path, keep=None)
+
+
+def _remove_other_shards(path: Path, keep: Path | None) -> None:
+    """Shard folders of ``path`` other than ``keep``: left by the save this one replaced, or by a crash."""
+    with contextlib.suppress(OSError):
+        for folder in path.parent.glob(f"{glob.escape(path.name)}{_SUFFIX}*"):
+            if folder != keep and folder.is_dir():
+                shutil.rmtree(folder, ignore_errors=True)
