@@ -6,7 +6,7 @@
 #   cvd    scripts/gpu/cuda_visible_devices.py: accelplug's count against the CUDA runtime's (issue 11)
 #   tests  pytest -m cuda over the whole suite (CUDA tests skip on CPU-only CI; they run here)
 #   bench  scripts/gpu/bench_gpu.py: accelplug bench through the Trainer beside a hand-written loop
-#   perf   benchmarks/gpu_suite.py: eager/compile/FSDP against hand-written, Lightning, Accelerate
+#   perf   benchmarks/trainer_gpu.py: eager/compile/FSDP against hand-written, Lightning, Accelerate
 #
 # The machine has no network: setup.sh installs the wheels carried in .gpu_wheels/ (pass
 # carry=[".gpu_wheels"]). Results are packed into $OUT/results.tgz (the device tool returns at most 8
@@ -28,7 +28,8 @@ for step in "${steps[@]}"; do
     cvd) timeout 150 python3 scripts/gpu/cuda_visible_devices.py --json "$OUT/cvd.json" > "$log" 2>&1 ;;
     tests) timeout 300 python3 -m pytest -q -m cuda -rs -p no:cacheprovider --timeout 150 tests > "$log" 2>&1 ;;
     bench) timeout 280 python3 scripts/gpu/bench_gpu.py --out "$OUT/bench_gpu" > "$log" 2>&1 ;;
-    perf) timeout 560 python3 benchmarks/gpu_suite.py --out "$OUT/perf" > "$log" 2>&1 ;;
+    perf) timeout "${PERF_S:-560}" python3 benchmarks/trainer_gpu.py --out "$OUT/perf" \
+            --budget-s "$(( ${PERF_S:-560} - 40 ))" > "$log" 2>&1 ;;
     *) echo "unknown step $step"; status=2; continue ;;
   esac
   code=$?
@@ -36,5 +37,5 @@ for step in "${steps[@]}"; do
   echo "== $step: exit $code in $((SECONDS - started)) s"
   tail -n 25 "$log" | cut -c1-220
 done
-(cd "$OUT" && tar czf results.tgz --exclude results.tgz . && find . -type f ! -name results.tgz -delete && find . -mindepth 1 -type d -empty -delete)
+tar czf /tmp/results.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv /tmp/results.tgz "$OUT/"
 exit $status
