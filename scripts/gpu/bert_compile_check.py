@@ -104,11 +104,34 @@ def through_trainer(steps: int, warmup: int) -> float:
     return timer.rate
 
 
+def alternating(rounds: int, steps: int, warmup: int) -> None:
+    """Both loops in turns (the first of each pair alternating), medians: the comparison drift cannot bias."""
+    import statistics
+
+    rates: dict[str, list[float]] = {"hand-written": [], "Trainer": []}
+    for index in range(rounds):
+        order = ["hand-written", "Trainer"] if index % 2 == 0 else ["Trainer", "hand-written"]
+        for loop in order:
+            rate = hand_written("train", steps, warmup) if loop == "hand-written" else through_trainer(steps, warmup)
+            rates[loop].append(rate)
+            print(f"round {index}: {loop:12} {rate:8.1f} seq/s", flush=True)
+    hand, ours = statistics.median(rates["hand-written"]), statistics.median(rates["Trainer"])
+    pairs = [t / h for t, h in zip(rates["Trainer"], rates["hand-written"], strict=True)]
+    print(
+        f"medians: hand-written {hand:.1f}, Trainer {ours:.1f} seq/s; Trainer / hand-written {ours / hand:.3f} "
+        f"(paired rounds {min(pairs):.3f}-{max(pairs):.3f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=0, help="instead: this many alternating rounds of both loops")
     args = parser.parse_args()
+    if args.rounds:
+        alternating(args.rounds, args.steps, args.warmup)
+        return
     print(f"a freshly built BertForSequenceClassification is in training mode: {_bert().training}")
     for mode in (None, "train", "eval"):
         label = {None: "as built", "train": "model.train()", "eval": "model.eval()"}[mode]
