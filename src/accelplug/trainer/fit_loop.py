@@ -18,6 +18,7 @@ SIGTERM/SIGINT stop the loop (no work per step) is :mod:`.interrupts`.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,13 +31,13 @@ from .compile_time import timed_first_batch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
+from .progress import Progress
 from .resume import epoch_batches, resume_position
 from .self_log import LogCollector
 from .state import StopReason
 
 if TYPE_CHECKING:
     from .evaluation import EvaluationLoop
-    from .progress import Progress
     from .run import Run
 
 __all__ = ["FitLoop"]
@@ -74,6 +75,7 @@ class FitLoop:
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
+        self._tick = progress.tick if type(progress) is not Progress else None  # nothing to call when hidden
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -92,15 +94,18 @@ class FitLoop:
 
     def run_epoch(self, epoch: int, skip: int = 0, saved_rng: dict[str, Any] | None = None) -> None:
         """One epoch: its batches and the validation due inside it, then the epoch-end work."""
-        steps_before = self.state.global_step
+        state, step, after = self.state, self.batch_step, self._after_batch
+        timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
+        steps_before = state.global_step
         self._start_epoch(epoch, skip)
         stopped = False
         for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length):
-            output = self.batch_step(batch, batch_idx)
+            output = step(batch, batch_idx)
             if output is SKIP_REST_OF_EPOCH:
                 break
-            self._after_batch(output, batch, batch_idx)
-            if self._stop_within_epoch():
+            after(output, batch, batch_idx)
+            # the common case decided here, without a call or a clock read
+            if (state.should_stop or timed or state.global_step >= max_steps) and self._stop_within_epoch():
                 stopped = True
                 break
         self._end_epoch(epoch, complete=not stopped)
@@ -197,7 +202,8 @@ class FitLoop:
                 hook(output, batch, batch_idx)
         if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
             self._log_step(output)
-        self.progress.tick(state.global_step, self._last_loss)
+        if self._tick is not None:
+            self._tick(state.global_step, self._last_loss)
         every = self.limits.val_every
         if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
             self._validate()
@@ -217,12 +223,6 @@ class FitLoop:
 
     def _stop_within_epoch(self) -> bool:
         state, limits = self.state, self.limits
-        if (
-            not state.should_stop
-            and limits.max_time_s is None
-            and (limits.max_steps is None or state.global_step < limits.max_steps)
-        ):
-            return False  # the common case, decided without a clock read or a call
         reason = limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
         if reason is None:
             return False
