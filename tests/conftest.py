@@ -7,15 +7,30 @@ temporary folder and use them from a subprocess (``plugin_site`` + ``run_python`
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from accelplug.registry import reset_registry
+
+try:  # hypothesis keeps its example database and constants cache in a temporary folder, not the checkout
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    _hypothesis_home = tempfile.mkdtemp(prefix="accelplug-hypothesis-")
+    atexit.register(shutil.rmtree, _hypothesis_home, True)
+    set_hypothesis_home_dir(_hypothesis_home)
+    settings.register_profile("accelplug", database=None)
+    settings.load_profile("accelplug")
+except ImportError:  # pragma: no cover - hypothesis comes with the test extra
+    pass
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DISTS = Path(__file__).resolve().parent / "plugin_dists"

@@ -160,7 +160,12 @@ def test_detect_anomaly_names_the_operation_that_produced_nan(tmp_path: Path) ->
         def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
             return (self.layer(batch[0]) * torch.tensor(float("nan"))).sqrt().sum()
 
-    with pytest.raises(RuntimeError, match="returned nan values"), pytest.warns(UserWarning, match="Error detected"):
+    # torch announces anomaly mode when it is switched on, then names the operation
+    with (
+        pytest.raises(RuntimeError, match="returned nan values"),
+        pytest.warns(UserWarning, match="Anomaly Detection has been enabled"),
+        pytest.warns(UserWarning, match="Error detected"),
+    ):
         _trainer(tmp_path, detect_anomaly=True, max_steps=1).fit(ProducesNaN(), _data())
 
 

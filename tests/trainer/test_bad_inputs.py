@@ -151,6 +151,8 @@ def test_every_bad_ckpt_path_of_the_issue_names_the_path(tmp_path: Path) -> None
         assert says in str(caught.value), (name, str(caught.value))
 
 
+# random bytes can start like a pickle of an unusual protocol; torch warns before it refuses them
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol:UserWarning")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=st.binary(max_size=4096))
 def test_random_bytes_as_a_checkpoint_are_refused_naming_the_file(tmp_path: Path, content: bytes) -> None:

@@ -24,6 +24,9 @@ from accelplug.strategies import compiling
 
 from .processes import child_env
 
+# torch's own inductor imports still use torch.jit.script_method, which torch 2.13 deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+
 
 class Tiny(torch.nn.Module):
     def __init__(self) -> None:
