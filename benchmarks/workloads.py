@@ -140,12 +140,6 @@ def _bert(quick: bool) -> Callable[[], torch.nn.Module]:
 
 
 def _cnn(name: str, title: str, batch: int, quick: bool, images: Callable[[int], Any]) -> Workload:
-    return Workload(
-        name, f"{title} bs{batch}", batch, "img/s", _torchvision(name, quick), images(batch), _sgd, channels_last=True
-    )
-
-
-def _cnn(name: str, title: str, batch: int, quick: bool, images: Callable[[int], Any]) -> Workload:
     build = _torchvision(name, quick)
     return Workload(name, f"{title} bs{batch}", batch, "img/s", build, images(batch), _sgd, channels_last=True)
 
