@@ -230,7 +230,7 @@ def ddp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any, comp
     runs: list[dict[str, Any]] = report.setdefault("ddp", [])
     loops = "raw,accelplug" if compiled else "raw,accelplug,lightning"
     for model in args.models:
-        for processes in [1, *args.gpus]:
+        for processes in dict.fromkeys([1, *args.gpus]):  # --gpus 1: a one-GPU dry run
             label = f"ddp {model} compile={compiled} x{processes}"
             if budget() < (150 if compiled else 60):
                 report["skipped"].append(label)

@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.manual_seed(0)
     model = TinyTransformer(width=args.width, depth=args.depth)
     data = token_data(args.samples, args.seq)
-    if trainer.root_device.type == "cuda":
+    # Selecting the device does not initialise CUDA (and torch refuses to reset the statistics of an
+    # allocator that does not exist yet); when nothing touched CUDA, the peak counts from fit already.
+    if trainer.root_device.type == "cuda" and torch.cuda.is_initialized():
         torch.cuda.reset_peak_memory_stats(trainer.root_device)
     trainer.fit(model, DataLoader(data, batch_size=args.batch_size, shuffle=False), ckpt_path=args.resume)
     if args.save:
