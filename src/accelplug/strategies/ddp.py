@@ -8,8 +8,10 @@ CUDA), so the same script runs on one machine or many.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,42 @@ def collective_timeout() -> timedelta:
     value fails that run with a clear message, not ``import accelplug``.
     """
     return timedelta(seconds=env_float(DDP_TIMEOUT_ENV, 300.0, minimum=1.0, maximum=7 * 24 * 3600.0))
+
+
+_OWN_GROUPS: set[int] = set()
+"""``id()`` of the default process groups this package created (not the groups: a reference held here
+would keep a destroyed group's threads alive until interpreter shutdown, which is what aborts)."""
+
+
+def _release_at_clean_exit() -> None:
+    """Destroy the process group accelplug created, as torch asks of every program, when the process ends cleanly.
+
+    A gloo group whose C++ object is still alive when the interpreter shuts down can abort the process
+    ("terminate called without an active exception", SIGABRT, exit -6) after training succeeded. The
+    group is destroyed and the garbage it was reachable from (a sharded model's device mesh) collected
+    while the interpreter still runs. Skipped when the process is leaving on an unhandled exception
+    (``sys.last_value``): a communicator in a broken state may block its destruction, and the job is
+    failing with that exception anyway.
+    """
+    import gc
+
+    import torch.distributed as dist
+
+    if not _OWN_GROUPS or getattr(sys, "last_value", None) is not None:
+        return
+    if dist.is_initialized() and id(dist.group.WORLD) in _OWN_GROUPS:
+        dist.destroy_process_group()
+    _OWN_GROUPS.clear()
+    gc.collect()
+
+
+def adopt_process_group() -> None:
+    """Mark the default group just created by this package as ours to release at a clean exit."""
+    import torch.distributed as dist
+
+    if not _OWN_GROUPS:
+        atexit.register(_release_at_clean_exit)
+    _OWN_GROUPS.add(id(dist.group.WORLD))
 
 
 def launched_by_torchrun() -> bool:
@@ -106,9 +144,9 @@ class DDPStrategy(Strategy):
             if store is not None:
                 options.update(store=store, rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
             dist.init_process_group(**options)
-            # Kept alive for validate/predict after fit. Not destroyed from an atexit hook: gloo aborts
-            # ("terminate called without an active exception") when a peer has already gone; call
-            # ``trainer.strategy.destroy_process_group()`` at the end of a script to release it early.
+            # Kept alive for validate/predict after fit; released when the process ends cleanly, or
+            # earlier by ``trainer.strategy.destroy_process_group()``.
+            adopt_process_group()
             self._created_group = True
 
     def destroy_process_group(self) -> None:

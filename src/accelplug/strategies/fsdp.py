@@ -43,7 +43,7 @@ import torch
 from ..errors import MisconfigurationException, did_you_mean
 from .base import PreparedModule, Strategy, training_step_caller
 from .compiling import compile_in_place
-from .ddp import DDPStrategy, collective_timeout, launched_by_torchrun
+from .ddp import DDPStrategy, adopt_process_group, collective_timeout, launched_by_torchrun
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -193,6 +193,7 @@ class FSDPStrategy(DDPStrategy):
                 options["device_id"] = device
             store = dist.HashStore()  # type: ignore[attr-defined]
             dist.init_process_group(backend, store=store, rank=0, world_size=1, **options)
+            adopt_process_group()
             self._created_group = True
 
     # ---- preparing the module --------------------------------------------------------------------
