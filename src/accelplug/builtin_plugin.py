@@ -28,5 +28,13 @@ def register_strategies() -> Iterable[type[Strategy]]:
 def register_precisions() -> Iterable[type[Precision]]:
     from .precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision
     from .precision.bf16_true import BF16TruePrecision
+    from .precision.fp16_true import FP16TruePrecision
 
-    return [Float32Precision, BF16MixedPrecision, FP16MixedPrecision, Float64Precision, BF16TruePrecision]
+    return [
+        Float32Precision,
+        BF16MixedPrecision,
+        FP16MixedPrecision,
+        Float64Precision,
+        BF16TruePrecision,
+        FP16TruePrecision,
+    ]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import MisconfigurationException, did_you_mean
+from .precisions import ACCEPTED_PRECISIONS
 
 __all__ = [
     "RDZV_BACKENDS",
@@ -228,8 +229,7 @@ def _refuse_accelerate_precision(precision: object) -> None:
         ours = _ACCELERATE_PRECISIONS[key]
         instead = f"accelplug's name for it is {ours!r}" if ours else "accelplug has no fp8 precision"
         raise MisconfigurationException(
-            f"--precision={precision!r} is accelerate's spelling; {instead}. Accepted: '32-true', 'bf16-mixed', "
-            "'16-mixed', '64-true' (aliases: 32, 16, 'bf16', 64)."
+            f"--precision={precision!r} is accelerate's spelling; {instead}. Accepted: {ACCEPTED_PRECISIONS}."
         )
 
 

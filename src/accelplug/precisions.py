@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 from .errors import MisconfigurationException, did_you_mean
 
-__all__ = ["ACCEPTED_PRECISIONS", "PRECISIONS", "PRECISION_ALIASES", "normalize_precision"]
+__all__ = ["ACCEPTED_PRECISIONS", "DTYPE_WORDS", "PRECISIONS", "PRECISION_ALIASES", "normalize_precision"]
 
 #: The canonical precision names the Trainer understands.
-PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true", "bf16-true")
+PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true", "bf16-true", "16-true")
 
 PRECISION_ALIASES: dict[str, str] = {
     **{p: p for p in PRECISIONS},
@@ -22,7 +22,18 @@ PRECISION_ALIASES: dict[str, str] = {
     "bf16": "bf16-mixed",
     "64": "64-true",
 }
-ACCEPTED_PRECISIONS = "'32-true', 'bf16-mixed', '16-mixed', '64-true', 'bf16-true' (aliases: 32, 16, 'bf16', 64)"
+ACCEPTED_PRECISIONS = (
+    "'32-true', 'bf16-mixed', '16-mixed', '64-true', 'bf16-true', '16-true' (aliases: 32, 16, 'bf16', 64)"
+)
+
+#: Dtype words people type for a precision, and the precision that word most likely means. Spelling
+#: distance alone suggests 'bf16' for "fp16", a different dtype; these are meanings, not typos.
+DTYPE_WORDS: dict[str, str] = {
+    **dict.fromkeys(("fp16", "float16", "half", "torch.float16", "torch.half", "amp", "mixed"), "16-mixed"),
+    **dict.fromkeys(("bfloat16", "torch.bfloat16", "bf16mixed"), "bf16-mixed"),
+    **dict.fromkeys(("fp32", "float32", "float", "full", "single", "torch.float32", "torch.float"), "32-true"),
+    **dict.fromkeys(("fp64", "float64", "double", "torch.float64", "torch.double"), "64-true"),
+}
 
 
 def normalize_precision(precision: object, aliases: Mapping[str, str] | None = None) -> str:
@@ -40,8 +51,9 @@ def normalize_precision(precision: object, aliases: Mapping[str, str] | None = N
     if key is None or key not in table:
         extra = sorted(set(table.values()) - set(PRECISIONS))
         accepted = ACCEPTED_PRECISIONS + (f"; from plugins: {', '.join(repr(e) for e in extra)}" if extra else "")
+        meant = DTYPE_WORDS.get(str(precision).strip().lower()) if not isinstance(precision, bool) else None
+        hint = f" Did you mean {meant!r}?" if meant in table else did_you_mean(precision, list(table))
         raise MisconfigurationException(
-            f"precision={precision!r} is not a supported precision. Accepted: {accepted}."
-            f"{did_you_mean(precision, list(table))}"
+            f"precision={precision!r} is not a supported precision. Accepted: {accepted}.{hint}"
         )
     return table[key]

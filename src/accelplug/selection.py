@@ -19,7 +19,7 @@ import torch
 from .accelerator import Accelerator
 from .devices import parse_devices
 from .errors import AcceleratorUnavailableError, MisconfigurationException
-from .precisions import ACCEPTED_PRECISIONS, PRECISION_ALIASES, normalize_precision
+from .precisions import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy
@@ -84,7 +84,10 @@ def _shape_ok(field: str, value: object) -> bool:
 def _shape_problem(field: str, value: object) -> str:
     if field == "strategy" and isinstance(value, type) and issubclass(value, Strategy):
         return f"strategy={value!r} is a class; pass an instance: strategy={value.__name__}(...)"
-    return f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
+    problem = f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
+    if field == "precision" and str(value).lower() in DTYPE_WORDS:  # a torch.dtype for a precision name
+        problem += f" (did you mean {DTYPE_WORDS[str(value).lower()]!r}?)"
+    return problem
 
 
 def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:

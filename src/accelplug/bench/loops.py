@@ -38,6 +38,7 @@ BASELINE_PRECISIONS: dict[str, tuple[torch.dtype | None, torch.dtype | None]] = 
     "32-true": (None, None),
     "64-true": (torch.float64, None),
     "bf16-true": (torch.bfloat16, None),
+    "16-true": (torch.float16, None),
     "bf16-mixed": (None, torch.bfloat16),
     "16-mixed": (None, torch.float16),
 }

@@ -1,0 +1,72 @@
+"""``bf16-true`` and ``16-true`` on the CPU: half-width parameters and inputs, training that converges, a
+resume that keeps the dtype; and precision errors that suggest what a dtype word means, not what it resembles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from accelplug import MisconfigurationException, Trainer
+
+from .modules import LinearRegression, quiet, regression_data
+
+HALF = {"bf16-true": torch.bfloat16, "16-true": torch.float16}
+
+
+def _loss(model: LinearRegression) -> float:
+    x, y = next(iter(regression_data(n=256, batch_size=256, shuffle=False)))
+    with torch.no_grad():
+        return float(torch.nn.functional.mse_loss(model.linear(x.to(model.linear.weight.dtype)).float(), y))
+
+
+@pytest.mark.parametrize("precision", sorted(HALF))
+def test_true_half_precisions_train_parameters_and_inputs_in_their_dtype(precision: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = LinearRegression(lr=0.05)
+    trainer = Trainer(**quiet(precision=precision, max_epochs=4, default_root_dir=tmp_path))
+    before = _loss(model.to(HALF[precision]))
+    trainer.fit(model, regression_data())
+    assert model.linear.weight.dtype == HALF[precision]
+    assert set(model.seen_dtypes) == {HALF[precision]}, "inputs are cast to the parameter dtype"
+    assert _loss(model) < before / 20
+
+
+@pytest.mark.parametrize("precision", sorted(HALF))
+def test_a_true_half_checkpoint_resumes_in_the_same_dtype(precision: str, tmp_path: Path) -> None:
+    first = Trainer(**quiet(precision=precision, max_steps=4, default_root_dir=tmp_path))
+    first.fit(LinearRegression(), regression_data())
+    path = tmp_path / "half.ckpt"
+    first.save_checkpoint(path)
+
+    model = LinearRegression()
+    second = Trainer(**quiet(precision=precision, max_steps=8, default_root_dir=tmp_path))
+    second.fit(model, regression_data(), ckpt_path=path)
+    assert second.global_step == 8 and model.linear.weight.dtype == HALF[precision]
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("fp16", "16-mixed"),  # spelling distance alone says 'bf16', another dtype
+        ("half", "16-mixed"),
+        ("float16", "16-mixed"),
+        ("bfloat16", "bf16-mixed"),
+        ("fp32", "32-true"),
+        ("double", "64-true"),
+        ("bf61", "bf16"),  # a typo still gets its nearest spelling
+        (torch.float16, "16-mixed"),
+        (torch.bfloat16, "bf16-mixed"),
+    ],
+)
+def test_a_dtype_word_is_answered_with_the_precision_it_means(value: object, meant: str) -> None:
+    with pytest.raises(MisconfigurationException, match=r"16-true") as caught:
+        Trainer(**quiet(precision=value))
+    assert f"{meant!r}?" in str(caught.value) and str(value) in str(caught.value)
+
+
+def test_an_unrelated_precision_gets_no_suggestion() -> None:
+    with pytest.raises(MisconfigurationException) as caught:
+        Trainer(**quiet(precision="precise"))
+    assert "did you mean" not in str(caught.value).lower()
