@@ -102,7 +102,6 @@ def run_demo(
     wanted_devices: Any = devices if devices is not None else 1
     if isinstance(wanted_devices, str) and wanted_devices.strip().lstrip("-").isdigit():
         wanted_devices = int(wanted_devices)
-    root = Path(root_dir) if root_dir is not None else Path(tempfile.mkdtemp(prefix="accelplug-demo-"))
     if not isinstance(max_epochs, int) or max_epochs < 1:
         raise MisconfigurationException(f"--max-epochs={max_epochs!r} is invalid: expected an int >= 1.")
     train_loader, val_loader = digits_loaders()  # fails early and clearly without scikit-learn
@@ -111,6 +110,8 @@ def run_demo(
     from .strategies.ddp import launched_by_torchrun
 
     selection = select(chosen, wanted_devices)
+    # Made only once every check passed, so a refused run leaves no empty folder behind.
+    root = Path(root_dir) if root_dir is not None else Path(tempfile.mkdtemp(prefix="accelplug-demo-"))
     if selection.num_devices > 1 and not launched_by_torchrun():
         return _launch_workers(chosen, selection.num_devices, max_epochs, root)
     from .trainer import Trainer

@@ -25,6 +25,7 @@ import re
 import signal
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -430,15 +431,19 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     if not quiet:
         print(plan.describe(), file=sys.stderr, flush=True)
     os.environ.update(plan.env)
-    args = get_args_parser().parse_args(plan.torchrun_args())
-    try:
-        run(args)  # type: ignore[no-untyped-call]
-    except ChildFailedError as exc:
-        _rank, exitcode, line = _failure_line(exc, plan.max_restarts)
-        print(line, file=sys.stderr, flush=True)
-        return exitcode if exitcode > 0 else 1
-    except SignalException as exc:
-        return 128 + int(exc.sigval)
+    # torchrun's agent keeps each worker's error file (what the failure line quotes) in a log folder,
+    # by default a new /tmp/torchelastic_* per job that nothing removes; this one goes when the job
+    # ends, after the agent has read the error files.
+    with tempfile.TemporaryDirectory(prefix="accelplug-launch-", ignore_cleanup_errors=True) as logs:
+        args = get_args_parser().parse_args([f"--log-dir={logs}", *plan.torchrun_args()])
+        try:
+            run(args)  # type: ignore[no-untyped-call]
+        except ChildFailedError as exc:
+            _rank, exitcode, line = _failure_line(exc, plan.max_restarts)
+            print(line, file=sys.stderr, flush=True)
+            return exitcode if exitcode > 0 else 1
+        except SignalException as exc:
+            return 128 + int(exc.sigval)
     return 0
 
 

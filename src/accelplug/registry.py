@@ -107,7 +107,7 @@ def _describe_object(obj: object) -> str:
 def _timeout_hint(timeout: float) -> str:
     return (
         f" (the bound is ACCELPLUG_PLUGIN_TIMEOUT_S={timeout:g} s); it is no longer waited for. "
-        "Raise the bound if the plugin is merely slow"
+        "Raise the bound if the plugin is merely slow."
     )
 
 
@@ -552,6 +552,26 @@ class AcceleratorRegistry:
         from .precisions import normalize_precision
 
         return self._precisions[normalize_precision(precision, self.precision_aliases())][0]
+
+    def can_train_in(self, precision: str, accelerator: type[Accelerator], listed: tuple[str, ...]) -> bool:
+        """Whether ``accelerator`` trains in the registered ``precision``: the precision's own ``supports()``
+        verdict, else whether the accelerator lists it (``listed``, its checked ``supported_precisions()``).
+
+        A plugin precision whose ``supports()`` raises or answers something other than a bool or None
+        counts as unsupported, so it cannot take a listing or a selection down with it.
+        """
+        try:
+            verdict = self._precisions[precision][0].supports(accelerator)
+        except Exception:
+            return False
+        if verdict is None:
+            return precision in listed
+        return verdict is True
+
+    def trainable_precisions(self, accelerator: type[Accelerator], listed: tuple[str, ...]) -> tuple[str, ...]:
+        """Every registered precision ``accelerator`` trains in (``bf16-true`` on the CPU, say, which the
+        CPU does not list itself), in registration order."""
+        return tuple(name for name in self._precisions if self.can_train_in(name, accelerator, listed))
 
     def register_precision(self, cls: type[Precision]) -> type[Precision]:
         self._add_precision(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))

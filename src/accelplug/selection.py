@@ -260,12 +260,11 @@ def select(
         )
     strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry)
     canonical = normalize_precision(precision, registry.precision_aliases())
-    verdict = registry.get_precision(canonical).supports(cls)
-    if not (canonical in status.precisions if verdict is None else verdict):
+    if not registry.can_train_in(canonical, cls, status.precisions):
         extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
         raise MisconfigurationException(
             f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "
-            f"{', '.join(repr(p) for p in status.precisions)}."
+            f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, status.precisions))}."
         )
     strategy_object = strategy if isinstance(strategy, Strategy) else None
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object)

@@ -1,4 +1,4 @@
-"""Every command refuses bad input the same way: exit 2, one line on stderr, no traceback.
+"""Every command refuses bad input the same way: exit 2, one line on stderr, no traceback, no leftovers.
 
 Each case is a real ``python -m accelplug`` process. None of them reaches training or starts a
 worker: every mistake is caught while the options are checked. (``bench`` has its own tests.)
@@ -123,7 +123,9 @@ def test_bad_input_exits_2_with_one_error_line(cli: RunCli, tmp_path: Path, bad:
     script = tmp_path / "train.py"
     script.write_text("raise SystemExit('the script must never run in these cases')\n")
     replace = {SCRIPT: str(script), FOLDER: str(tmp_path)}
-    env = dict(bad.env)
+    temporary = tmp_path / "tmp"  # the child's temporary folder: a refused command leaves nothing there
+    temporary.mkdir()
+    env = {"TMPDIR": str(temporary), **bad.env}
     if bad.config is not None:
         config = tmp_path / "config.toml"
         config.write_text(bad.config)
@@ -135,3 +137,4 @@ def test_bad_input_exits_2_with_one_error_line(cli: RunCli, tmp_path: Path, bad:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("accelplug: error: ")
     assert bad.says in lines[0]
+    assert not list(temporary.iterdir()), "a refused command left files in the temporary folder"

@@ -147,7 +147,13 @@ def run(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Run:
     begin = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, *args], env=env, capture_output=True, text=True, timeout=RUN_LIMIT_S + 30, cwd=cwd
+            [sys.executable, *args],
+            env=env,
+            stdin=subprocess.DEVNULL,  # a command that prompts reads end-of-file, not the test runner's terminal
+            capture_output=True,
+            text=True,
+            timeout=RUN_LIMIT_S + 30,
+            cwd=cwd,
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""

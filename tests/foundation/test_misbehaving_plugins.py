@@ -54,6 +54,7 @@ def runs(site: Path) -> dict[str, Run]:
     script = site / "train_defaults.py"
     script.write_text(LAUNCHED_SCRIPT)
     single = {"ACCELPLUG_PLUGINS": "single_device_only"}
+    slow_probe = {"ACCELPLUG_PLUGINS": "slow_probe", "ACCELPLUG_PLUGIN_TIMEOUT_S": "1"}
     extra = [
         ("slow import table", ["-m", "accelplug", "list"], child_env(site, {"ACCELPLUG_PLUGINS": "slow_import"})),
         ("launch defaults", ["-m", "accelplug", "launch", str(script)], child_env(site, single)),
@@ -61,6 +62,13 @@ def runs(site: Path) -> dict[str, Run]:
         ("trace", ["-c", AVAILABLE], child_env(site, {**single, "ACCELPLUG_TRACE_PLUGINS": "1"})),
         ("all at once", ["-c", TRAINER], child_env(site, {"ACCELPLUG_PLUGIN_TIMEOUT_S": "1"})),
         ("asks registry", ["-c", AVAILABLE], child_env(site, {"ACCELPLUG_PLUGINS": "asks_registry"})),
+        *[
+            (f"{command[0]} slow probe", ["-m", "accelplug", *command], child_env(site, slow_probe))
+            for command in (
+                ["config", "--accelerator", "slowprobe"],
+                ["bench", "--quick", "--accelerators", "slowprobe"],
+            )
+        ],
         (
             "env",
             ["-m", "accelplug", "env", "--json"],
@@ -180,3 +188,12 @@ def test_env_json_stays_valid_and_reports_a_misbehaving_plugin(runs: dict[str, R
     raising = next(a for a in report.accelerators if a.name == "raisingprobe")
     assert not raising.available and "the NPU driver is not loaded" in (raising.reason or "")
     assert any(f.plugin == "raising_probe" for f in report.failed_plugins)
+
+
+@pytest.mark.parametrize("command", ["config", "bench"])
+def test_config_and_bench_ask_a_hanging_plugin_within_the_bound_and_say_so(runs: dict[str, Run], command: str) -> None:
+    result = runs[f"{command} slow probe"]
+    assert result.returncode == 2 and result.seconds < 30, (result.seconds, result.stderr[-3000:])
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("accelplug: error: accelerator='slowprobe' cannot be used on this machine")
+    assert "slowprobe.is_available() did not return within 1" in error and "Traceback" not in result.stderr

@@ -63,6 +63,16 @@ def test_a_crashing_rank_ends_the_whole_job_fast_with_its_error(tmp_path: Path) 
     assert elapsed < 30, f"the job took {elapsed:.1f}s to fail"
 
 
+def test_a_job_leaves_no_log_folder_in_the_temporary_folder(tmp_path: Path) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    script = tmp_path / "fails.py"
+    script.write_text("import os, sys\nsys.exit(3 if os.environ['RANK'] == '1' else 0)\n")
+    result = _accelplug("launch", "--cpu", "--devices", "2", str(script), env={"TMPDIR": str(temporary)}, timeout=60)
+    assert result.returncode == 3 and "rank 1 failed (exit code 3)" in result.stderr, result.stderr
+    assert not list(temporary.iterdir()), "torchrun's per-job log folder (/tmp/torchelastic_*) was left behind"
+
+
 _REPORT = "from accelplug import Trainer\nprint('CHOSEN', Trainer().accelerator.name)\n"
 
 

@@ -23,6 +23,7 @@ import typer
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..registry import AcceleratorRegistry
+    from ..status import AcceleratorStatus
 
 config_app = typer.Typer(
     help="Write the defaults file, or show the effective settings.",
@@ -54,10 +55,10 @@ def _device_count_of(devices: str, cls: type[Accelerator]) -> int:
     return len(cls.parse_devices(int(devices) if devices.lstrip("-").isdigit() else devices))
 
 
-def _ask_devices(cls: type[Accelerator]) -> str:
+def _ask_devices(cls: type[Accelerator], status: AcceleratorStatus) -> str:
     from ..errors import MisconfigurationException
 
-    count, auto = cls.device_count(), cls.auto_device_count()
+    count, auto = status.device_count, status.auto_device_count
     auto_means = f"{auto} here" if auto == count else f"{auto} here (not all {count})"
     accepted = f"'auto' = {auto_means}, a count 1..{count}, -1 = all {count}, or indices such as 0,1"
 
@@ -100,12 +101,12 @@ def _questionnaire(preset: dict[str, Any]) -> dict[str, Any]:
             "auto",
         )
     cls = registry.get(_resolve_name(answers["accelerator"], available, registry))
-    reason = cls.unavailable_reason()
-    if reason is not None:  # a preset accelerator this machine cannot run: nothing to ask about it here
-        raise AcceleratorUnavailableError(cls.name, reason, available)
+    status = registry.status(cls)  # the plugin's answers, asked in isolation and checked
+    if status.reason is not None:  # a preset accelerator this machine cannot run: nothing to ask about it here
+        raise AcceleratorUnavailableError(cls.name, status.reason, available)
     if "devices" not in answers:
-        answers["devices"] = "auto" if cls.device_count() <= 1 else _ask_devices(cls)
-    strategies = cls.supported_strategies()
+        answers["devices"] = "auto" if status.device_count <= 1 else _ask_devices(cls, status)
+    strategies = status.strategies
     if "num_nodes" not in answers:
         multi = "ddp" in strategies and typer.confirm("Will a run span more than one machine?", default=False)
         answers["num_nodes"] = typer.prompt("How many machines?", value_proc=_at_least_two) if multi else 1
@@ -118,7 +119,7 @@ def _questionnaire(preset: dict[str, Any]) -> dict[str, Any]:
             else _choice(f"Which strategy for {processes} process(es) per run?", ["auto", *fitting], "auto")
         )
     if "precision" not in answers:
-        supported = list(cls.supported_precisions())
+        supported = list(registry.trainable_precisions(cls, status.precisions))
         aliases = {alias: name for alias, name in registry.precision_aliases().items() if name in supported}
         spellings = ", ".join(a for a in aliases if a not in supported)
         answers["precision"] = _choice(
@@ -181,7 +182,8 @@ def _check_anywhere(values: dict[str, Any]) -> None:
 
     registry = get_registry()
     cls = registry.get(values["accelerator"])
-    strategies = cls.supported_strategies()
+    status = registry.status(cls)
+    strategies = status.strategies
     if strategy != "auto" and strategy not in strategies:
         raise MisconfigurationException(
             f"strategy={strategy!r} cannot run on {cls.name!r}, which supports "
@@ -192,11 +194,11 @@ def _check_anywhere(values: dict[str, Any]) -> None:
             f"num_nodes={values['num_nodes']}: {cls.name!r} cannot run one process per device on several machines "
             "(it does not support 'ddp')."
         )
-    verdict = registry.get_precision(values["precision"]).supports(cls)
-    if verdict is False or (verdict is None and values["precision"] not in cls.supported_precisions()):
+    precision = registry.get_precision(values["precision"]).name
+    if not registry.can_train_in(precision, cls, status.precisions):
         raise MisconfigurationException(
             f"precision={values['precision']!r} cannot run on {cls.name!r}. It supports: "
-            f"{', '.join(repr(p) for p in cls.supported_precisions())}."
+            f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, status.precisions))}."
         )
 
 

@@ -35,7 +35,7 @@ def collect() -> ListReport:
                 available=status.available,
                 device_count=status.device_count,
                 strategies=list(status.strategies),
-                precisions=list(status.precisions),
+                precisions=list(registry.trainable_precisions(cls, status.precisions)),
                 auto_priority=cls.auto_priority,
                 reason=status.reason,
                 load_seconds=None if source.load_seconds is None else round(source.load_seconds, 3),
