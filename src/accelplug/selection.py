@@ -24,7 +24,7 @@ from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy
 
-__all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "normalize_precision", "select"]
+__all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "check_precision_runs", "normalize_precision", "select"]
 
 ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
 
@@ -85,9 +85,8 @@ def _shape_problem(field: str, value: object) -> str:
     if field == "strategy" and isinstance(value, type) and issubclass(value, Strategy):
         return f"strategy={value!r} is a class; pass an instance: strategy={value.__name__}(...)"
     problem = f"{field}={value!r} has type {type(value).__name__}: {_ACCEPTED[field]}"
-    if field == "precision" and str(value).lower() in DTYPE_WORDS:  # a torch.dtype for a precision name
-        problem += f" (did you mean {DTYPE_WORDS[str(value).lower()]!r}?)"
-    return problem
+    meant = DTYPE_WORDS.get(str(value).lower()) if field == "precision" else None  # a torch.dtype, say
+    return f"{problem} (did you mean {meant!r}?)" if meant else problem
 
 
 def _validate_shapes(accelerator: object, devices: object, strategy: object, precision: object) -> None:
@@ -227,6 +226,18 @@ def _resolve_strategy(
     return name
 
 
+def check_precision_runs(
+    registry: AcceleratorRegistry, cls: type[Accelerator], listed: tuple[str, ...], given: object, canonical: str
+) -> None:
+    """Refuse a precision ``cls`` cannot train in, naming the ones it can (``listed``: its checked own list)."""
+    if not registry.can_train_in(canonical, cls, listed):
+        extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
+        raise MisconfigurationException(
+            f"precision={given!r} cannot run on {cls.name!r}{extra}. It supports: "
+            f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, listed))}."
+        )
+
+
 def select(
     accelerator: str | Accelerator | type[Accelerator] = "auto",
     devices: int | str | list[int] | tuple[int, ...] = "auto",
@@ -260,11 +271,6 @@ def select(
         )
     strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry)
     canonical = normalize_precision(precision, registry.precision_aliases())
-    if not registry.can_train_in(canonical, cls, status.precisions):
-        extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
-        raise MisconfigurationException(
-            f"precision={precision!r} cannot run on {cls.name!r}{extra}. It supports: "
-            f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, status.precisions))}."
-        )
+    check_precision_runs(registry, cls, status.precisions, precision, canonical)
     strategy_object = strategy if isinstance(strategy, Strategy) else None
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object)

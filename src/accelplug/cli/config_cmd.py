@@ -194,12 +194,10 @@ def _check_anywhere(values: dict[str, Any]) -> None:
             f"num_nodes={values['num_nodes']}: {cls.name!r} cannot run one process per device on several machines "
             "(it does not support 'ddp')."
         )
-    precision = registry.get_precision(values["precision"]).name
-    if not registry.can_train_in(precision, cls, status.precisions):
-        raise MisconfigurationException(
-            f"precision={values['precision']!r} cannot run on {cls.name!r}. It supports: "
-            f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, status.precisions))}."
-        )
+    from ..selection import check_precision_runs
+
+    canonical = registry.get_precision(values["precision"]).name
+    check_precision_runs(registry, cls, status.precisions, values["precision"], canonical)
 
 
 def _overridden_by_env(values: dict[str, Any]) -> list[str]:
