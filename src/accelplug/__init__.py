@@ -14,20 +14,20 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",
     "AttributeDict": "accelplug.module",
-    "CSVLogger": "accelplug.trainer.loggers",
-    "Callback": "accelplug.trainer.callback",
-    "DeviceStatsMonitor": "accelplug.trainer.callbacks",
-    "EarlyStopping": "accelplug.trainer.callbacks",
-    "LearningRateMonitor": "accelplug.trainer.callbacks",
+    "CSVLogger": "accelplug.loggers",
+    "Callback": "accelplug.callbacks",
+    "DeviceStatsMonitor": "accelplug.callbacks",
+    "EarlyStopping": "accelplug.callbacks",
+    "LearningRateMonitor": "accelplug.callbacks",
     "LightningDataModule": "accelplug.datamodule",
     "LightningModule": "accelplug.module",
-    "ModelCheckpoint": "accelplug.trainer.callbacks",
+    "ModelCheckpoint": "accelplug.callbacks",
     "Module": "accelplug.module",
     "DataModule": "accelplug.datamodule",
     "Precision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
-    "TensorBoardLogger": "accelplug.trainer.loggers",
-    "seed_everything": "accelplug.trainer.environment",
+    "TensorBoardLogger": "accelplug.loggers",
+    "seed_everything": "accelplug.trainer.process.environment",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
     "MisconfigurationException": "accelplug.errors",
@@ -73,10 +73,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
+    from .callbacks import Callback, DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
     from .datamodule import LightningDataModule
     from .datamodule import LightningDataModule as DataModule
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .hookspecs import hookimpl
+    from .loggers import CSVLogger, TensorBoardLogger
     from .module import AttributeDict, LightningModule
     from .module import LightningModule as Module
     from .precision.base import Precision
@@ -84,10 +86,7 @@ if TYPE_CHECKING:
     from .selection import Selection, select
     from .strategies.base import Strategy
     from .trainer import Trainer
-    from .trainer.callback import Callback
-    from .trainer.callbacks import DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
-    from .trainer.environment import seed_everything
-    from .trainer.loggers import CSVLogger, TensorBoardLogger
+    from .trainer.process.environment import seed_everything
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import ClassVar
 import torch
 
 from .devices import parse_devices as _parse_devices
-from .precisions import PRECISIONS
+from .precision_names import PRECISIONS
 
 __all__ = ["NAME_PATTERN", "PRECISIONS", "Accelerator"]
 

@@ -37,7 +37,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from .devices import ACCEPTED_DEVICES_FORMS
 from .envvars import config_path
 from .errors import MisconfigurationException, did_you_mean
-from .precisions import normalize_precision
+from .precision_names import normalize_precision
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import MisconfigurationException
 from .module import AttributeDict
+from .overrides import default_hook
 
 __all__ = ["LightningDataModule"]
 
@@ -40,37 +41,47 @@ class LightningDataModule:
     def hparams(self) -> AttributeDict:
         return self._hparams
 
+    @default_hook
     def prepare_data(self) -> None:
         """Download or write data once per node (local rank 0 only); do not set state here."""
 
+    @default_hook
     def setup(self, stage: str) -> None:
         """Build datasets for ``stage`` ('fit', 'validate', 'test' or 'predict'), in every process."""
 
+    @default_hook
     def teardown(self, stage: str) -> None:
         """Release what ``setup`` built."""
 
+    @default_hook
     def train_dataloader(self) -> Any:
         raise MisconfigurationException(f"{type(self).__name__} does not define train_dataloader(), which fit() needs.")
 
+    @default_hook
     def val_dataloader(self) -> Any:
         raise MisconfigurationException(f"{type(self).__name__} does not define val_dataloader().")
 
+    @default_hook
     def test_dataloader(self) -> Any:
         raise MisconfigurationException(f"{type(self).__name__} does not define test_dataloader(), which test() needs.")
 
+    @default_hook
     def predict_dataloader(self) -> Any:
         raise MisconfigurationException(
             f"{type(self).__name__} does not define predict_dataloader(), which predict() needs."
         )
 
+    @default_hook
     def transfer_batch_to_device(self, batch: Any, device: Any, dataloader_idx: int) -> Any:
-        from .batches import make_transfer
+        from .data.batches import make_transfer
 
         return make_transfer(device, None)(batch)
 
+    @default_hook
     def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
         return batch
 
+    @default_hook
     def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
         return batch
 

@@ -158,7 +158,7 @@ def run_demo(
 
 def _launch_workers(accelerator: str, nproc: int, max_epochs: int, root: Path) -> DemoResult:
     """Run this file as ``nproc`` workers; the report is printed by rank 0."""
-    from .launch import launch
+    from .launcher import launch
 
     args = ["--max-epochs", str(max_epochs), "--root-dir", str(root), "--accelerator", accelerator]
     code = launch(

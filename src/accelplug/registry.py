@@ -549,7 +549,7 @@ class AcceleratorRegistry:
 
     def get_precision(self, precision: object) -> type[Precision]:
         """The precision class for a name or alias (``"bf16"``, ``16``, ``"32-true"``...)."""
-        from .precisions import normalize_precision
+        from .precision_names import normalize_precision
 
         return self._precisions[normalize_precision(precision, self.precision_aliases())][0]
 

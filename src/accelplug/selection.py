@@ -19,7 +19,7 @@ import torch
 from .accelerator import Accelerator
 from .devices import parse_devices
 from .errors import AcceleratorUnavailableError, MisconfigurationException
-from .precisions import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
+from .precision_names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy

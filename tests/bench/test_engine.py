@@ -86,7 +86,7 @@ def _tiny() -> tuple[BenchModule, Any]:
 
 
 def test_the_timing_callback_keeps_fit_on_its_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelplug.trainer.fit_loop import FitLoop
+    from accelplug.trainer.loops.fit import FitLoop
 
     paths: list[str] = []
     run = FitLoop.run

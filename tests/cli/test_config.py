@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelplug.accelerators import CPUAccelerator, MPSAccelerator
-from accelplug.cli.models import ConfigReport
+from accelplug.cli.reports import ConfigReport
 from accelplug.config import load_settings
 from accelplug.errors import MisconfigurationException
 

@@ -14,7 +14,7 @@ from pytest_mock import MockerFixture
 
 from accelplug import _nvml
 from accelplug.cli import env_cmd
-from accelplug.cli.models import EnvReport
+from accelplug.cli.reports import EnvReport
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from accelplug.cli.models import ListReport
+from accelplug.cli.reports import ListReport
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -17,21 +17,21 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "accelplug"
 
 #: Lowest first. A module may import its own layer and the layers below it.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "envvars", "devices", "precisions", "_nvml", "cuda_visible", "isolation", "hookspecs"),
+    ("errors", "envvars", "devices", "_nvml", "cuda_visible", "isolation", "hookspecs", "overrides"),
     (
         "accelerator",
         "accelerators",
         "precision",
+        "precision_names",
         "strategies",
-        "loaders",
-        "batches",
         "optimizers",
+        "data",
         "builtin_plugin",
         "status",
         "registry",
     ),
-    ("selection", "_request", "config", "module", "datamodule"),
-    ("trainer", "launch", "demo", "bench", "testing", "__init__", "pytorch"),
+    ("selection", "config", "module", "datamodule", "callbacks", "loggers"),
+    ("trainer", "launcher", "demo", "bench", "testing", "__init__"),
     ("cli", "__main__"),
 ]
 

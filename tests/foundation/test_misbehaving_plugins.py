@@ -26,7 +26,7 @@ from misbehaving_plugins import (
     verdict,
 )
 
-from accelplug.cli.models import EnvReport, ListReport
+from accelplug.cli.reports import EnvReport, ListReport
 
 pytestmark = pytest.mark.slow
 

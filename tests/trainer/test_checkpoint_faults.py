@@ -23,8 +23,8 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
-from accelplug.trainer import checkpoint_io
-from accelplug.trainer.callbacks import ModelCheckpoint
+from accelplug.callbacks import ModelCheckpoint
+from accelplug.trainer.checkpointing import io as checkpoint_io
 
 from .modules import LinearRegression, quiet, regression_data
 from .processes import child_env
@@ -76,7 +76,7 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
 _WRITER = textwrap.dedent(
     """
     import sys, torch
-    from accelplug.trainer.checkpoint_io import atomic_save
+    from accelplug.trainer.checkpointing.io import atomic_save
 
     atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     print("FIRST-SAVED", flush=True)

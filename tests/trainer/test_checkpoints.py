@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
-from accelplug.trainer.callbacks import ModelCheckpoint
+from accelplug.callbacks import ModelCheckpoint
 
 from .modules import LinearRegression, NoisyNet, quiet, regression_data
 
@@ -81,7 +81,7 @@ def test_model_checkpoint_writes_periodic_files_and_last(tmp_path: Path) -> None
 _KILLED_MID_SAVE = textwrap.dedent(
     """
     import io, sys, time, torch
-    from accelplug.trainer import checkpoint
+    from accelplug.trainer.checkpointing import io as checkpoint
 
     checkpoint.atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     real_save = torch.save

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from accelplug.trainer.progress import PlainProgress
+from accelplug.trainer.display.progress import PlainProgress
 
 from .processes import REPO, child_env
 

@@ -181,7 +181,7 @@ def test_sharded_checkpoints_replace_their_shards_and_are_removed_with_them(
 def test_model_checkpoint_keeps_only_the_shard_folders_of_the_files_it_keeps(
     example: ModuleType, tmp_path: Path
 ) -> None:
-    from accelplug.trainer.callbacks import ModelCheckpoint
+    from accelplug.callbacks import ModelCheckpoint
 
     callback = ModelCheckpoint(dirpath=tmp_path, save_top_k=1, every_n_train_steps=2, save_last=True)
     trainer = Trainer(

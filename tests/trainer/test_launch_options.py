@@ -9,7 +9,7 @@ import pytest
 from torch.distributed.run import get_args_parser
 
 from accelplug import MisconfigurationException
-from accelplug.launch import LaunchPlan, plan_launch
+from accelplug.launcher import LaunchPlan, plan_launch
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from accelplug import MisconfigurationException
-from accelplug.launch import plan_launch
+from accelplug.launcher import plan_launch
 
 
 @pytest.fixture

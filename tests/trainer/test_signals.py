@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from accelplug import Callback, Trainer
-from accelplug.trainer.callbacks import ModelCheckpoint
+from accelplug.callbacks import ModelCheckpoint
 from accelplug.trainer.state import StopReason
 
 from .modules import LinearRegression, quiet, regression_data

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from accelplug import Trainer
-from accelplug.trainer.callbacks import Callback
+from accelplug.callbacks.base import Callback
 
 from .modules import TRUE_BIAS, TRUE_WEIGHT, LinearRegression, quiet, regression_data
 
@@ -211,7 +211,7 @@ def test_progress_is_plain_lines_when_output_is_not_a_terminal(
 
 
 def test_progress_is_a_rich_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelplug.trainer.progress import RichProgress, make_progress
+    from accelplug.trainer.display.progress import RichProgress, make_progress
 
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
     assert isinstance(make_progress(True), RichProgress)
@@ -240,7 +240,7 @@ def test_self_log_from_a_lightning_style_module_reaches_the_metrics(tmp_path: Pa
 
 
 def test_pinning_for_cuda_keeps_the_loaders_sampler() -> None:
-    from accelplug.trainer.data import pin_for_cuda, with_distributed_sampler
+    from accelplug.data.loaders import pin_for_cuda, with_distributed_sampler
 
     sharded = with_distributed_sampler(regression_data(), world_size=2, rank=1, seed=3)
     pinned = pin_for_cuda(sharded, torch.device("cuda", 0))  # builds a loader only; no GPU is touched

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
+from ..callbacks.base import Callback
 from ..errors import MisconfigurationException
-from ..trainer.callback import Callback
 
 __all__ = ["StepTimer", "StepWindow", "synchronize"]
 

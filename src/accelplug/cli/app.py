@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from . import bench_cmd, config_cmd, demo, env_cmd, launch, list_cmd
+from . import bench_cmd, config_cmd, demo_cmd, env_cmd, launch_cmd, list_cmd
 
 
 @dataclass
@@ -67,5 +67,5 @@ bench_cmd.register(app)
 
 
 # ``launch`` and ``demo`` belong to the Trainer; they plug in through the same ``register``.
-launch.register(app)
-demo.register(app)
+launch_cmd.register(app)
+demo_cmd.register(app)

@@ -285,7 +285,7 @@ def show(
 ) -> None:
     """Print the effective settings and where each comes from (argument, environment, file, default)."""
     from ..config import explain_settings
-    from .models import ConfigReport, SettingReport
+    from .reports import ConfigReport, SettingReport
 
     settings, origins, config = explain_settings()
     rows = [SettingReport(key=k, value=getattr(settings, k), source=str(origins[k])) for k in origins]

@@ -27,7 +27,7 @@ import typer
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from .models import AcceleratorEnv, ConfigReport, DeviceInfo, EnvReport, TorchInfo
+    from .reports import AcceleratorEnv, ConfigReport, DeviceInfo, EnvReport, TorchInfo
 
 #: Variables (exact names) that change what accelplug or torch does with devices.
 RELEVANT_ENV = (
@@ -171,7 +171,7 @@ def _nccl_version(torch: ModuleType) -> str | None:
 
 
 def _torch_info(torch: ModuleType) -> TorchInfo:
-    from .models import TorchInfo
+    from .reports import TorchInfo
 
     cudnn, nccl = _cudnn_version(torch), _nccl_version(torch)
     return TorchInfo(
@@ -199,7 +199,7 @@ def _package_versions() -> dict[str, str | None]:
 
 def _cuda_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
     from .. import _nvml
-    from .models import DeviceInfo
+    from .reports import DeviceInfo
 
     try:
         gpus = _nvml.visible_gpus()
@@ -213,7 +213,7 @@ def _mps_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
     import torch
 
     from ..bench.host import cpu_model
-    from .models import DeviceInfo
+    from .reports import DeviceInfo
 
     recommended = int(torch.mps.recommended_max_memory())
     return [DeviceInfo(index=0, name=cpu_model() or "Apple GPU", total_memory_bytes=recommended)], {
@@ -223,7 +223,7 @@ def _mps_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
 
 def _accelerator_env(cls: type[Accelerator]) -> AcceleratorEnv:
     from ..registry import get_registry
-    from .models import AcceleratorEnv
+    from .reports import AcceleratorEnv
 
     status = get_registry().status(cls)  # checked, and bounded in time for a plugin's accelerator
     reason = status.reason
@@ -242,7 +242,7 @@ def _accelerator_env(cls: type[Accelerator]) -> AcceleratorEnv:
 def _config_report() -> ConfigReport:
     from ..config import config_path, explain_settings
     from ..errors import MisconfigurationException
-    from .models import ConfigReport, SettingReport
+    from .reports import ConfigReport, SettingReport
 
     path = config_path()
     try:
@@ -262,7 +262,7 @@ def collect() -> EnvReport:
     from ..envvars import check_unknown_variables
     from ..registry import get_registry
     from .list_cmd import collect as collect_list
-    from .models import EnvReport, PlatformInfo, PluginRecord
+    from .reports import EnvReport, PlatformInfo, PluginRecord
 
     registry = get_registry()
     listed = collect_list()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from .models import ListReport
+    from .reports import ListReport
 
 
 def collect() -> ListReport:
@@ -17,7 +17,7 @@ def collect() -> ListReport:
     nonsense shows as unavailable with the cause, and is listed among the failed plugins.
     """
     from ..registry import get_registry
-    from .models import AcceleratorInfo, FailedPlugin, ListReport
+    from .reports import AcceleratorInfo, FailedPlugin, ListReport
 
     registry = get_registry()
     accelerators = []

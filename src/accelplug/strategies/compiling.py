@@ -157,7 +157,7 @@ def compile_module(
     Compilation itself happens at the first call (the first training step, timed and reported by the
     fit loop); under DDP that call is inside ``DistributedDataParallel.forward`` (see the module docstring).
     """
-    from .base import training_step_caller
+    from .prepared import training_step_caller
 
     check_compile_device(device, options)
     compile_in_place(module, options)

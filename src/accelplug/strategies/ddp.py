@@ -20,7 +20,8 @@ import torch
 
 from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException
-from .base import StepRouter, Strategy
+from .base import Strategy
+from .prepared import StepRouter
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -181,7 +182,7 @@ class DDPStrategy(Strategy):
         return DistributedDataParallel(StepRouter(module), device_ids=device_ids)
 
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
-        from ..loaders import with_distributed_sampler
+        from ..data.loaders import with_distributed_sampler
 
         return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed)
 

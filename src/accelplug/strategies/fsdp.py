@@ -41,9 +41,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
-from .base import PreparedModule, Strategy, training_step_caller
+from .base import Strategy
 from .compiling import compile_in_place
 from .ddp import DDPStrategy, adopt_process_group, collective_timeout, launched_by_torchrun
+from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator

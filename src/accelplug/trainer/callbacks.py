@@ -1,8 +1,16 @@
-"""The callbacks Lightning scripts use most, and the callback protocol they follow."""
+"""Moved to :mod:`accelplug.callbacks`; this path keeps working for one release, with a ``DeprecationWarning``.
 
-from .callback import Callback
-from .early_stopping import EarlyStopping
-from .model_checkpoint import ModelCheckpoint
-from .monitors import DeviceStatsMonitor, LearningRateMonitor
+Callbacks sit below the Trainer now (they never import it), where the next ones go too.
+"""
+
+import warnings
+
+from ..callbacks import Callback, DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
 
 __all__ = ["Callback", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]
+
+warnings.warn(
+    "accelplug.trainer.callbacks moved to accelplug.callbacks (same names); import from there.",
+    DeprecationWarning,
+    stacklevel=2,
+)

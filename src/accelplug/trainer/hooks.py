@@ -12,89 +12,20 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..callbacks.base import CALLBACK_HOOKS
+from ..callbacks.early_stopping import EarlyStopping
+from ..callbacks.model_checkpoint import ModelCheckpoint
+from ..module import MODULE_HOOKS
+from ..overrides import overrides
+
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher", "defines"]
-
-#: Hooks a callback may define, called as ``hook(trainer, module, *args)``.
-CALLBACK_HOOKS = (
-    "setup",
-    "teardown",
-    "on_fit_start",
-    "on_fit_end",
-    "on_sanity_check_start",
-    "on_sanity_check_end",
-    "on_train_start",
-    "on_train_end",
-    "on_train_epoch_start",
-    "on_train_epoch_end",
-    "on_train_batch_start",
-    "on_train_batch_end",
-    "on_validation_start",
-    "on_validation_end",
-    "on_validation_epoch_start",
-    "on_validation_epoch_end",
-    "on_validation_batch_start",
-    "on_validation_batch_end",
-    "on_test_start",
-    "on_test_end",
-    "on_test_epoch_start",
-    "on_test_epoch_end",
-    "on_test_batch_start",
-    "on_test_batch_end",
-    "on_predict_start",
-    "on_predict_end",
-    "on_predict_epoch_start",
-    "on_predict_epoch_end",
-    "on_predict_batch_start",
-    "on_predict_batch_end",
-    "on_before_backward",
-    "on_after_backward",
-    "on_before_optimizer_step",
-    "on_before_zero_grad",
-    "on_save_checkpoint",
-    "on_load_checkpoint",
-    "on_exception",
-)
-
-#: Hooks a module may define, called as ``module.hook(*args)`` (Lightning 2.x's ``ModelHooks``).
-MODULE_HOOKS = (
-    *(h for h in CALLBACK_HOOKS if h not in ("on_exception", "on_sanity_check_start", "on_sanity_check_end")),
-    "prepare_data",
-    "configure_model",
-    "on_validation_model_zero_grad",
-    "on_validation_model_eval",
-    "on_validation_model_train",
-    "on_test_model_eval",
-    "on_test_model_train",
-    "on_predict_model_eval",
-    "on_before_batch_transfer",
-    "on_after_batch_transfer",
-    "transfer_batch_to_device",
-    "optimizer_step",
-    "optimizer_zero_grad",
-    "backward",
-    "configure_gradient_clipping",
-    "lr_scheduler_step",
-)
-
-
-def defines(obj: object, name: str, base: type | None) -> bool:
-    """Whether ``obj`` has its own ``name`` (not ``base``'s do-nothing default)."""
-    attr = getattr(type(obj), name, None)
-    if attr is None:
-        return callable(getattr(obj, name, None))  # set on the instance
-    if base is not None and getattr(base, name, None) is attr:
-        return False
-    return callable(attr)
+__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
 
 
 def _is_checkpointing(callback: object) -> bool:
     """Callbacks that act on monitored metrics (checkpointing, early stopping) run after the others."""
-    from .early_stopping import EarlyStopping
-    from .model_checkpoint import ModelCheckpoint
-
     return isinstance(callback, (ModelCheckpoint, EarlyStopping))
 
 
@@ -109,8 +40,6 @@ class HookDispatcher:
         *,
         on_enter: Callable[[str], None] | None = None,
     ) -> None:
-        from ..module import LightningModule
-        from .callback import Callback
 
         self._trainer = trainer
         self._module = module
@@ -118,8 +47,6 @@ class HookDispatcher:
         self.callbacks = [c for c in callbacks if not _is_checkpointing(c)] + [
             c for c in callbacks if _is_checkpointing(c)
         ]
-        self._callback_base = Callback
-        self._module_base = LightningModule if isinstance(module, LightningModule) else None
         self._on_enter = on_enter or (lambda name: None)
         self._cache: dict[str, tuple[Callable[..., Any], ...]] = {}
 
@@ -128,12 +55,12 @@ class HookDispatcher:
         for callback in self.callbacks:
             if monitoring is not None and _is_checkpointing(callback) != monitoring:
                 continue
-            if defines(callback, name, self._callback_base):
+            if overrides(callback, name):
                 chosen.append(functools.partial(getattr(callback, name), self._trainer, self._module))
         return chosen
 
     def module_hook(self, name: str) -> Callable[..., Any] | None:
-        if name not in MODULE_HOOKS or not defines(self._module, name, self._module_base):
+        if name not in MODULE_HOOKS or not overrides(self._module, name):
             return None
         hook: Callable[..., Any] = getattr(self._module, name)
         return hook

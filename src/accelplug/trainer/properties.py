@@ -14,11 +14,11 @@ import torch
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
+    from ..callbacks import ModelCheckpoint
     from ..precision.base import Precision
     from ..selection import Selection
     from ..strategies.base import Strategy
-    from .callbacks import ModelCheckpoint
-    from .options import TrainerOptions
+    from .options.entries import TrainerOptions
     from .run import Run
     from .state import LoopState, StopReason
 
@@ -195,7 +195,7 @@ class TrainerProperties:
                     self._log_dir = Path(folder)
                     break
             else:
-                from .loggers import next_version_dir
+                from ..loggers.base import next_version_dir
 
                 self._log_dir = next_version_dir(self.default_root_dir)
         return self._log_dir
@@ -211,19 +211,19 @@ class TrainerProperties:
 
     @property
     def checkpoint_callback(self) -> ModelCheckpoint | None:
-        from .callbacks import ModelCheckpoint
+        from ..callbacks import ModelCheckpoint
 
         return next((c for c in self.callbacks if isinstance(c, ModelCheckpoint)), None)
 
     @property
     def checkpoint_callbacks(self) -> list[ModelCheckpoint]:
-        from .callbacks import ModelCheckpoint
+        from ..callbacks import ModelCheckpoint
 
         return [c for c in self.callbacks if isinstance(c, ModelCheckpoint)]
 
     @property
     def early_stopping_callback(self) -> Any:
-        from .callbacks import EarlyStopping
+        from ..callbacks import EarlyStopping
 
         return next((c for c in self.callbacks if isinstance(c, EarlyStopping)), None)
 

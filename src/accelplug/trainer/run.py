@@ -1,37 +1,33 @@
-"""One fit/validate/test/predict call's moving parts: set up in Lightning's order, torn down in ``finally``.
+"""The record of one fit/validate/test/predict call: what was set up, handed to the loops instead of the Trainer.
 
-:func:`start_run` brings up the strategy's process environment, gathers the callbacks (the Trainer's
-and the module's ``configure_callbacks()``), runs ``prepare_data`` on local rank 0, the ``setup(stage)``
-hooks and ``configure_model``, and prepares the module through the strategy's preparation order.
-:func:`end_run` runs the ``teardown(stage)`` hooks, the strategy's teardown (and with it the
-accelerator's) and closes the loggers. The loops receive the :class:`Run` and never touch the
-Trainer's private state; callbacks still receive the Trainer object, as their hooks promise.
+:mod:`.setup` builds it in Lightning's order and tears it down; the loops read it and never touch the
+Trainer's private state. It is kept on the Trainer afterwards, so ``save_checkpoint`` works after ``fit``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..errors import MisconfigurationException
-from .data import make_transfer
+from ..data.loaders import prepare_loader
 from .hooks import HookDispatcher
-from .self_log import LogRouter
+from .logging.self_log import LogRouter
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
     from ..optimizers import OptimizerSetup
     from ..precision.base import Precision
-    from ..strategies.base import PreparedModule, Strategy
-    from .interrupts import SignalGuard
-    from .options import TrainerOptions
-    from .progress import Progress
+    from ..strategies.base import Strategy
+    from ..strategies.prepared import PreparedModule
+    from .display.progress import Progress
+    from .options.entries import TrainerOptions
+    from .process.interrupts import SignalGuard
 
-__all__ = ["Run", "end_run", "start_run"]
+__all__ = ["Run"]
 
 
 @dataclass
@@ -61,6 +57,21 @@ class Run:
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
 
+    def prepare_loader(self, loader: Any, *, shuffle: bool = True) -> Any:
+        """This process's view of ``loader``, with this run's device, strategy and sampler options."""
+        options = self.options
+        return prepare_loader(
+            loader,
+            self.device,
+            self.strategy,
+            shuffle=shuffle,
+            distributed_sampler=options.use_distributed_sampler,
+            seed=options.seed or 0,
+        )
+
+    def prepare_loaders(self, loaders: Sequence[Any], *, shuffle: bool = True) -> list[Any]:
+        return [self.prepare_loader(loader, shuffle=shuffle) for loader in loaders]
+
     def flush_loggers(self) -> None:
         """Make what was logged so far visible (an epoch's end): ``save()`` or ``flush()``, whichever exists."""
         for logger in self.loggers:
@@ -72,116 +83,3 @@ class Run:
         self.state.logged_metrics.update(metrics)
         for logger in self.loggers:
             logger.log_metrics(metrics, step)
-
-
-def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
-    from ..datamodule import LightningDataModule
-    from .hooks import defines
-
-    if datamodule is not None and defines(datamodule, name, LightningDataModule):
-        getattr(datamodule, name)(*args)
-
-
-def start_run(
-    trainer: Any,
-    module: torch.nn.Module,
-    stage: Stage,
-    *,
-    datamodule: Any = None,
-    with_optimizers: bool,
-    compile_options: dict[str, Any] | None = None,
-) -> Run:
-    """Set up one call in Lightning's order, up to (not including) ``on_fit_start``."""
-    strategy: Strategy = trainer.strategy
-    device: torch.device = trainer.root_device
-    strategy.setup_environment(trainer.accelerator, device)
-    state: LoopState = trainer.state
-    state.stage = stage
-    router = LogRouter()
-    callbacks = list(trainer.callbacks)
-    extra = _module_callbacks(module)
-    if extra:
-        replaced = {type(c) for c in extra}
-        callbacks = [c for c in callbacks if type(c) not in replaced] + extra
-    hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
-    _attach(module, trainer, datamodule)
-    if strategy.local_rank == 0:
-        _call_datamodule(datamodule, "prepare_data")
-        hooks.call_module("prepare_data")
-    strategy.barrier()
-    _call_datamodule(datamodule, "setup", stage.value)
-    hooks.call("setup", stage.value)
-    hooks.call_module("configure_model")
-    if trainer.options.sync_batchnorm and strategy.is_distributed:
-        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)  # type: ignore[no-untyped-call]
-    precision = trainer.precision_plugin
-    prepared = strategy.setup_module_and_optimizers(
-        module, precision, compile_options=compile_options, with_optimizers=with_optimizers
-    )
-    return Run(
-        trainer=trainer,
-        module=module,
-        stage=stage,
-        strategy=strategy,
-        precision=precision,
-        device=device,
-        state=state,
-        options=trainer.options,
-        hooks=hooks,
-        router=router,
-        prepared=prepared,
-        transfer=make_transfer(device, precision.param_dtype),
-        datamodule=datamodule,
-    )
-
-
-def end_run(run: Run, *, failed: BaseException | None = None) -> None:
-    """Teardown hooks, the strategy's (and accelerator's) teardown and the loggers, whatever happened."""
-    if failed is not None:
-        run.hooks.call_callbacks("on_exception", failed)
-    try:
-        run.hooks.call("teardown", run.stage.value)
-        _call_datamodule(run.datamodule, "teardown", run.stage.value)
-    finally:
-        status = "success" if failed is None else ("interrupted" if isinstance(failed, KeyboardInterrupt) else "failed")
-        for logger in run.loggers:
-            finalize = getattr(logger, "finalize", None)
-            if callable(finalize):
-                finalize(status)
-        run.strategy.teardown()
-        run.state.stage = None
-
-
-def _enter(router: LogRouter) -> Callable[[str], None]:
-    def enter(fx: str) -> None:
-        router.fx = fx
-
-    return enter
-
-
-def _module_callbacks(module: torch.nn.Module) -> list[Any]:
-    configure = getattr(module, "configure_callbacks", None)
-    if not callable(configure):
-        return []
-    returned = configure()
-    if returned is None:
-        return []
-    items = list(returned) if isinstance(returned, (list, tuple)) else [returned]
-    bad = [c for c in items if isinstance(c, (str, bytes, int, float)) or c is None]
-    if bad:
-        raise MisconfigurationException(
-            f"{type(module).__name__}.configure_callbacks() returned {bad[0]!r}; expected callback objects."
-        )
-    return items
-
-
-def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
-    from ..module import LightningModule
-
-    if isinstance(module, LightningModule):
-        module._trainer = trainer
-    if datamodule is not None and hasattr(datamodule, "trainer"):
-        try:
-            datamodule.trainer = trainer
-        except AttributeError:
-            pass

@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .checkpoint_state import resolve_ckpt_path, restore_checkpoint
-from .environment import apply_run_settings, seed_everything
-from .evaluation import EvaluationLoop, PredictionLoop
-from .fit_loop import FitLoop
-from .interrupts import FitInterrupted, SignalGuard, save_on_signal
-from .loading import has_loader_source, prepare_all, prepare_loader, resolve_loaders
-from .restarts import announce_resume, implied_ckpt_path
-from .run import Run, end_run, start_run
-from .self_log import attached_log
+from ..data.sources import has_loader_source, resolve_loaders
+from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
+from .checkpointing.contents import restore_checkpoint
+from .display.summary import announce
+from .logging.self_log import attached_log
+from .loops.evaluation import EvaluationLoop, PredictionLoop
+from .loops.fit import FitLoop
+from .process.environment import apply_run_settings, seed_everything
+from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
+from .run import Run
+from .setup import end_run, start_run
 from .state import Stage, StopReason
-from .summary import announce
 
 if TYPE_CHECKING:
     from .trainer import Trainer
@@ -110,7 +111,7 @@ def _fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | No
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
                 loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
-                train_loader = prepare_loader(run, loaders[0], shuffle=not options.overfit_batches)
+                train_loader = run.prepare_loader(loaders[0], shuffle=not options.overfit_batches)
                 loop = FitLoop(run, train_loader, val_loop, progress, resume)
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
@@ -148,7 +149,7 @@ def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: 
 
     def loaders() -> list[Any]:
         found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
-        return prepare_all(run, found)
+        return run.prepare_loaders(found)
 
     return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches)
 
@@ -163,11 +164,11 @@ def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         run.progress = trainer._make_progress()
-        loop = EvaluationLoop(run, prepare_all(run, loaders), stage, limit=limit)
+        loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit)
         metrics = loop.evaluate(publish=True)
     results = _split_by_loader(metrics, len(loaders))
     if call.verbose and trainer.is_global_zero:
-        from .summary import print_results
+        from .display.summary import print_results
 
         print_results(name, results)
     return results
@@ -181,7 +182,7 @@ def run_prediction(trainer: Trainer, call: StageCall) -> Any:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
         loop = PredictionLoop(
-            run, prepare_all(run, loaders, shuffle=False), limit=trainer.options.limit_predict_batches
+            run, run.prepare_loaders(loaders, shuffle=False), limit=trainer.options.limit_predict_batches
         )
         return loop.predict()
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..accelerator import Accelerator
+from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
 from ..selection import Selection, select
-from .arguments import (
+from .options.arguments import (
     check_checkpointing,
     check_model,
     compile_options_for,
@@ -25,17 +26,16 @@ from .arguments import (
     require_tensorboard,
     warn_unknown_variables,
 )
-from .defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
-from .environment import check_mps_fallback
-from .model_checkpoint import ModelCheckpoint
-from .options import TrainerOptions, validate_options
+from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
+from .options.entries import TrainerOptions, validate_options
+from .process.environment import check_mps_fallback
+from .process.relaunch import relaunch_if_needed
 from .properties import TrainerProperties
-from .relaunch import relaunch_if_needed
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
-    from .progress import Progress
+    from .display.progress import Progress
     from .run import Run
 
 __all__ = ["Trainer"]
@@ -154,7 +154,7 @@ class Trainer(TrainerProperties):
         weights_only: bool = True,
     ) -> None:
         """Train ``model``; with ``ckpt_path`` (a file or ``"last"``), continue exactly where it left off."""
-        from .loading import split_datamodule
+        from ..data.sources import split_datamodule
         from .stages import StageCall, run_fit
 
         compile_options = compile_options_for(model, self.options.compile)
@@ -234,7 +234,7 @@ class Trainer(TrainerProperties):
 
     def _call(self, method: str, model: Any, dataloaders: Any, datamodule: Any, ckpt_path: Any) -> dict[str, Any]:
         """Check a validate/test/predict call's arguments (Lightning's positional habits included)."""
-        from .loading import split_datamodule
+        from ..data.sources import split_datamodule
 
         datamodule, ckpt_path = path_in_datamodule_slot(datamodule, ckpt_path)
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
@@ -248,8 +248,8 @@ class Trainer(TrainerProperties):
 
         Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
         """
-        from .checkpoint_io import atomic_save
-        from .checkpoint_state import build_checkpoint
+        from .checkpointing.contents import build_checkpoint
+        from .checkpointing.io import atomic_save
 
         if self._run is None:
             raise MisconfigurationException(
@@ -274,7 +274,7 @@ class Trainer(TrainerProperties):
         return self.options.enable_progress_bar and self.is_global_zero
 
     def _make_progress(self) -> Progress:
-        from .progress import make_progress
+        from .display.progress import make_progress
 
         return make_progress(self._chatty)
 
@@ -282,7 +282,8 @@ class Trainer(TrainerProperties):
         """The run folder (agreed by every rank) and, on rank 0, the loggers; reused by later calls."""
         self._log_dir = run.strategy.broadcast_object(self.log_dir)
         if self.is_global_zero and not self._own_loggers_open and self.options.logger in (True, "csv", "tensorboard"):
-            from .loggers import CSVLogger, TensorBoardLogger
+            from ..loggers.csv_logs import CSVLogger
+            from ..loggers.tensorboard import TensorBoardLogger
 
             self._loggers.insert(0, CSVLogger(folder=self.log_dir))
             if self.options.logger == "tensorboard":

@@ -21,8 +21,8 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from accelplug import Callback, Trainer
-from accelplug.trainer import checkpoint_io
-from accelplug.trainer.callbacks import ModelCheckpoint
+from accelplug.callbacks import ModelCheckpoint
+from accelplug.trainer.checkpointing import io as checkpoint_io
 
 
 def _say(text: str) -> None:

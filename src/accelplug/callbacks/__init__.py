@@ -1,0 +1,12 @@
+"""The callbacks Lightning scripts use most, one module per family, and the protocol they follow (:mod:`.base`).
+
+Lightning's ``lightning.pytorch.callbacks`` names. Nothing here imports the Trainer: a callback gets it as
+an argument of each hook and uses its public properties, so callbacks sit below ``accelplug.trainer``.
+"""
+
+from .base import Callback
+from .early_stopping import EarlyStopping
+from .model_checkpoint import ModelCheckpoint
+from .monitors import DeviceStatsMonitor, LearningRateMonitor
+
+__all__ = ["Callback", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]

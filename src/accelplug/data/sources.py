@@ -1,0 +1,128 @@
+"""Where a stage's data comes from, and checking that it can be trained on.
+
+Data comes, first hit wins, from the loaders passed to the Trainer method, from the datamodule's
+``*_dataloader()`` method, or from the module's own. Each loader is checked: a Dataset, a generator or
+a number is refused with what to pass instead. Getting a loader ready for this process (pinning,
+sharding) is :func:`accelplug.data.loaders.prepare_loader`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from torch.utils.data import DataLoader, Dataset
+
+from ..errors import MisconfigurationException
+from ..overrides import overrides
+
+__all__ = ["check_loader", "has_loader_source", "is_datamodule", "resolve_loaders", "split_datamodule"]
+
+_METHOD = {"fit": "train_dataloader", "validate": "val_dataloader", "test": "test_dataloader",
+           "predict": "predict_dataloader"}  # fmt: skip
+_ARGUMENT = {"fit": "train_dataloaders", "validate": "val_dataloaders / dataloaders", "test": "dataloaders",
+             "predict": "dataloaders"}  # fmt: skip
+
+
+def is_datamodule(obj: object) -> bool:
+    """A LightningDataModule, or any object with its protocol (``*_dataloader`` methods, not itself iterable)."""
+    if obj is None or isinstance(obj, DataLoader) or hasattr(obj, "__iter__"):
+        return False
+    return any(callable(getattr(obj, name, None)) for name in _METHOD.values())
+
+
+def split_datamodule(loaders: Any, datamodule: Any, method: str) -> tuple[Any, Any]:
+    """Lightning lets a datamodule be passed where the loaders go; also refuse passing both."""
+    if datamodule is None and is_datamodule(loaders):
+        return None, loaders
+    if datamodule is not None:
+        if not is_datamodule(datamodule):
+            raise MisconfigurationException(
+                f"{method}(datamodule={type(datamodule).__name__} object) is not a datamodule: expected a "
+                "LightningDataModule (or an object with train_dataloader()/val_dataloader()/... methods)."
+            )
+        if loaders is not None:
+            raise MisconfigurationException(
+                f"{method}() got both data loaders and datamodule=; pass one of them (the datamodule provides "
+                "the loaders through its *_dataloader() methods)."
+            )
+    return loaders, datamodule
+
+
+def _source(stage: str, module: Any, datamodule: Any) -> tuple[Callable[[], Any] | None, str]:
+    name = _METHOD[stage]
+    if datamodule is not None and overrides(datamodule, name):
+        return getattr(datamodule, name), f"{type(datamodule).__name__}.{name}()"
+    if overrides(module, name):
+        return getattr(module, name), f"{type(module).__name__}.{name}()"
+    return None, ""
+
+
+def has_loader_source(stage: str, module: Any, datamodule: Any) -> bool:
+    """Whether the datamodule or the module defines the ``*_dataloader()`` method for ``stage``."""
+    return _source(stage, module, datamodule)[0] is not None
+
+
+def resolve_loaders(
+    stage: str, given: Any, module: Any, datamodule: Any, *, required: bool
+) -> tuple[list[Any], Callable[[], Any] | None, str]:
+    """The loaders for ``stage``, the method that made them (to reload them) and a name for messages."""
+    if given is not None:
+        return _as_list(given, _ARGUMENT[stage], stage), None, _ARGUMENT[stage]
+    method, label = _source(stage, module, datamodule)
+    if method is None:
+        if required:
+            raise MisconfigurationException(
+                f"{stage}() needs data: pass {_ARGUMENT[stage].split(' / ')[-1]}=..., a datamodule, or define "
+                f"{_METHOD[stage]}() on {type(module).__name__} (or its datamodule)."
+            )
+        return [], None, ""
+    return _as_list(method(), label, stage), method, label
+
+
+def _as_list(value: Any, what: str, stage: str) -> list[Any]:
+    """One or several loaders; a list of batches (not of loaders) is itself one loader."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value):
+        loaders = list(value)
+    elif isinstance(value, dict) and value and all(isinstance(v, DataLoader) for v in value.values()):
+        loaders = list(value.values())
+    else:
+        loaders = [value]
+    if stage == "fit" and len(loaders) > 1:
+        raise MisconfigurationException(
+            f"{what} holds {len(loaders)} DataLoaders; fit() trains on one. Combine the datasets "
+            "(torch.utils.data.ConcatDataset) into one DataLoader."
+        )
+    return [check_loader(loader, what) for loader in loaders]
+
+
+def check_loader(loader: Any, what: str) -> Any:
+    """``loader`` if it can be iterated once per epoch; a clear error for what cannot.
+
+    A generator or iterator would be empty from the second epoch on, a ``Dataset`` would yield
+    unbatched samples, and a number or None is a mistake in the call: each is refused with what to
+    pass instead, rather than training on the wrong data without a word.
+    """
+    if isinstance(loader, DataLoader):
+        return loader
+    if isinstance(loader, Dataset):
+        raise MisconfigurationException(
+            f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
+            f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
+        )
+    if isinstance(loader, Iterator):
+        raise MisconfigurationException(
+            f"{what} got a {type(loader).__name__} (a one-shot iterator or generator): it would be empty from the "
+            "second epoch on. Pass a DataLoader, or a list of batches, which can be iterated once per epoch."
+        )
+    if isinstance(loader, (str, bytes, Mapping)) or not isinstance(loader, Iterable):
+        raise MisconfigurationException(
+            f"{what}={_short(loader)} is not a data loader: expected a torch DataLoader (or another re-iterable of "
+            "batches, such as a list)."
+        )
+    return loader
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

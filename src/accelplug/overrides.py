@@ -1,0 +1,43 @@
+"""Which hooks an object overrides, told by a mark the base classes put on their own defaults.
+
+``Callback``, ``LightningModule`` and ``LightningDataModule`` define every hook as a method that does
+nothing (or Lightning's default behaviour), marked with :func:`default_hook`. The Trainer calls a hook
+only where a subclass wrote its own (:func:`overrides`), so a hook nobody wrote costs nothing per step;
+and asking needs no import of the base class, so the data sources below the module base can ask it
+of modules and datamodules. The hooks a class declares are read from the same marks
+(:func:`hook_names`): a hook's name is written once, as the method that declares it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["default_hook", "hook_names", "overrides"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_MARK = "__accelplug_default_hook__"
+
+
+def default_hook(function: _F) -> _F:
+    """Mark a base class's method as the default of a hook: a subclass that keeps it does not override it."""
+    setattr(function, _MARK, True)
+    return function
+
+
+def overrides(obj: object, name: str) -> bool:
+    """Whether ``obj`` has its own ``name``: a callable that is not a base class's marked default."""
+    attr = getattr(type(obj), name, None)
+    if attr is None:
+        return callable(getattr(obj, name, None))  # set on the instance
+    return callable(attr) and not getattr(attr, _MARK, False)
+
+
+def hook_names(cls: type) -> tuple[str, ...]:
+    """The hooks ``cls`` declares: its marked defaults, in the order they are defined (base classes first)."""
+    names: dict[str, None] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if getattr(value, _MARK, False):
+                names[name] = None
+    return tuple(names)

@@ -1,0 +1,184 @@
+"""What a checkpoint holds, and putting it back: the one place the checkpoint's contents are defined.
+
+A checkpoint (format :data:`~accelplug.trainer.checkpoint.CHECKPOINT_FORMAT`) holds the module's
+weights, each optimizer's and scheduler's state, the precision's (a gradient scaler's scale), the loop
+position, every random generator, callback and datamodule state, the module's hyperparameters and
+the latest metrics. Only tensors and plain values go in, so it loads with ``weights_only=True``.
+Lightning's top-level ``epoch``/``global_step``/``hyper_parameters`` keys are kept for familiarity.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ...errors import MisconfigurationException
+from ...strategies.state_dicts import SHARDED_KEY
+from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
+
+if TYPE_CHECKING:
+    from ..run import Run
+
+__all__ = ["build_checkpoint", "restore_checkpoint"]
+
+_PLAIN = (int, float, str, bool, type(None))
+
+
+def _weights_only_safe(value: Any) -> bool:
+    if isinstance(value, (*_PLAIN, torch.Tensor)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_weights_only_safe(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _weights_only_safe(v) for k, v in value.items())
+    return False
+
+
+def _callback_key(callback: object, seen: dict[str, int]) -> str:
+    key = getattr(callback, "state_key", None) or type(callback).__qualname__
+    count = seen.get(key, 0)
+    seen[key] = count + 1
+    return key if count == 0 else f"{key}#{count}"
+
+
+def build_checkpoint(run: Run) -> dict[str, Any]:
+    """Everything a later ``fit(..., ckpt_path=...)`` needs to continue exactly where this run is."""
+    state, strategy, optim = run.state, run.strategy, run.optim
+    hparams = dict(getattr(run.module, "hparams", {}) or {})
+    checkpoint: dict[str, Any] = {
+        "accelplug_checkpoint": CHECKPOINT_FORMAT,
+        "epoch": state.current_epoch,
+        "global_step": state.global_step,
+        "state_dict": strategy.module_state_dict(run.module),
+        "optimizer_states": [strategy.optimizer_state_dict(run.module, o) for o in optim.optimizers] if optim else [],
+        "lr_schedulers": [s.scheduler.state_dict() for s in optim.schedulers] if optim else [],
+        "precision": run.precision.name,
+        "precision_state": run.precision.state_dict(),
+        "loop": {
+            "epoch": state.current_epoch,
+            "global_step": state.global_step,
+            "batches_done": state.batches_done,
+            "epoch_done": state.epoch_done,
+            "epoch_schedulers_done": state.epoch_schedulers_done,
+        },
+        "rng": capture_rng_state(),
+        "epoch_start_rng": state.epoch_start_rng,
+        "callback_metrics": {k: float(v) for k, v in state.callback_metrics.items()},
+        "hyper_parameters": {k: v for k, v in hparams.items() if _weights_only_safe(v)},
+        "callbacks": {},
+    }
+    seen: dict[str, int] = {}
+    for callback in run.hooks.callbacks:
+        key = _callback_key(callback, seen)
+        state_dict = getattr(callback, "state_dict", None)
+        if callable(state_dict):
+            saved = state_dict()
+            if saved:
+                checkpoint["callbacks"][key] = saved
+    datamodule_state = getattr(run.datamodule, "state_dict", None)
+    if callable(datamodule_state):
+        checkpoint["datamodule"] = datamodule_state()
+    run.hooks.call("on_save_checkpoint", checkpoint)
+    return checkpoint
+
+
+def restore_checkpoint(run: Run, path: Path, *, weights_only: bool, training: bool) -> dict[str, Any]:
+    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
+    checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
+    shown = str(path)
+    run.hooks.call("on_load_checkpoint", checkpoint)
+    sharded = checkpoint.get(SHARDED_KEY)
+    try:
+        if sharded is not None:
+            _restore_sharded(run, path, sharded, training=training)
+        else:
+            run.strategy.load_module_state_dict(run.module, checkpoint["state_dict"])
+    except RuntimeError as exc:
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} does not fit this model: {str(exc).splitlines()[0]}"
+        ) from None
+    if not training:
+        return checkpoint
+    _restore_training_state(run, checkpoint, shown, optimizers_loaded=sharded is not None)
+    return checkpoint
+
+
+def _restore_sharded(run: Run, path: Path, sharded: dict[str, Any], *, training: bool) -> None:
+    """Module and optimizer tensors saved with torch.distributed.checkpoint (resharded to this run)."""
+    folder = path.parent / str(sharded["folder"])
+    if not folder.is_dir():
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} is a sharded checkpoint whose shard folder {folder} is missing; copy the "
+            "folder along with the file."
+        )
+    optimizers = list(run.optim.optimizers) if training and run.optim else []
+    if training and sharded.get("optimizers") is None:
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} holds no optimizer state, so training cannot resume from it exactly."
+        )
+    if training and sharded["optimizers"] != len(optimizers):
+        raise MisconfigurationException(
+            f"ckpt_path={str(path)!r} holds {sharded['optimizers']} optimizer state(s), but "
+            f"configure_optimizers() returned {len(optimizers)}."
+        )
+    run.strategy.load_sharded_checkpoint(run.module, optimizers, folder)
+
+
+def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str, *, optimizers_loaded: bool) -> None:
+    optim = run.optim
+    assert optim is not None
+    if not optimizers_loaded:
+        _restore_optimizers(run, checkpoint, shown)
+    for config, saved in zip(optim.schedulers, checkpoint.get("lr_schedulers", []), strict=False):
+        config.scheduler.load_state_dict(saved)
+    _restore_loop(run, checkpoint)
+
+
+def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> None:
+    optim = run.optim
+    assert optim is not None
+    saved_optimizers = checkpoint.get("optimizer_states")
+    if saved_optimizers is None:
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} holds no optimizer state, so training cannot resume from it exactly. Load its "
+            "weights with validate/test(ckpt_path=...) or model.load_state_dict(), then start a new fit."
+        )
+    if len(saved_optimizers) != len(optim.optimizers):
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} holds {len(saved_optimizers)} optimizer state(s), but "
+            f"configure_optimizers() returned {len(optim.optimizers)}."
+        )
+    for optimizer, saved in zip(optim.optimizers, saved_optimizers, strict=True):
+        try:
+            run.strategy.load_optimizer_state_dict(run.module, optimizer, saved)
+        except (ValueError, KeyError, RuntimeError) as exc:
+            raise MisconfigurationException(
+                f"ckpt_path={shown!r}: its optimizer state does not fit {type(optimizer).__name__}: {exc}"
+            ) from None
+
+
+def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
+    """The precision's state, the loop position, callbacks and datamodule."""
+    precision_state = checkpoint.get("precision_state", checkpoint.get("scaler"))
+    if precision_state:
+        run.precision.load_state_dict(precision_state)
+    loop = checkpoint["loop"]
+    state = run.state
+    state.current_epoch = int(loop["epoch"])
+    state.global_step = int(loop["global_step"])
+    state.batches_done = int(loop["batches_done"])
+    state.epoch_done = bool(loop["epoch_done"])
+    state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))
+    state.epoch_start_rng = checkpoint.get("epoch_start_rng")
+    state.callback_metrics.update({k: torch.tensor(v) for k, v in checkpoint.get("callback_metrics", {}).items()})
+    seen: dict[str, int] = {}
+    for callback in run.hooks.callbacks:
+        key = _callback_key(callback, seen)
+        load = getattr(callback, "load_state_dict", None)
+        if key in checkpoint.get("callbacks", {}) and callable(load):
+            load(checkpoint["callbacks"][key])
+    load_datamodule = getattr(run.datamodule, "load_state_dict", None)
+    if "datamodule" in checkpoint and callable(load_datamodule):
+        load_datamodule(checkpoint["datamodule"])

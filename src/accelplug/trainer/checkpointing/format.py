@@ -1,0 +1,173 @@
+"""The checkpoint format, in one place: what a checkpoint holds, how it is read back and verified.
+
+Writing the file safely is :mod:`accelplug.trainer.checkpoint_io`. The file carries a SHA-256 digest
+of its contents, recomputed here on load, so a file damaged on disk or in transfer is refused with
+its path instead of resuming with corrupt weights.
+
+Reading: everything stored is a tensor or a plain Python value, so it loads with
+``torch.load(weights_only=True)``: loading a checkpoint cannot run code. Every way a path can be wrong
+(missing, a folder, empty, truncated, not a checkpoint) is reported with the path and what was found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import random
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ...errors import MisconfigurationException
+from .io import DIGEST_KEY, atomic_save, content_digest
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "atomic_save",
+    "capture_rng_state",
+    "content_digest",
+    "find_last_checkpoint",
+    "read_checkpoint",
+    "restore_rng_state",
+]
+
+#: Format written by this version (stored under ``"accelplug_checkpoint"``); format 1 still loads.
+CHECKPOINT_FORMAT = 2
+_READABLE_FORMATS = (1, 2)
+_FORMAT_KEY = "accelplug_checkpoint"
+
+
+# ---- reading ---------------------------------------------------------------------------------------
+def checked_path(path: object) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise MisconfigurationException(
+            f"ckpt_path={path!r} is invalid: expected the path of a checkpoint file (str or Path), 'last', 'auto', "
+            "'best' or None."
+        )
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise MisconfigurationException(f"ckpt_path={path!r} is not a usable file path.")
+    target = Path(text).expanduser()
+    if not target.exists():
+        raise MisconfigurationException(f"ckpt_path={text!r}: no such file ({target.resolve()}).")
+    if target.is_dir():
+        raise MisconfigurationException(
+            f"ckpt_path={text!r} is a folder; give a checkpoint file in it (e.g. {target / 'last.ckpt'}) or 'last'."
+        )
+    if target.stat().st_size == 0:
+        raise MisconfigurationException(
+            f"ckpt_path={text!r} is empty (0 bytes): not a checkpoint (a save that never completed?)."
+        )
+    return target
+
+
+def read_checkpoint(path: object, device: torch.device, *, weights_only: bool = True) -> dict[str, Any]:
+    """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine)."""
+    target = checked_path(path)
+    shown = str(target)
+    try:
+        state = torch.load(target, map_location=device, weights_only=weights_only)
+    except pickle.UnpicklingError as exc:
+        if weights_only and "weights only" in str(exc).lower().replace("_", " "):
+            raise MisconfigurationException(
+                f"ckpt_path={shown!r} holds Python objects that weights-only loading refuses to run. If you created "
+                "the file yourself and trust it, pass weights_only=False."
+            ) from None
+        raise _unreadable(shown, exc) from None
+    except Exception as exc:  # a damaged file fails deep in the unpickler (IndexError, struct.error...)
+        raise _unreadable(shown, exc) from None
+    if not isinstance(state, dict) or _FORMAT_KEY not in state:
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} is not an accelplug checkpoint (it holds "
+            f"{_describe(state)}; accelplug checkpoints are written by trainer.save_checkpoint or ModelCheckpoint)."
+        )
+    version = state[_FORMAT_KEY]
+    if version not in _READABLE_FORMATS:
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} has checkpoint format {version!r}; this accelplug reads formats "
+            f"{_READABLE_FORMATS}. Upgrade accelplug to load it."
+        )
+    stored = state.get(DIGEST_KEY)
+    if stored is not None and stored != content_digest(state):
+        raise MisconfigurationException(
+            f"ckpt_path={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
+            "saved (damaged on disk or in a copy). Use an earlier checkpoint, or ckpt_path='last' to pick the "
+            "newest one that verifies."
+        )
+    missing = [k for k in ("state_dict", "loop") if k not in state]
+    if missing:
+        raise MisconfigurationException(f"ckpt_path={shown!r} is incomplete: it has no {', '.join(missing)}.")
+    return state
+
+
+def _unreadable(shown: str, exc: BaseException) -> MisconfigurationException:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return MisconfigurationException(
+        f"ckpt_path={shown!r} cannot be read as a checkpoint (truncated, corrupt, or another kind of file): "
+        f"{type(exc).__name__}: {first[:200]}"
+    )
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        keys = sorted(map(str, value))[:6]
+        return f"a dict with keys {keys}"
+    return f"a {type(value).__name__}"
+
+
+def find_last_checkpoint(folders: Iterable[Path], device: torch.device) -> Path | None:
+    """The newest checkpoint under ``folders`` that reads and verifies (a damaged newer one is skipped)."""
+    import warnings
+
+    candidates: list[tuple[float, Path]] = []
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            candidates += [(p.stat().st_mtime, p) for p in folder.glob("*.ckpt") if p.is_file()]
+    for _mtime, path in sorted(candidates, key=lambda item: (item[0], item[1].name == "last.ckpt"), reverse=True):
+        try:
+            read_checkpoint(path, device)
+        except MisconfigurationException as exc:
+            warnings.warn(f"skipping {path}: {exc}", UserWarning, stacklevel=3)
+            continue
+        return path
+    return None
+
+
+# ---- random-number state -----------------------------------------------------------------------------
+def capture_rng_state() -> dict[str, Any]:
+    """Every random-number generator a training step may draw from, as weights-only-safe values."""
+    state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        kind, keys, pos, has_gauss, cached = numpy.random.get_state()
+        state["numpy"] = {
+            "kind": str(kind),
+            "keys": torch.from_numpy(keys.astype("int64")),
+            "pos": int(pos),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached),
+        }
+    return state
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    """Put back what :func:`capture_rng_state` recorded (generators absent here are skipped)."""
+    torch.set_rng_state(state["torch"].cpu())
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
+    if "numpy" in state:
+        try:
+            import numpy
+        except ImportError:  # numpy is optional: nothing here drew from it
+            return
+        saved = state["numpy"]
+        keys = saved["keys"].cpu().numpy().astype(numpy.uint32)
+        numpy.random.set_state((saved["kind"], keys, saved["pos"], saved["has_gauss"], saved["cached_gaussian"]))

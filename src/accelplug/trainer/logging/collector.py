@@ -1,0 +1,224 @@
+"""Where ``self.log`` values wait: per stage, step values and running epoch reductions, on the device.
+
+Nothing here reads a value back to the host; :mod:`accelplug.trainer.metrics` does that, in one go, at
+logging steps and epoch ends. The table of hooks says what a value means where it is logged
+(Lightning's rules): a step value by default in the training step and its per-batch hooks, an epoch
+value in the evaluation steps and in every epoch hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ...errors import MisconfigurationException
+
+if TYPE_CHECKING:
+    from ...strategies.base import Strategy
+
+__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "reduction_name"]
+
+# (default on_step, default on_epoch, on_step allowed, on_epoch allowed) per hook.
+_STEP = (True, False, True, True)
+_EVAL_STEP = (False, True, True, True)
+_EPOCH_ONLY = (False, True, False, True)
+RULES: dict[str, tuple[bool, bool, bool, bool]] = {
+    **dict.fromkeys(
+        (
+            "training_step",
+            "on_train_batch_start",
+            "on_train_batch_end",
+            "on_before_backward",
+            "backward",
+            "on_after_backward",
+            "on_before_optimizer_step",
+            "optimizer_step",
+            "configure_gradient_clipping",
+            "on_before_zero_grad",
+            "optimizer_zero_grad",
+        ),
+        _STEP,
+    ),
+    **dict.fromkeys(
+        (
+            "validation_step",
+            "test_step",
+            "on_validation_batch_start",
+            "on_validation_batch_end",
+            "on_test_batch_start",
+            "on_test_batch_end",
+        ),
+        _EVAL_STEP,
+    ),
+    **dict.fromkeys(
+        (
+            "on_train_start",
+            "on_train_epoch_start",
+            "on_train_epoch_end",
+            "on_validation_start",
+            "on_validation_epoch_start",
+            "on_validation_epoch_end",
+            "on_test_start",
+            "on_test_epoch_start",
+            "on_test_epoch_end",
+        ),
+        _EPOCH_ONLY,
+    ),
+}
+_REDUCTIONS = ("mean", "sum", "max", "min")
+
+
+def is_metric(value: object) -> bool:
+    """A torchmetrics ``Metric`` (recognised by its protocol, so torchmetrics is never imported here)."""
+    return isinstance(value, torch.nn.Module) and all(
+        callable(getattr(value, n, None)) for n in ("update", "compute", "reset")
+    )
+
+
+def reduction_name(reduce_fx: object) -> str:
+    if isinstance(reduce_fx, str) and reduce_fx.lower() in _REDUCTIONS:
+        return reduce_fx.lower()
+    by_function = {torch.mean: "mean", torch.sum: "sum", torch.max: "max", torch.min: "min"}
+    name: str | None = by_function.get(reduce_fx)  # type: ignore[call-overload]
+    if name is None:
+        raise MisconfigurationException(
+            f"self.log(reduce_fx={reduce_fx!r}) is not supported: use 'mean', 'sum', 'max' or 'min' "
+            "(or torch.mean/sum/max/min)."
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class LogMeta:
+    """How one logged value is treated: step and/or epoch value, reduction, where it is shown."""
+
+    on_step: bool
+    on_epoch: bool
+    reduction: str
+    prog_bar: bool
+    logger: bool
+
+
+@dataclass
+class _EpochValue:
+    """One name's running epoch reduction on the device."""
+
+    reduction: str
+    total: torch.Tensor | None = None
+    weight: float = 0.0
+    metric: Any = None
+    prog_bar: bool = False
+    logger: bool = True
+
+    def add(self, value: torch.Tensor, batch_size: int) -> None:
+        value = value.detach().to(torch.float32)
+        if self.total is None:
+            self.total = value * batch_size if self.reduction == "mean" else value.clone()
+        elif self.reduction == "mean":
+            self.total = self.total + value * batch_size
+        elif self.reduction == "sum":
+            self.total = self.total + value
+        elif self.reduction == "max":
+            self.total = torch.maximum(self.total, value)
+        else:
+            self.total = torch.minimum(self.total, value)
+        self.weight += batch_size
+
+
+class LogCollector:
+    """Everything ``self.log`` received during one stage (training, validation or test)."""
+
+    def __init__(self) -> None:
+        #: Step values since they were last read, by logged name (``name`` or ``name_step``).
+        self.step_values: dict[str, torch.Tensor] = {}
+        #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``).
+        self.callback_step: dict[str, torch.Tensor] = {}
+        #: Names logged both on step and on epoch: ``callback_metrics`` also shows them unsuffixed.
+        self.forked: set[str] = set()
+        self.step_prog_bar: set[str] = set()
+        self.step_no_logger: set[str] = set()
+        self.epoch_values: dict[str, _EpochValue] = {}
+
+    def add(self, name: str, value: Any, meta: LogMeta, batch_size: int) -> None:
+        """Record one ``self.log`` call (``meta``: how the value is to be treated)."""
+        on_step, on_epoch, prog_bar, logger = meta.on_step, meta.on_epoch, meta.prog_bar, meta.logger
+        metric = value if is_metric(value) else None
+        if on_step:
+            key = f"{name}_step" if on_epoch else name
+            step_value = metric._forward_cache if metric is not None else value
+            if isinstance(step_value, torch.Tensor):
+                detached = step_value.detach()
+                self.step_values[key] = self.callback_step[key] = self.callback_step[name] = detached
+                if prog_bar:
+                    self.step_prog_bar.add(key)
+                if not logger:
+                    self.step_no_logger.add(key)
+        if on_epoch:
+            if on_step:
+                self.forked.add(name)
+            key = f"{name}_epoch" if on_step else name
+            entry = self.epoch_values.get(key)
+            if entry is None:
+                entry = self.epoch_values[key] = _EpochValue(meta.reduction, prog_bar=prog_bar, logger=logger)
+            if metric is not None:
+                entry.metric = metric
+            else:
+                entry.add(value, batch_size)
+
+    def aliases(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``name`` for every ``name_epoch``/``name_step`` in ``values`` that was forked (for callback_metrics)."""
+        found = {}
+        for name in self.forked:
+            for suffix in ("_epoch", "_step"):
+                if name + suffix in values:
+                    found[name] = values[name + suffix]
+        return found
+
+    def drain_step(self) -> dict[str, torch.Tensor]:
+        values, self.step_values = self.step_values, {}
+        return values
+
+    def finish_epoch(self, strategy: Strategy, device: torch.device) -> dict[str, torch.Tensor]:
+        """Every epoch value reduced over the epoch and the processes, as CPU scalars; then cleared."""
+        entries, self.epoch_values = self.epoch_values, {}
+        results: dict[str, torch.Tensor] = {}
+        plain = {k: e for k, e in entries.items() if e.metric is None and e.total is not None}
+        for reduction in _REDUCTIONS:
+            names = sorted(k for k, e in plain.items() if e.reduction == reduction)
+            if names:
+                results.update(_reduce_group(names, plain, reduction, strategy, device))
+        for key, entry in entries.items():
+            if entry.metric is not None:
+                results[key] = entry.metric.compute().detach().to("cpu", torch.float32).reshape(())
+                entry.metric.reset()
+        return results
+
+    def prog_bar_names(self) -> set[str]:
+        return set(self.step_prog_bar) | {k for k, e in self.epoch_values.items() if e.prog_bar}
+
+
+def _reduce_group(
+    names: list[str], entries: dict[str, _EpochValue], reduction: str, strategy: Strategy, device: torch.device
+) -> dict[str, torch.Tensor]:
+    totals = torch.stack([entries[n].total.to(device).reshape(()) for n in names])  # type: ignore[union-attr]
+    if reduction == "mean":
+        weights = torch.tensor([entries[n].weight for n in names], device=device, dtype=torch.float32)
+        totals = strategy.reduce_sum(totals) / strategy.reduce_sum(weights)
+    elif reduction == "sum":
+        totals = strategy.reduce_sum(totals)
+    else:  # max/min: the mean of per-process extremes would be wrong; reduce with the right op
+        totals = _reduce_extreme(totals, reduction, strategy)
+    values = totals.cpu()
+    return {n: values[i] for i, n in enumerate(names)}
+
+
+def _reduce_extreme(values: torch.Tensor, reduction: str, strategy: Strategy) -> torch.Tensor:
+    import torch.distributed as dist
+
+    if not strategy.is_distributed or not dist.is_initialized():
+        return values
+    reduced = values.clone()
+    dist.all_reduce(reduced, op=dist.ReduceOp.MAX if reduction == "max" else dist.ReduceOp.MIN)
+    return reduced

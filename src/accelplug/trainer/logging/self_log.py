@@ -1,0 +1,161 @@
+"""``self.log`` / ``self.log_dict`` with Lightning 2.x's meaning, costing no host-device sync per step.
+
+What a value means depends on the hook it is logged in (Lightning's rules): in ``training_step`` and
+the per-batch training hooks a value is a *step* value by default; in ``validation_step``/``test_step``
+and the epoch hooks it is an *epoch* value, the mean over the epoch's batches weighted by batch size
+(``reduce_fx`` "sum", "max" or "min" instead). With ``on_step=True, on_epoch=True`` both are kept as
+``name_step`` and ``name_epoch``. A torchmetrics ``Metric`` logged on epoch is ``compute()``-d and
+``reset()`` at epoch end (it synchronises across processes itself); on step its last forward value is
+used. Hooks where logging makes no sense (``on_fit_start``, ``setup``...) refuse it clearly.
+
+Values stay detached tensors on the device until a logging step or an epoch end, where all of them
+are read back (and averaged across processes) in one go; that is the only synchronisation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+
+from ...errors import MisconfigurationException
+from .collector import RULES, LogCollector, LogMeta, is_metric, reduction_name
+
+__all__ = ["LogCollector", "LogRouter", "attached_log", "is_metric"]
+
+
+class LogRouter:
+    """The ``log``/``log_dict`` a module calls; the loops say which hook is running and which stage collects."""
+
+    def __init__(self) -> None:
+        self.fx = "training_step"
+        self.collector = LogCollector()
+        self.batch: Any = None
+        #: The current batch's size, worked out only when an epoch value needs it for weighting.
+        self.batch_size: int | None = None
+        self.logger_keys_warned = False
+
+    def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
+        self.fx = fx
+        if collector is not None:
+            self.collector = collector
+        if batch is not None:
+            self.set_batch(batch)
+
+    def set_batch(self, batch: Any) -> None:
+        self.batch = batch
+        self.batch_size = None
+
+    def _current_batch_size(self) -> int:
+        if self.batch_size is None:
+            from ...data.batches import batch_size_of
+
+            self.batch_size = batch_size_of(self.batch) if self.batch is not None else 1
+        return self.batch_size
+
+    def log(
+        self,
+        name: str,
+        value: Any,
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: Any = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        metric_attribute: str | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
+        fx = self.fx
+        rules = RULES.get(fx)
+        if rules is None:
+            raise MisconfigurationException(
+                f"self.log({name!r}, ...) was called inside `{fx}`, where logging is not supported (as in Lightning). "
+                f"Log from training_step/validation_step/test_step or the batch and epoch hooks "
+                f"({', '.join(sorted(RULES))})."
+            )
+        if not isinstance(name, str) or not name:
+            raise MisconfigurationException(f"self.log() needs a non-empty str name; got {name!r}.")
+        default_step, default_epoch, step_ok, epoch_ok = rules
+        on_step = default_step if on_step is None else bool(on_step)
+        on_epoch = default_epoch if on_epoch is None else bool(on_epoch)
+        if on_step and not step_ok:
+            raise MisconfigurationException(
+                f"self.log({name!r}, on_step=True) inside `{fx}` is not possible: `{fx}` runs once per epoch, so "
+                "its values are epoch values; drop on_step=True."
+            )
+        if on_epoch and not epoch_ok:
+            raise MisconfigurationException(f"self.log({name!r}, on_epoch=True) is not possible inside `{fx}`.")
+        if not on_step and not on_epoch:
+            return
+        reduction = reduction_name(reduce_fx)
+        value = _as_loggable(name, value)
+        if batch_size is not None and (
+            not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1
+        ):
+            raise MisconfigurationException(f"self.log({name!r}, batch_size={batch_size!r}): expected an int >= 1.")
+        size = batch_size if batch_size is not None else (self._current_batch_size() if on_epoch else 1)
+        meta = LogMeta(on_step, on_epoch, reduction, bool(prog_bar), True if logger is None else bool(logger))
+        self.collector.add(name, value, meta, size)
+
+    def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+        if not isinstance(dictionary, Mapping):
+            raise MisconfigurationException(f"self.log_dict() needs a mapping of names to values; got {dictionary!r}.")
+        for name, value in dictionary.items():
+            self.log(name, value, *args, **kwargs)
+
+
+def _as_loggable(name: str, value: Any) -> Any:
+    if is_metric(value):
+        return value
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise MisconfigurationException(
+                f"self.log({name!r}, ...) got a tensor of shape {tuple(value.shape)}; log a scalar (one element), "
+                "e.g. its .mean()."
+            )
+        return value.detach().reshape(())
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return torch.tensor(float(value))
+    hint = ""
+    if isinstance(value, Mapping):
+        hint = " To log several values use self.log_dict()."
+    raise MisconfigurationException(
+        f"self.log({name!r}, {value!r}): the value must be a number, a one-element tensor or a torchmetrics "
+        f"Metric; got {type(value).__name__}.{hint}"
+    )
+
+
+@contextlib.contextmanager
+def attached_log(model: torch.nn.Module, router: LogRouter) -> Iterator[None]:
+    """Give a plain ``nn.Module`` ``log``/``log_dict`` bound to ``router`` while the block runs.
+
+    A ``LightningModule`` routes its own ``log`` to the Trainer; a module that defines its own ``log``
+    is left alone.
+    """
+    from ...module import LightningModule
+
+    if isinstance(model, LightningModule):
+        model._log_router = router
+        try:
+            yield
+        finally:
+            model._log_router = None
+        return
+    if hasattr(model, "log") or hasattr(model, "log_dict"):
+        yield
+        return
+    object.__setattr__(model, "log", router.log)
+    object.__setattr__(model, "log_dict", router.log_dict)
+    try:
+        yield
+    finally:
+        object.__delattr__(model, "log")
+        object.__delattr__(model, "log_dict")

@@ -1,0 +1,68 @@
+"""How long ``torch.compile`` took: the first training step of a compiled fit, timed once.
+
+torch compiles lazily, at the first call: the forward graph when the first ``training_step`` runs,
+the backward graph at the first ``backward``. The first batch therefore carries the whole cost, and
+timing it (with one device synchronisation, once) measures compilation without adding anything to
+later steps: the wrapper replaces itself with the real batch path after its one call.
+
+The same first step checks that a compiled module ran at all: only ``forward`` is compiled, so a
+``training_step`` that calls ``self.model(x)`` instead of ``self(x)`` would train uncompiled, silently.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from .fit import FitLoop
+
+__all__ = ["timed_first_batch"]
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def timed_first_batch(loop: FitLoop, path: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
+    """``path`` for every batch, with the first one timed into ``state.compile_seconds`` and reported on rank 0."""
+
+    def first(batch: Any, batch_idx: int) -> Any:
+        loop.batch_step = path
+        called: list[bool] = []
+        modules = loop.run_.prepared.compiled_modules
+        hooks = [m.register_forward_pre_hook(lambda *_: called.append(True)) for m in modules]
+        started = time.perf_counter()
+        try:
+            output = path(batch, batch_idx)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        _synchronize(loop.run_.device)
+        seconds = time.perf_counter() - started
+        loop.state.compile_seconds = seconds
+        if not called:
+            warnings.warn(
+                f"compile=... compiled {type(modules[0]).__name__}.forward, but the first training_step never "
+                "called it, so training runs uncompiled. Call self(...) in training_step (forward is what is "
+                "compiled, as in Lightning), or compile the submodule you call yourself (self.model.compile()).",
+                UserWarning,
+                stacklevel=2,
+            )
+        if loop.run_.trainer._chatty:
+            print(
+                f"accelplug: torch.compile: the first training step took {seconds:.1f} s (compiling forward and "
+                "backward); the following steps run the compiled code",
+                file=sys.stderr,
+            )
+        return output
+
+    return first

@@ -1,0 +1,227 @@
+"""Evaluation: validation (inside fit and on its own), test, the sanity check, and prediction.
+
+The order of hooks is Lightning 2.x's: ``on_{stage}_model_eval``, ``on_{stage}_start``,
+``on_{stage}_epoch_start``, per batch the transfer hooks, ``on_{stage}_batch_start``, the step,
+``on_{stage}_batch_end``; then ``on_{stage}_epoch_end``, ``on_{stage}_end`` and
+``on_{stage}_model_train``. Steps run under ``torch.inference_mode`` (``inference_mode=False``: plain
+``no_grad``, for models that need autograd-compatible tensors afterwards).
+
+Metrics: every scalar a step returns is averaged over the batches (``"loss"`` becomes ``val_loss`` or
+``test_loss``) and every ``self.log`` value is reduced as Lightning reduces it; with several loaders,
+names get a ``/dataloader_idx_N`` suffix, as in Lightning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..checkpointing.format import capture_rng_state, restore_rng_state
+from ..logging.collector import LogCollector
+from ..state import Stage
+from .limits import batch_limit, epoch_length
+from .readback import finish_eval_epoch, output_scalars
+from .transfer import transfer_batch
+
+if TYPE_CHECKING:
+    from ..run import Run
+
+__all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "step_accepts"]
+
+
+def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
+    """``inference_mode`` as asked, unless the strategy cannot evaluate under it (FSDP: ``no_grad``)."""
+    if run.options.inference_mode and run.strategy.allows_inference_mode:
+        return torch.inference_mode()
+    return torch.no_grad()
+
+
+def step_accepts(method: Callable[..., Any]) -> int:
+    """How many positional arguments a step method takes besides ``self`` (``batch``, ``batch_idx``...)."""
+    try:
+        parameters = inspect.signature(inspect.unwrap(method)).parameters.values()  # through FSDP's wrapper
+    except (TypeError, ValueError):
+        return 3
+    count = 0
+    for p in parameters:
+        if p.kind == p.VAR_POSITIONAL:
+            return 3
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
+
+
+class EvaluationLoop:
+    """Runs ``validation_step`` or ``test_step`` over one or more loaders."""
+
+    def __init__(
+        self, run: Run, loaders: Sequence[Any] | Callable[[], Sequence[Any]], stage: Stage, *, limit: float | int
+    ) -> None:
+        self.run = run
+        self.stage = stage
+        self.prefix = "test" if stage is Stage.TESTING else "validation"
+        self.short = "test" if stage is Stage.TESTING else "val"
+        self._limit = limit
+        # Loaders from a module or datamodule method are asked for when first needed (Lightning's order:
+        # after on_sanity_check_start), so a method that builds them late still works.
+        self._provider = loaders if callable(loaders) else None
+        self._loaders: list[Any] | None = None if callable(loaders) else list(loaders)
+        self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
+        self.arity = step_accepts(self.method)
+
+    @property
+    def loaders(self) -> list[Any]:
+        if self._loaders is None:
+            assert self._provider is not None
+            self._loaders = list(self._provider())
+        return self._loaders
+
+    @property
+    def limits(self) -> list[int | None]:
+        return [batch_limit(self._limit, loader, f"limit_{self.short}_batches") for loader in self.loaders]
+
+    # ---- entry points -------------------------------------------------------------------------------
+    def run_within_fit(self) -> dict[str, float]:
+        """Validation during fit: the module goes back to training mode afterwards."""
+        self.run.hooks.call_module("on_validation_model_zero_grad")
+        previous = self.run.state.stage
+        self.run.state.stage = Stage.VALIDATING
+        try:
+            return self.evaluate(publish=True)
+        finally:
+            self.run.state.stage = previous
+
+    def sanity_check(self, steps: int) -> None:
+        """Lightning's sanity check: a few validation batches before training; their values are discarded."""
+        hooks = self.run.hooks
+        state = self.run.state
+        previous = state.stage
+        state.stage = Stage.SANITY_CHECKING
+        hooks.call_callbacks("on_sanity_check_start")
+        saved = (dict(state.callback_metrics), dict(state.logged_metrics), dict(state.progress_bar_metrics))
+        rng = capture_rng_state()  # the check must not change what training draws (as in Lightning)
+        try:
+            self.evaluate(publish=False, max_batches=steps)
+        finally:
+            restore_rng_state(rng)
+            state.callback_metrics, state.logged_metrics, state.progress_bar_metrics = (
+                saved[0],
+                saved[1],
+                saved[2],
+            )
+            state.stage = previous
+        hooks.call_callbacks("on_sanity_check_end")
+
+    def evaluate(self, *, publish: bool, max_batches: int | None = None) -> dict[str, float]:
+        """One pass over every loader; the metrics (all loaders together) as floats."""
+        hooks, module = self.run.hooks, self.run.module
+        loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
+        was_training = module.training
+        module.eval()
+        hooks.call_module(f"on_{self.prefix}_model_eval")
+        hooks.call(f"on_{self.prefix}_start")
+        collector = LogCollector()
+        self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
+        hooks.call(f"on_{self.prefix}_epoch_start")
+        returned: dict[str, torch.Tensor] = {}
+        counts: dict[str, int] = {}
+        progress = self.run.progress
+        for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
+            if max_batches is not None:
+                limit = max_batches if limit is None else min(limit, max_batches)
+            if progress is not None:
+                progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
+            with self._grad_context():
+                self._run_loader(loader, index, limit, collector, returned, counts)
+            if progress is not None:
+                progress.eval_end()
+        self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
+        hooks.call(f"on_{self.prefix}_epoch_end")
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
+        hooks.call(f"on_{self.prefix}_end")
+        if was_training:
+            module.train()
+            hooks.call_module(f"on_{self.prefix}_model_train")
+        return metrics
+
+    # ---- batches ---------------------------------------------------------------------------------------
+    def _grad_context(self) -> contextlib.AbstractContextManager[Any]:
+        return grad_context(self.run)
+
+    def _run_loader(
+        self,
+        loader: Any,
+        index: int,
+        limit: int | None,
+        collector: LogCollector,
+        returned: dict[str, torch.Tensor],
+        counts: dict[str, int],
+    ) -> None:
+        run, hooks = self.run, self.run.hooks
+        several = len(self.loaders) > 1
+        suffix = f"/dataloader_idx_{index}" if several else ""
+        extra = (index,) if several else ()
+        for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, limit))):
+            batch = transfer_batch(run, raw, index)
+            run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
+            hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
+            run.router.fx = f"{self.prefix}_step"
+            with run.precision.forward_context():
+                output = self._step(batch, batch_idx, extra)
+            for name, value in output_scalars(output, f"{self.short}_loss").items():
+                key = name + suffix
+                value = value.to(device=run.device, dtype=torch.float32)
+                returned[key] = returned[key] + value if key in returned else value
+                counts[key] = counts.get(key, 0) + 1
+            run.router.enter(f"on_{self.prefix}_batch_end", collector)
+            hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
+            if run.progress is not None:
+                run.progress.eval_tick()
+
+    def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
+        arguments = (batch, batch_idx, *extra)
+        return self.method(*arguments[: max(1, min(self.arity, len(arguments)))])
+
+
+class PredictionLoop:
+    """``predict_step`` (or ``forward``) over one or more loaders; the outputs in order."""
+
+    def __init__(self, run: Run, loaders: Sequence[Any], *, limit: float | int) -> None:
+        self.run = run
+        self.loaders = list(loaders)
+        self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
+
+    def predict(self) -> list[Any] | list[list[Any]]:
+        run, hooks, module = self.run, self.run.hooks, self.run.module
+        step = getattr(module, "predict_step", None)
+        arity = step_accepts(step) if callable(step) else 1
+        module.eval()
+        hooks.call_module("on_predict_model_eval")
+        hooks.call("on_predict_start")
+        hooks.call("on_predict_epoch_start")
+        several = len(self.loaders) > 1
+        results: list[list[Any]] = []
+        with grad_context(run):
+            for index, loader in enumerate(self.loaders):
+                outputs: list[Any] = []
+                extra = (index,) if several else ()
+                for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, self.limits[index]))):
+                    batch = transfer_batch(run, raw, index)
+                    hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
+                    with run.precision.forward_context():
+                        if callable(step):
+                            arguments = (batch, batch_idx, *extra)
+                            output = step(*arguments[: max(1, min(arity, len(arguments)))])
+                        else:
+                            output = module(batch)
+                    hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
+                    outputs.append(output)
+                results.append(outputs)
+        hooks.call("on_predict_epoch_end")
+        hooks.call("on_predict_end")
+        return results if several else results[0]

@@ -1,0 +1,297 @@
+"""The training loop: epochs of batches until a limit or a stop request, with validation in between.
+
+:meth:`FitLoop.run` is the whole story in a few lines; the limits, the epoch length, the stopping
+rules and the validation cadence are worked out once, in :class:`~accelplug.trainer.limits.Limits`.
+A batch takes one of three paths, chosen once per run:
+
+- :meth:`FitLoop.fast_batch`, the measured lean path: used when nothing has to run between forward,
+  backward and step (no per-batch hook defined by the module or a callback, no gradient scaler, no
+  clipping). A few attribute reads per step; the loss stays on the device.
+- :meth:`FitLoop.general_batch`, Lightning's automatic optimisation with every hook in Lightning's
+  order (``optimizer_step`` wraps a closure running ``training_step``, ``zero_grad`` and backward).
+- :meth:`FitLoop.manual_batch`, when the module set ``automatic_optimization = False``: only
+  ``training_step`` runs; the module steps its optimizers itself.
+
+Resuming exactly (the epoch's shuffle replayed, consumed batches skipped) is :mod:`.resume`; how
+SIGTERM/SIGINT stop the loop (no work per step) is :mod:`.interrupts`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ...errors import MisconfigurationException
+from ..checkpointing.format import capture_rng_state
+from ..display.progress import Progress
+from ..logging.collector import LogCollector
+from ..state import StopReason
+from .compile_time import timed_first_batch
+from .limits import Limits
+from .losses import explain_backward, loss_of
+from .optimization import Optimization
+from .resume import epoch_batches, resume_position
+
+if TYPE_CHECKING:
+    from ..run import Run
+    from .evaluation import EvaluationLoop
+
+__all__ = ["FitLoop"]
+
+
+#: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch).
+SKIP_REST_OF_EPOCH = object()
+
+
+class FitLoop:
+    """Drives one ``fit``: owns the limits, the batch path and the step-level logging."""
+
+    def __init__(
+        self,
+        run: Run,
+        train_loader: Any,
+        val_loop: EvaluationLoop | None,
+        progress: Progress,
+        resume: dict[str, Any] | None = None,
+    ) -> None:
+        self.run_ = run
+        self.state = run.state
+        self.hooks = run.hooks
+        self.loader = train_loader
+        self.val_loop = val_loop
+        self.progress = progress
+        self.resume = resume
+        self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
+        self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
+        self.opt = Optimization(run)
+        self.collector = LogCollector()
+        self.started = time.monotonic()
+        self._last_loss: float | None = None
+        self._last_logged_step = -1
+        self._epoch_has_batches = self._epoch_schedulers_stepped = False
+        self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
+        self._last_output: Any = None
+        self._tick = progress.tick if type(progress) is not Progress else None  # nothing to call when hidden
+        self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
+
+    # ---- the story -------------------------------------------------------------------------------
+    def run(self) -> StopReason:
+        """Train until a limit or a stop request; returns why it stopped."""
+        epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
+        self.hooks.call("on_train_start")
+        while not self._finished(epoch):
+            self.run_epoch(epoch, skip, saved_rng)
+            skip, saved_rng = 0, None
+            if not self.state.epoch_done:
+                break  # stopped inside the epoch
+            epoch += 1
+        self.hooks.call("on_train_end")
+        return self.state.stop_reason or StopReason.MAX_EPOCHS
+
+    def run_epoch(self, epoch: int, skip: int = 0, saved_rng: dict[str, Any] | None = None) -> None:
+        """One epoch: its batches and the validation due inside it, then the epoch-end work."""
+        state, step, after = self.state, self.batch_step, self._after_batch
+        timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
+        steps_before = state.global_step
+        self._start_epoch(epoch, skip)
+        stopped = False
+        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length):
+            output = step(batch, batch_idx)
+            if output is SKIP_REST_OF_EPOCH:
+                break
+            after(output, batch, batch_idx)
+            # the common case decided here, without a call or a clock read
+            if (state.should_stop or timed or state.global_step >= max_steps) and self._stop_within_epoch():
+                stopped = True
+                break
+        self._end_epoch(epoch, complete=not stopped)
+        self.limits.check_progress(self.state, epoch, steps_before)
+
+    # ---- the three batch paths ----------------------------------------------------------------------
+    def _choose_batch_path(self) -> Callable[[Any, int], Any]:
+        fast = self.fast_batch if self.opt.can_go_fast() else self.general_batch
+        path = fast if self.opt.automatic else self.manual_batch
+        return timed_first_batch(self, path) if self.run_.prepared.compiled else path
+
+    def fast_batch(self, batch: Any, batch_idx: int) -> Any:
+        """The lean path (see the module docstring): transfer, forward, backward, step."""
+        opt = self.opt
+        batch = self.run_.transfer(batch)
+        router = self.run_.router
+        router.fx, router.collector, router.batch, router.batch_size = "training_step", self.collector, batch, None
+        accumulate = opt.accumulate
+        if accumulate == 1 or batch_idx % accumulate == 0:
+            for optimizer in opt.optimizers:
+                optimizer.zero_grad()
+        if opt.autocast:
+            with opt.forward_context():
+                output = opt.step_fn(batch, batch_idx)
+        else:
+            output = opt.step_fn(batch, batch_idx)
+        loss = output if type(output) is torch.Tensor else loss_of(output)
+        if loss is not None:
+            if accumulate > 1:
+                loss = loss / accumulate
+            try:
+                loss.backward()  # type: ignore[no-untyped-call]
+            except RuntimeError as exc:
+                raise explain_backward(loss, self.state.global_step, exc) from exc
+        if accumulate == 1 or opt.boundary(batch_idx, self.limits.epoch_length):
+            for optimizer in opt.optimizers:
+                optimizer.step()
+            self._optimizer_stepped(batch_idx)
+        return output
+
+    def general_batch(self, batch: Any, batch_idx: int) -> Any:
+        """Lightning's automatic optimisation, every hook in Lightning's order."""
+        batch = self._batch_start(batch, batch_idx)
+        if batch is SKIP_REST_OF_EPOCH:
+            return batch
+        output = self.opt.automatic_step(batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
+        if self.opt.stepped:
+            self._optimizer_stepped(batch_idx)
+        return output
+
+    def manual_batch(self, batch: Any, batch_idx: int) -> Any:
+        """``automatic_optimization = False``: ``training_step`` steps its own optimizers."""
+        batch = self._batch_start(batch, batch_idx)
+        if batch is SKIP_REST_OF_EPOCH:
+            return batch
+        steps_before = self.opt.manual_steps
+        output = self.opt.manual_step(batch, batch_idx)
+        if self.opt.manual_steps != steps_before:
+            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
+        return output
+
+    def _batch_start(self, batch: Any, batch_idx: int) -> Any:
+        """Transfer hooks, then ``on_train_batch_start``: the batch, or SKIP_REST_OF_EPOCH when the module said -1."""
+        batch = self.opt.transfer_with_hooks(batch)
+        self.run_.router.enter("on_train_batch_start", self.collector, batch)
+        self.hooks.call_callbacks("on_train_batch_start", batch, batch_idx)
+        skip = self.hooks.call_module("on_train_batch_start", batch, batch_idx) == -1
+        return SKIP_REST_OF_EPOCH if skip else batch
+
+    # ---- around each batch ---------------------------------------------------------------------------
+    def _optimizer_stepped(self, batch_idx: int, count: int = 1) -> None:
+        """After the optimizers stepped: count, step-interval schedulers, and (last batch) epoch ones."""
+        state = self.state
+        state.global_step += count
+        if not self.opt.schedulers:
+            return
+        self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
+        length = self.limits.epoch_length
+        if length is not None and batch_idx + 1 >= length and not self._epoch_schedulers_stepped:
+            self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=False)
+            self._epoch_schedulers_stepped = True
+
+    def _after_batch(self, output: Any, batch: Any, batch_idx: int) -> None:
+        state = self.state
+        state.batches_done = batch_idx + 1
+        self._last_output = output
+        self._epoch_has_batches = True
+        if self.collector.callback_step:
+            state.callback_metrics.update(self.collector.callback_step)
+        hooks = self._batch_end_hooks
+        if hooks:
+            self.run_.router.enter("on_train_batch_end", self.collector)
+            for hook in hooks:
+                hook(output, batch, batch_idx)
+        if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
+            self._log_step(output)
+        if self._tick is not None:
+            self._tick(state.global_step, self._last_loss)
+        every = self.limits.val_every
+        if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
+            self._validate()
+
+    def _log_step(self, output: Any) -> None:
+        """At a logging step: read back (and average across processes) the step values, in one go."""
+        from .readback import read_step_metrics
+
+        self._last_logged_step = self.state.global_step
+        signals = self.run_.signals  # under DDP its stop flags ride on this all-reduce (see .interrupts)
+        metrics = read_step_metrics(self.run_, self.collector, output, signals.flags() if signals else None)
+        if signals is not None:
+            signals.agree(metrics)
+        self._last_loss = metrics.get("train_loss", self._last_loss)
+        self.progress.show_metrics(self.state.progress_bar_metrics)
+        self.opt.check_finite(metrics)
+
+    def _stop_within_epoch(self) -> bool:
+        state, limits = self.state, self.limits
+        reason = limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
+        if reason is None:
+            return False
+        state.stop_reason = reason
+        state.should_stop = True
+        length = limits.epoch_length
+        if length is not None and state.batches_done >= length:
+            return False  # the epoch is complete anyway
+        if reason is StopReason.REQUESTED and self.val_loop is not None:
+            self._validate()  # Lightning validates before honouring a requested stop
+        return True
+
+    def _finished(self, epoch: int) -> bool:
+        reason = self.limits.stop_reason(self.state, time.monotonic() - self.started, within_epoch=False, epoch=epoch)
+        self.state.stop_reason = reason or self.state.stop_reason
+        return reason is not None
+
+    def _start_epoch(self, epoch: int, skip: int) -> None:
+        state = self.state
+        every = self.run_.options.reload_dataloaders_every_n_epochs
+        if self.reload is not None and every and epoch > 0 and epoch % every == 0:
+            self.loader = self.run_.prepare_loader(self.reload())
+        state.current_epoch, state.epoch_done, state.batches_done = epoch, False, skip
+        if skip == 0:
+            state.epoch_schedulers_done = False
+        length = self.limits.epoch_length
+        self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
+        self._epoch_has_batches = skip > 0
+        self._last_logged_step = -1
+        self.run_.strategy.set_epoch(self.loader, epoch)
+        state.epoch_start_rng = capture_rng_state()
+        self.opt.module.train()
+        self._batch_end_hooks = self.hooks.get("on_train_batch_end")
+        self.run_.router.enter("on_train_epoch_start", self.collector)
+        self.hooks.call("on_train_epoch_start")
+        self.progress.epoch_start(epoch, self.limits.epoch_length)
+
+    def _end_epoch(self, epoch: int, *, complete: bool) -> None:
+        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
+
+        After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
+        step and the epoch is not marked done, so a resume finishes it.
+        """
+        from .readback import finish_train_epoch, latest_loss
+
+        state = self.state
+        if not self._epoch_has_batches:
+            raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+        if complete:
+            if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+                self._validate()
+            if not self._epoch_schedulers_stepped:
+                self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
+            state.epoch_done = True
+        finish_train_epoch(self.run_, self.collector)
+        self._last_loss = latest_loss(self.run_, self._last_output, self._last_loss)
+        self.run_.router.enter("on_train_epoch_end", self.collector)
+        self.hooks.call_callbacks("on_train_epoch_end", monitoring=False)
+        self.hooks.call_module("on_train_epoch_end")
+        finish_train_epoch(self.run_, self.collector)  # values the epoch-end hooks logged
+        self.hooks.call_callbacks("on_train_epoch_end", monitoring=True)
+        if complete:
+            self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
+            state.epoch_schedulers_done = True
+        self.progress.epoch_end(state.global_step, epoch, {k: float(v) for k, v in state.callback_metrics.items()})
+        self.progress.show_metrics(state.progress_bar_metrics)
+        self.run_.flush_loggers()
+
+    def _validate(self) -> None:
+        assert self.val_loop is not None
+        self.val_loop.run_within_fit()
+        self.run_.router.enter("training_step", self.collector)

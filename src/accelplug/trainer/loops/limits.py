@@ -1,0 +1,173 @@
+"""How long a fit runs and when it validates, worked out once from the options and the loader.
+
+Everything the loop needs to decide "go on or stop" lives here, so the loop itself only asks
+:meth:`Limits.stop_reason`. Lightning's meanings are kept: ``max_epochs=None`` with no ``max_steps``
+means 1000 epochs, ``-1`` means no epoch limit; ``min_epochs``/``min_steps`` keep a requested stop
+waiting (a signal's stop does not wait for them); ``max_time`` ends the fit at the first batch boundary
+after the time is up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...errors import MisconfigurationException
+from ..state import StopReason
+
+if TYPE_CHECKING:
+    from ..options.entries import TrainerOptions
+    from ..state import LoopState
+
+__all__ = ["DEFAULT_MAX_EPOCHS", "Limits", "batch_limit", "epoch_length"]
+
+DEFAULT_MAX_EPOCHS = 1000
+
+
+def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
+    """How many batches ``limit_*_batches`` allows per epoch (None: all of them)."""
+    if isinstance(limit, int):
+        return limit
+    if limit >= 1.0:
+        return None
+    try:
+        length = len(loader)
+    except TypeError:
+        raise MisconfigurationException(
+            f"{option}={limit} is a fraction of an epoch, but this data loader has no length (an IterableDataset?); "
+            "pass an int number of batches."
+        ) from None
+    return int(length * limit)
+
+
+def epoch_length(loader: Any, limit: int | None) -> int | None:
+    """Batches in one epoch after the limit, or None when the loader cannot tell its length."""
+    try:
+        length = len(loader)
+    except TypeError:
+        return limit
+    return length if limit is None else min(length, limit)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int | None
+    max_epochs: int | None
+    min_steps: int
+    min_epochs: int
+    max_time_s: float | None
+    batch_limit: int | None
+    epoch_length: int | None
+    accumulate: int
+    log_every: int
+    #: Validate after every N training batches (None: at the end of each epoch).
+    val_every: int | None
+    check_val_every_n_epoch: int | None
+    limit_option: str = "limit_train_batches"
+
+    @classmethod
+    def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
+        limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
+        length = epoch_length(loader, limit)
+        max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
+        max_epochs = options.max_epochs
+        if max_epochs is None:
+            max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
+        elif max_epochs == -1:
+            max_epochs = None
+        limits = cls(
+            max_steps=max_steps,
+            max_epochs=max_epochs,
+            min_steps=options.min_steps or 0,
+            min_epochs=options.min_epochs or 0,
+            max_time_s=options.max_time_seconds,
+            batch_limit=limit,
+            epoch_length=length,
+            accumulate=options.accumulate_grad_batches,
+            log_every=options.log_every_n_steps,
+            val_every=_val_every(options.val_check_interval, length) if validating else None,
+            check_val_every_n_epoch=options.check_val_every_n_epoch,
+        )
+        if length == 0 and (max_epochs is None or max_epochs > 0):
+            raise MisconfigurationException(limits.explain_empty_epoch(0, known_empty=True, loader=loader))
+        return limits
+
+    @property
+    def total_steps(self) -> int | None:
+        """Optimizer steps the fit will take, when that can be known (for the progress display)."""
+        total = self.max_steps
+        if self.epoch_length is not None and self.max_epochs is not None:
+            by_epochs = self.max_epochs * math.ceil(self.epoch_length / self.accumulate)
+            total = by_epochs if total is None else min(total, by_epochs)
+        return total
+
+    def stop_reason(
+        self, state: LoopState, elapsed_s: float, *, within_epoch: bool, epoch: int | None = None
+    ) -> StopReason | None:
+        """Why the fit must stop now, or None to go on."""
+        if self.max_steps is not None and state.global_step >= self.max_steps:
+            return StopReason.MAX_STEPS
+        if self.max_time_s is not None and elapsed_s >= self.max_time_s:
+            return StopReason.MAX_TIME
+        if state.should_stop and state.stop_reason is StopReason.SIGNAL:
+            # A signal does not wait for min_steps/min_epochs, only for the end of an accumulation window.
+            return StopReason.SIGNAL if not within_epoch or self.at_step_boundary(state) else None
+        if state.should_stop and self.can_stop_early(state):
+            return state.stop_reason or StopReason.REQUESTED
+        if not within_epoch and epoch is not None and self.max_epochs is not None and epoch >= self.max_epochs:
+            return StopReason.MAX_EPOCHS
+        return None
+
+    def at_step_boundary(self, state: LoopState) -> bool:
+        """Whether the batches done so far end an accumulation window (the optimizers just stepped)."""
+        done = state.batches_done
+        return self.accumulate == 1 or done % self.accumulate == 0 or done == self.epoch_length
+
+    def can_stop_early(self, state: LoopState) -> bool:
+        """A requested stop waits until ``min_steps`` and ``min_epochs`` are met (as in Lightning)."""
+        return state.global_step >= self.min_steps and state.current_epoch + (1 if state.epoch_done else 0) >= (
+            self.min_epochs
+        )
+
+    def check_progress(self, state: LoopState, epoch: int, steps_before: int) -> None:
+        """An epoch that ran batches but took no optimizer step, with no epoch limit, would loop forever."""
+        if self.max_epochs is None and state.global_step == steps_before and state.epoch_done:
+            raise MisconfigurationException(
+                f"epoch {epoch} ran its batches but took no optimizer step, and with max_epochs=None/-1 fit() "
+                "would never reach max_steps. Manual optimization must call optimizer.step() (self.optimizers()); "
+                "or set max_epochs."
+            )
+
+    def validate_at_epoch_end(self, epoch: int) -> bool:
+        if self.val_every is not None:
+            return False
+        every = self.check_val_every_n_epoch
+        return every is not None and (epoch + 1) % every == 0
+
+    def explain_empty_epoch(self, epoch: int, *, known_empty: bool = False, loader: Any = None) -> str:
+        if self.batch_limit == 0:
+            return (
+                f"{self.limit_option}=0 leaves no training batches, so fit() could make no progress. "
+                f"Raise {self.limit_option}, or call trainer.validate() if you only want to evaluate."
+            )
+        what = f"a {type(loader).__name__}" if loader is not None else "the training data"
+        when = "has no batches" if known_empty else f"yielded no batches in epoch {epoch}"
+        return (
+            f"{what} {when}, so fit() could make no progress (an empty dataset, a batch_size larger than the "
+            "dataset with drop_last=True, or a generator that is already used up?). Pass a DataLoader over a "
+            "non-empty dataset."
+        )
+
+
+def _val_every(interval: float | int | None, length: int | None) -> int | None:
+    if interval is None:
+        return None
+    if isinstance(interval, int):
+        return interval
+    if length is None:
+        raise MisconfigurationException(
+            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length; "
+            "pass an int number of batches."
+        )
+    return max(1, int(length * interval)) if interval < 1.0 else None

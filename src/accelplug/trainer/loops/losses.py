@@ -1,0 +1,42 @@
+"""What a ``training_step`` returned, and what to tell the user when backward cannot use it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...errors import MisconfigurationException
+
+__all__ = ["explain_backward", "loss_of"]
+
+
+def loss_of(output: Any) -> torch.Tensor | None:
+    """The loss in a ``training_step`` output; None (skip this batch) when it returned None."""
+    if isinstance(output, torch.Tensor):
+        return output
+    if output is None:
+        return None
+    loss = output.get("loss") if isinstance(output, dict) else None
+    if isinstance(loss, torch.Tensor):
+        return loss
+    raise MisconfigurationException(
+        "training_step must return a loss tensor, a dict with a 'loss' tensor, or None to skip the batch; "
+        f"it returned {type(output).__name__}"
+        + (f" with keys {sorted(map(str, output))}" if isinstance(output, dict) else "")
+        + "."
+    )
+
+
+def explain_backward(loss: torch.Tensor, step: int, exc: RuntimeError) -> Exception:
+    if loss.dim() != 0:
+        return MisconfigurationException(
+            f"training_step returned a loss of shape {tuple(loss.shape)} at step {step}; backward needs a scalar. "
+            "Reduce it first, e.g. loss.mean()."
+        )
+    if not loss.requires_grad:
+        return MisconfigurationException(
+            f"training_step returned a loss that does not require grad at step {step} (computed under "
+            "torch.no_grad(), detached, or from no trainable parameter), so there is nothing to backpropagate."
+        )
+    return exc

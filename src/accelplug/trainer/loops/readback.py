@@ -1,0 +1,121 @@
+"""Turning logged values into ``callback_metrics``, logger rows and progress-bar values.
+
+The only place values cross from the device to the host: at a logging step (every
+``log_every_n_steps`` optimizer steps) and at an epoch's end, every pending value is stacked, averaged
+across processes in one collective, and read back in one transfer. Between those points
+``callback_metrics`` holds the latest step values as device tensors (no synchronisation), as Lightning's
+does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from ..logging.collector import LogCollector
+    from ..run import Run
+
+__all__ = [
+    "finish_eval_epoch",
+    "finish_train_epoch",
+    "latest_loss",
+    "output_scalars",
+    "read_step_metrics",
+    "reduce_to_floats",
+]
+
+
+def output_scalars(output: Any, loss_name: str) -> dict[str, torch.Tensor]:
+    """Scalar values a step returned: the loss under ``loss_name``, other dict entries as named."""
+    if isinstance(output, torch.Tensor):
+        return {loss_name: output.detach()} if output.numel() == 1 else {}
+    found: dict[str, torch.Tensor] = {}
+    if isinstance(output, dict):
+        for key, value in output.items():
+            name = loss_name if key == "loss" else str(key)
+            if isinstance(value, torch.Tensor) and value.numel() == 1:
+                found[name] = value.detach().reshape(())
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                found[name] = torch.tensor(float(value))
+    return found
+
+
+def reduce_to_floats(run: Run, values: dict[str, torch.Tensor]) -> dict[str, float]:
+    """Average scalar tensors across processes and read them back with one host-device sync."""
+    if not values:
+        return {}
+    names = sorted(values)
+    stacked = torch.stack([values[n].to(device=run.device, dtype=torch.float32).reshape(()) for n in names])
+    reduced = run.strategy.reduce_mean(stacked).tolist()
+    return dict(zip(names, reduced, strict=True))
+
+
+def _publish(
+    run: Run, values: dict[str, float], collector: LogCollector, no_logger: set[str], prog_bar: set[str]
+) -> None:
+    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers."""
+    state = run.state
+    state.callback_metrics.update({k: torch.tensor(v) for k, v in {**values, **collector.aliases(values)}.items()})
+    state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
+    logged = {k: v for k, v in values.items() if k not in no_logger}
+    if logged:
+        run.log_metrics({**logged, "epoch": float(state.current_epoch)}, state.global_step)
+
+
+def read_step_metrics(
+    run: Run, collector: LogCollector, output: Any, private: dict[str, torch.Tensor] | None = None
+) -> dict[str, float]:
+    """At a logging step: the step values and the loss, reduced, published and returned as floats.
+
+    ``private`` values (the ranks' stop flags) ride on the same all-reduce: returned, never published.
+    """
+    pending = collector.drain_step()
+    prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
+    values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
+    public = {k: v for k, v in values.items() if k not in private} if private else values
+    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"})
+    return values
+
+
+def finish_train_epoch(run: Run, collector: LogCollector) -> dict[str, float]:
+    """Epoch values logged during training (or its epoch hooks): reduced, published, returned."""
+    prog_bar = collector.prog_bar_names()
+    no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
+    values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()}
+    if values:
+        _publish(run, values, collector, no_logger, prog_bar)
+    return values
+
+
+def finish_eval_epoch(
+    run: Run, collector: LogCollector, returned: dict[str, torch.Tensor], counts: dict[str, int], *, publish: bool
+) -> dict[str, float]:
+    """An evaluation epoch's metrics: the mean of each returned scalar, and every ``self.log`` epoch value."""
+    prog_bar = collector.prog_bar_names()
+    no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
+    means = {name: total / counts[name] for name, total in returned.items()}
+    values = reduce_to_floats(run, means)
+    values.update({k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()})
+    if publish and values:
+        _publish(run, values, collector, no_logger, prog_bar)
+    return values
+
+
+def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
+    """The loss of the epoch's last step, so the epoch's line never shows a value from steps ago.
+
+    One read-back per epoch (averaged across processes); ``train_loss`` in ``callback_metrics`` and
+    the progress bar becomes that value.
+    """
+    found = output_scalars(output, "train_loss").get("train_loss") if output is not None else None
+    # Every process takes part in the average (NaN where its last batch had no loss), so a skipped
+    # batch on one rank cannot leave the others waiting in the collective.
+    mine = found if found is not None else torch.tensor(float("nan"))
+    loss = reduce_to_floats(run, {"train_loss": mine})["train_loss"]
+    if loss != loss:
+        return fallback
+    run.state.callback_metrics["train_loss"] = torch.tensor(loss)
+    run.state.progress_bar_metrics["train_loss"] = loss
+    return loss

@@ -1,0 +1,92 @@
+"""Checks of what a Trainer method was given, before anything is set up."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import torch
+
+from ...callbacks.model_checkpoint import ModelCheckpoint
+from ...errors import MisconfigurationException
+from .entries import TrainerOptions
+
+__all__ = [
+    "check_checkpointing",
+    "check_model",
+    "compile_options_for",
+    "path_in_datamodule_slot",
+    "require_tensorboard",
+    "warn_unknown_variables",
+]
+
+_warned_variables: set[str] = set()
+
+
+def require_tensorboard() -> None:
+    """Fail at construction, not after setup, when TensorBoard logging cannot work."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise MisconfigurationException(
+            "logger='tensorboard' needs the tensorboard package, which is not installed: "
+            'pip install "accelplug[tensorboard]" (or use logger=True for the CSV file only).'
+        )
+
+
+def check_checkpointing(options: TrainerOptions, callbacks: list[Any]) -> None:
+    quiet = options.fast_dev_run or options.barebones
+    if not options.enable_checkpointing and not quiet and any(isinstance(c, ModelCheckpoint) for c in callbacks):
+        raise MisconfigurationException(
+            "enable_checkpointing=False, but callbacks holds a ModelCheckpoint; remove one of the two."
+        )
+
+
+def warn_unknown_variables() -> None:
+    from ...envvars import check_unknown_variables
+
+    for line in check_unknown_variables():
+        if line not in _warned_variables:
+            _warned_variables.add(line)
+            warnings.warn(line, UserWarning, stacklevel=3)
+
+
+def path_in_datamodule_slot(datamodule: Any, ckpt_path: Any) -> tuple[Any, Any]:
+    """Lightning's order puts ckpt_path third; a path in the datamodule slot can only be meant as one."""
+    if isinstance(datamodule, (str, os.PathLike)) and ckpt_path is None:
+        return None, datamodule
+    return datamodule, ckpt_path
+
+
+def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
+    from ...strategies.compiling import unwrap_compiled
+
+    if not isinstance(model, torch.nn.Module):
+        raise MisconfigurationException(
+            f"{method}() needs a torch.nn.Module (a LightningModule) with training_step/configure_optimizers; "
+            f"got {type(model).__name__}."
+        )
+    model = unwrap_compiled(model)
+    missing = [n for n in names if not callable(getattr(model, n, None))]
+    if missing:
+        raise MisconfigurationException(
+            f"{type(model).__name__} has no {', '.join(missing)}() method, which trainer.{method}() needs."
+        )
+    return model
+
+
+def compile_options_for(model: object, option: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``torch.compile`` arguments for a fit: the ``compile`` option, or torch's defaults for a module the
+    user compiled with ``torch.compile(model)`` before handing it over (its original is trained and compiled in
+    place, so its ``state_dict`` keeps the user's keys; the arguments given to torch.compile are not recoverable)."""
+    if option is not None or not isinstance(getattr(model, "_orig_mod", None), torch.nn.Module):
+        return option
+    warnings.warn(
+        "fit() got a module compiled with torch.compile(...): accelplug trains its original module and compiles it "
+        "in place with torch.compile's default arguments. Pass Trainer(compile=...) with the module itself to "
+        "choose them (mode, fullgraph, ...).",
+        UserWarning,
+        stacklevel=3,
+    )
+    return {}

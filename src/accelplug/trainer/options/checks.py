@@ -1,0 +1,169 @@
+"""One checker per Trainer option: the normalised value, or :class:`Bad` when it is not acceptable.
+
+Plain functions rather than a pydantic model: building and validating a pydantic model here cost
+about 140 ms of every ``Trainer()``'s start-up (``benchmarks/import_time.py``), for checks that are
+one line each. :mod:`accelplug.trainer.options` pairs each with the words that say what is accepted.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import MisconfigurationException
+
+
+class Bad(Exception):
+    """Raised by a checker: the argument is what is accepted, in words."""
+
+
+def int_at_least(value: Any, minimum: int, allow_none: bool = False, extra: tuple[int, ...] = ()) -> Any:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or (value < minimum and value not in extra):
+        raise Bad
+    return value
+
+
+def fraction_or_count(value: Any) -> Any:
+    """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches)."""
+    if value is None:
+        return 1.0
+    if isinstance(value, bool):
+        raise Bad
+    if isinstance(value, int):
+        if value < 0:
+            raise Bad
+        return value
+    if isinstance(value, float) and 0.0 <= value <= 1.0:
+        return value
+    raise Bad
+
+
+def boolean(value: Any, default: bool | None = None) -> bool:
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, bool):
+        raise Bad
+    return value
+
+
+def number(value: Any, minimum: float = 0.0) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+        raise Bad
+    return value
+
+
+def choice(value: Any, choices: tuple[Any, ...]) -> Any:
+    if value not in choices or (isinstance(value, bool) and not any(isinstance(c, bool) for c in choices)):
+        raise Bad
+    return value
+
+
+def val_check_interval(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise Bad
+    if isinstance(value, int) and value >= 1:
+        return value
+    if isinstance(value, float) and 0.0 < value <= 1.0:
+        return value
+    raise Bad
+
+
+def root_dir(value: Any) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise Bad
+    text = os.fspath(value)
+    if not isinstance(text, str) or "\x00" in text or not text.strip():
+        raise Bad
+    return value
+
+
+def seed_value(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**32 - 1:
+        raise Bad
+    return value
+
+
+def callback_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if item is None or isinstance(item, (str, bytes, int, float, bool, type)):
+            raise Bad
+    return items
+
+
+def logger_spec(value: Any) -> Any:
+    from ...loggers.base import is_logger
+
+    if value is None or value is True:
+        return True
+    if value is False or value in ("csv", "tensorboard"):
+        return value
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if items and all(is_logger(item) for item in items):
+        return items
+    raise Bad
+
+
+def max_time_seconds(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, Mapping):
+        try:
+            seconds = datetime.timedelta(**dict(value)).total_seconds()
+        except TypeError:
+            raise Bad from None
+    elif isinstance(value, str):
+        parts = value.strip().split(":")
+        if len(parts) != 4 or not all(p.isascii() and p.isdigit() for p in parts):
+            raise Bad
+        days, hours, minutes, secs = (int(p) for p in parts)
+        seconds = datetime.timedelta(days=days, hours=hours, minutes=minutes, seconds=secs).total_seconds()
+    else:
+        raise Bad
+    if seconds <= 0:
+        raise Bad
+    return seconds
+
+
+def fast_dev_run(value: Any) -> Any:
+    if isinstance(value, bool):
+        return 1 if value else 0
+    return int_at_least(value, 0)
+
+
+def deterministic(value: Any) -> Any:
+    if value is None or isinstance(value, bool) or value == "warn":
+        return value
+    raise Bad
+
+
+def only_none(value: Any) -> Any:
+    if value is not None and value is not False:
+        raise Bad
+    return None
+
+
+def compile_spec(value: Any) -> Any:
+    from ...strategies.compiling import normalize_compile
+
+    try:
+        return normalize_compile(value)
+    except MisconfigurationException as exc:
+        raise Bad(str(exc)) from None

@@ -1,0 +1,104 @@
+"""The Trainer's defaults with the contract's precedence: argument > ``ACCELPLUG_*`` > config file > built-in.
+
+An argument the user did not pass arrives as an :class:`Unset` (a ``str`` that reads as the built-in
+default, so ``help(Trainer)`` still shows ``accelerator='auto'``). Only those are looked up in the
+environment and the config file, through the same loader ``accelplug launch`` and ``demo`` use; when
+no ``ACCELPLUG_*`` setting and no config file exist, nothing is imported or read at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "resolve_defaults"]
+
+_SETTINGS = ("accelerator", "devices", "strategy", "precision", "mps_fallback", "num_nodes")
+
+
+class Unset(str):
+    """A default the caller did not pass; it reads (and compares) as the built-in value it stands for."""
+
+    __slots__ = ()
+
+
+class _UnsetInt(int):
+    __slots__ = ()
+
+
+class _UnsetBool(int):
+    """``False`` that remembers it was not passed (bool cannot be subclassed)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "False"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET_AUTO = Unset("auto")
+UNSET_PRECISION = Unset("32-true")
+UNSET_ONE = _UnsetInt(1)
+UNSET_FALSE: Any = _UnsetBool(0)
+
+
+def is_unset(value: object) -> bool:
+    return isinstance(value, (Unset, _UnsetInt, _UnsetBool))
+
+
+@dataclass(frozen=True)
+class ResolvedDefaults:
+    values: dict[str, Any]
+    #: Where each value came from, in words ("argument", "environment variable ACCELPLUG_PRECISION", ...).
+    origins: dict[str, str]
+
+
+def _anything_configured() -> bool:
+    if any(os.environ.get(f"ACCELPLUG_{key.upper()}", "").strip() for key in _SETTINGS):
+        return True
+    if os.environ.get("ACCELPLUG_CONFIG_FILE", "").strip():
+        return True
+    from ...envvars import config_path
+
+    return config_path().is_file()
+
+
+def resolve_defaults(**arguments: Any) -> ResolvedDefaults:
+    """Fill the arguments that were not passed from the environment and the config file."""
+    given = {k: v for k, v in arguments.items() if not is_unset(v)}
+    builtin = {k: _plain(v) for k, v in arguments.items() if is_unset(v)}
+    origins = dict.fromkeys(given, "argument") | dict.fromkeys(builtin, "built-in default")
+    if not builtin or not _anything_configured():
+        return ResolvedDefaults({**builtin, **given}, origins)
+    from ...config import explain_settings
+
+    settings, where, _config = explain_settings()
+    values = dict(given)
+    for key, default in builtin.items():
+        origin = where.get(key)
+        if origin is None or origin.kind == "default":
+            values[key] = default
+            continue
+        if key == "accelerator" and origin.kind == "environment":
+            values[key] = "auto"  # select() honours ACCELPLUG_ACCELERATOR itself and says so in its reason
+            origins[key] = str(origin)
+            continue
+        value: Any = getattr(settings, key)
+        if key == "devices" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        values[key] = value
+        origins[key] = str(origin)
+    return ResolvedDefaults(values, origins)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Unset):
+        return str(value)
+    if isinstance(value, _UnsetBool):
+        return False
+    if isinstance(value, _UnsetInt):
+        return int(value)
+    return value
