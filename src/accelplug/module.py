@@ -18,17 +18,46 @@ import warnings
 from argparse import Namespace
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from .errors import MisconfigurationException
 from .overrides import default_hook, hook_names
 
-if TYPE_CHECKING:
-    from .trainer.logging.self_log import LogRouter
+__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
 
-__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule"]
+
+class LogSink(Protocol):
+    """Where ``self.log`` goes while a run drives the module (the Trainer hands over its log router)."""
+
+    def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None: ...
+
+    def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None: ...
+
+
+class OptimizerControl(Protocol):
+    """What ``optimizers()``, ``lr_schedulers()``, ``manual_backward`` and ``clip_gradients`` reach while fit trains.
+
+    The Trainer's loop hands one over (its ``Optimization``); the module never imports its runner, so a
+    custom loop (``accelplug.fabric``) can hand over its own.
+    """
+
+    @property
+    def managed(self) -> Sequence[Any]:
+        """The optimizers as the module sees them (``step`` goes through the precision)."""
+
+    @property
+    def optimizers(self) -> Sequence[torch.optim.Optimizer]:
+        """The torch optimizers themselves."""
+
+    @property
+    def schedulers(self) -> Sequence[Any]:
+        """The scheduler configurations (each has ``.scheduler``)."""
+
+    def manual_backward(self, loss: torch.Tensor) -> None: ...
+
+    def clip_gradients(self, optimizer: Any, value: float | None, algorithm: str | None) -> None: ...
 
 
 class AttributeDict(dict[str, Any]):
@@ -53,7 +82,8 @@ class LightningModule(torch.nn.Module):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._trainer: Any = None
-        self._log_router: LogRouter | None = None
+        self._log_sink: LogSink | None = None
+        self._optimizer_control: OptimizerControl | None = None
         self._hparams: AttributeDict = AttributeDict()
         self._hparams_initial: AttributeDict = AttributeDict()
         self._automatic_optimization = True
@@ -113,18 +143,18 @@ class LightningModule(torch.nn.Module):
     # ---- logging ------------------------------------------------------------------------------------
     def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None:
         """Report a metric (Lightning's meaning: step or epoch value depending on the hook; see the docs)."""
-        router = self._log_router
-        if router is None:
+        sink = self._log_sink
+        if sink is None:
             self._warn_unattached("self.log")
             return
-        router.log(name, value, *args, **kwargs)
+        sink.log(name, value, *args, **kwargs)
 
     def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
-        router = self._log_router
-        if router is None:
+        sink = self._log_sink
+        if sink is None:
             self._warn_unattached("self.log_dict")
             return
-        router.log_dict(dictionary, *args, **kwargs)
+        sink.log_dict(dictionary, *args, **kwargs)
 
     def _warn_unattached(self, what: str) -> None:
         if not self._warned_no_trainer:
@@ -202,21 +232,20 @@ class LightningModule(torch.nn.Module):
 
     def optimizers(self, use_pl_optimizer: bool = True) -> Any:
         """The optimizer(s) of the current fit: one object when there is one, else a list."""
-        optimization = self._optimization()
-        found = optimization.managed if use_pl_optimizer else optimization.optimizers
+        control = self._control()
+        found = control.managed if use_pl_optimizer else control.optimizers
         return found[0] if len(found) == 1 else list(found)
 
     def lr_schedulers(self) -> Any:
         """The scheduler(s) of the current fit: None, one object, or a list."""
-        schedulers = [c.scheduler for c in self._optimization().schedulers]
+        schedulers = [c.scheduler for c in self._control().schedulers]
         if not schedulers:
             return None
         return schedulers[0] if len(schedulers) == 1 else schedulers
 
     def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         """Backward for manual optimization: through the precision (loss scaling) and the backward hooks."""
-        optimization = self._optimization()
-        optimization.backward(loss, step=optimization.run.state.global_step)
+        self._control().manual_backward(loss)
 
     def clip_gradients(
         self,
@@ -228,7 +257,7 @@ class LightningModule(torch.nn.Module):
             raise MisconfigurationException(
                 f"gradient_clip_algorithm={gradient_clip_algorithm!r} is invalid: expected 'norm' or 'value'."
             )
-        self._optimization().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+        self._control().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
 
     def toggle_optimizer(self, optimizer: Any) -> None:
         """Let only ``optimizer``'s parameters require gradients (the others are frozen until untoggled)."""
@@ -256,11 +285,29 @@ class LightningModule(torch.nn.Module):
         finally:
             self.untoggle_optimizer(optimizer)
 
-    def _optimization(self) -> Any:
-        optimization = getattr(self._trainer, "_optimization", None) if self._trainer is not None else None
-        if optimization is None:
+    def _control(self) -> OptimizerControl:
+        if self._optimizer_control is None:
             raise RuntimeError(f"{type(self).__name__}.optimizers()/manual_backward() work during trainer.fit() only.")
-        return optimization
+        return self._optimizer_control
+
+    # ---- how a runner attaches (the Trainer today, a custom loop next): it hands over, never imported ------
+    @contextmanager
+    def _logging_to(self, sink: LogSink) -> Iterator[None]:
+        """While the block runs, ``self.log``/``self.log_dict`` go to ``sink``."""
+        previous, self._log_sink = self._log_sink, sink
+        try:
+            yield
+        finally:
+            self._log_sink = previous
+
+    @contextmanager
+    def _optimizing_with(self, control: OptimizerControl) -> Iterator[None]:
+        """While the block runs, ``optimizers()``, ``manual_backward``... reach ``control``."""
+        previous, self._optimizer_control = self._optimizer_control, control
+        try:
+            yield
+        finally:
+            self._optimizer_control = previous
 
     # ---- data hooks (override to give the Trainer your loaders) ----------------------------------------
     def predict_step(self, batch: Any, batch_idx: int = 0, dataloader_idx: int = 0) -> Any:

@@ -56,16 +56,13 @@ def _data() -> torch.utils.data.DataLoader[Any]:
 def _fit(compile: Any, model: torch.nn.Module | None = None, **options: Any) -> tuple[torch.nn.Module, Trainer]:
     torch.manual_seed(0)
     model = model if model is not None else Tiny()
-    trainer = Trainer(
-        accelerator="cpu",
-        max_epochs=2,
-        compile=compile,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        **options,
-    )
+    quiet = {
+        "logger": False,
+        "enable_checkpointing": False,
+        "enable_progress_bar": False,
+        "enable_model_summary": False,
+    }
+    trainer = Trainer(accelerator="cpu", max_epochs=2, compile=compile, **{**quiet, **options})
     trainer.fit(model, _data())
     return model, trainer
 
@@ -98,6 +95,22 @@ def test_a_module_compiled_by_the_user_is_trained_compiled_in_place() -> None:
     assert trainer.state.compile_seconds is not None
     assert getattr(original, "_compiled_call_impl", None) is not None
     assert max(abs(a - b) for a, b in zip(original.losses, eager.losses, strict=True)) < 1e-5
+
+
+def test_only_the_first_step_of_a_compiled_fit_is_timed_and_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """One timed step (one device sync, one line), not every step of the first epoch."""
+    timed_steps: list[int] = []
+
+    class Counting(Tiny):
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+            timed_steps.append(batch_idx)
+            return super().training_step(batch, batch_idx)
+
+    model, trainer = _fit({"backend": "eager"}, model=Counting(), enable_progress_bar=True)
+    assert len(model.losses) == 16  # 2 epochs of 8 batches
+    assert capsys.readouterr().err.count("torch.compile: the first training step took") == 1
+    assert trainer.state.compile_seconds is not None and trainer.state.compile_seconds > 0
+    assert trainer._run is not None and trainer._run.prepared.compiled
 
 
 def test_an_eager_fit_adds_no_first_step_timer() -> None:

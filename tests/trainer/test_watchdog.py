@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,13 @@ def test_the_sampler_times_one_collective_call_and_restarts_the_clock_for_the_ne
     step[0] = 1  # a new step: a new call, even if the frame looked the same
     watchdog._wait_frame = None
     assert watchdog.sample()[0].waited_s == 0.0
+
+
+def test_every_accelplug_file_the_watchdog_names_exists() -> None:
+    """The watchdog tells work from waiting by file path; a moved module must move its entry too."""
+    from accelplug.strategies import watchdog
+
+    src = Path(watchdog.__file__).resolve().parents[2]
+    named = [p for p in (*watchdog._COLLECTIVE_FILES, *watchdog._BUSY_FILES) if p.startswith("accelplug/")]
+    assert named
+    assert all((src / p).exists() for p in named), [p for p in named if not (src / p).exists()]

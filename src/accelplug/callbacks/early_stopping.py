@@ -71,7 +71,7 @@ class EarlyStopping(Callback):
         self.best_score = float(state_dict["best_score"])
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
-        if trainer.sanity_checking or trainer._optimization is None or self.check_on_train_epoch_end:
+        if trainer.sanity_checking or trainer.state.fn != "fit" or self.check_on_train_epoch_end:
             return  # only validation inside fit counts (not the sanity check, not trainer.validate())
         self._validated = True
         self._check(trainer)

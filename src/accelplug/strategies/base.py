@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
+from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_checkpoint_files
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -124,8 +126,6 @@ class Strategy(ABC):
         wrapped = self.wrap_module(module)
         step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
         if compile_options is not None:
-            from .compiling import compile_module
-
             step_module = compile_module(module, wrapped, compile_options, device)
         optim = None
         if with_optimizers:
@@ -180,8 +180,6 @@ class Strategy(ABC):
         self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
     ) -> None:
         """Restore an optimizer; also from a state keyed by parameter names (what FSDP saves in full)."""
-        from .state_dicts import keyed_by_name, load_named_optimizer_state
-
         if keyed_by_name(state):
             load_named_optimizer_state(module, optimizer, state)
         else:
@@ -206,14 +204,10 @@ class Strategy(ABC):
 
         torch's loader reshards to this run's layout, so one process loads what several saved.
         """
-        from .state_dicts import load_sharded
-
         load_sharded(module, optimizers, folder)
 
     def remove_checkpoint(self, path: Path) -> None:
         """Delete a checkpoint this strategy saved (the file, and the shard folder it refers to)."""
-        from .state_dicts import remove_checkpoint_files
-
         if self.is_global_zero:
             remove_checkpoint_files(path)
 

@@ -21,15 +21,13 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
-if TYPE_CHECKING:
-    from .base import Strategy
-
 __all__ = [
     "SHARDED_KEY",
+    "Ranks",
     "keyed_by_name",
     "load_named_optimizer_state",
     "load_sharded",
@@ -37,6 +35,21 @@ __all__ = [
     "remove_checkpoint_files",
     "save_sharded",
 ]
+
+
+class Ranks(Protocol):
+    """What saving shards asks of the strategy: agree on a folder, wait for each other, who writes the file."""
+
+    @property
+    def world_size(self) -> int: ...
+
+    @property
+    def writes_checkpoints(self) -> bool: ...
+
+    def broadcast_object(self, obj: Any) -> Any: ...
+
+    def barrier(self) -> None: ...
+
 
 #: Checkpoint key naming the shard folder (relative to the checkpoint file) and who saved it.
 SHARDED_KEY = "sharded_state"
@@ -79,7 +92,7 @@ def load_named_optimizer_state(
 
 # ---- sharded checkpoints ---------------------------------------------------------------------------
 def save_sharded(
-    strategy: Strategy, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+    strategy: Ranks, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
 ) -> None:
     """Save the tensors of ``checkpoint`` with DCP (every process), then the rest as the file (one process)."""
     from torch.distributed.checkpoint.state_dict_saver import save

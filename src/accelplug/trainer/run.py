@@ -23,9 +23,7 @@ if TYPE_CHECKING:
     from ..precision.base import Precision
     from ..strategies.base import Strategy
     from ..strategies.prepared import PreparedModule
-    from .display.progress import Progress
     from .options.entries import TrainerOptions
-    from .process.interrupts import SignalGuard
 
 __all__ = ["Run"]
 
@@ -46,12 +44,11 @@ class Run:
     router: LogRouter
     prepared: PreparedModule
     transfer: Callable[[Any], Any]
+    #: Whether this process prints progress and notes (global zero, progress bar on).
+    chatty: bool = False
     datamodule: Any = None
     loggers: list[Any] = field(default_factory=list)
     csv_path: Path | None = None
-    progress: Progress | None = None
-    #: Set while ``fit`` trains: SIGTERM/SIGINT become a checkpointed stop (:mod:`.interrupts`).
-    signals: SignalGuard | None = None
 
     @property
     def optim(self) -> OptimizerSetup | None:

@@ -18,6 +18,7 @@ import torch
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..overrides import overrides
+from ..preparation import prepare_module, setup_environment
 from .hooks import HookDispatcher
 from .logging.self_log import LogRouter
 from .run import Run
@@ -42,13 +43,18 @@ def start_run(
     datamodule: Any = None,
     with_optimizers: bool,
     compile_options: dict[str, Any] | None = None,
+    chatty: bool = False,
 ) -> Run:
-    """Set up one call in Lightning's order, up to (not including) ``on_fit_start``."""
+    """Set up one call in Lightning's order, up to (not including) ``on_fit_start``.
+
+    The preparation itself is :mod:`accelplug.preparation`'s two steps, the path a custom loop shares;
+    what is the Trainer's own here is the callbacks and the hooks Lightning runs between them.
+    """
     strategy: Strategy = trainer.strategy
     device: torch.device = trainer.root_device
-    strategy.setup_environment(trainer.accelerator, device)
+    setup_environment(strategy, trainer.accelerator, device)
     state: LoopState = trainer.state
-    state.stage = stage
+    state.stage = state.fn = stage
     router = LogRouter()
     callbacks = list(trainer.callbacks)
     extra = _module_callbacks(module)
@@ -64,12 +70,16 @@ def start_run(
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
-    if trainer.options.sync_batchnorm and strategy.is_distributed:
-        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)  # type: ignore[no-untyped-call]
     precision = trainer.precision_plugin
-    prepared = strategy.setup_module_and_optimizers(
-        module, precision, compile_options=compile_options, with_optimizers=with_optimizers
+    prepared = prepare_module(
+        strategy,
+        module,
+        precision,
+        with_optimizers=with_optimizers,
+        compile_options=compile_options,
+        sync_batchnorm=trainer.options.sync_batchnorm,
     )
+    module = prepared.module
     return Run(
         trainer=trainer,
         module=module,
@@ -83,6 +93,7 @@ def start_run(
         router=router,
         prepared=prepared,
         transfer=make_transfer(device, precision.param_dtype),
+        chatty=chatty,
         datamodule=datamodule,
     )
 
@@ -101,7 +112,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
             if callable(finalize):
                 finalize(status)
         run.strategy.teardown()
-        run.state.stage = None
+        run.state.stage = run.state.fn = None
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:
@@ -131,7 +142,7 @@ def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
     from ..module import LightningModule
 
     if isinstance(module, LightningModule):
-        module._trainer = trainer
+        module.trainer = trainer
     if datamodule is not None and hasattr(datamodule, "trainer"):
         try:
             datamodule.trainer = trainer

@@ -3,9 +3,13 @@
 Each function reads like Lightning's documented pseudocode: set up the run (callbacks, prepare_data,
 setup, configure_model, the strategy's preparation), restore a checkpoint if asked, run the loop, and
 tear down in ``finally`` whatever happened, so an exception still runs the teardown hooks, closes the
-loggers and releases the devices. ``fit`` also resumes by itself in a restarted worker (:mod:`.restarts`),
-turns SIGTERM/SIGINT into a checkpoint and an exit (:mod:`.interrupts`) and, with several processes,
-has a hung rank named (:meth:`~accelplug.strategies.base.Strategy.watch_for_hangs`).
+loggers and releases the devices. ``fit`` also resumes by itself in a restarted worker
+(:mod:`.checkpointing.auto_resume`), turns SIGTERM/SIGINT into a checkpoint and an exit
+(:mod:`.process.interrupts`) and, with several processes, has a hung rank named
+(:meth:`~accelplug.strategies.base.Strategy.watch_for_hangs`).
+
+The Trainer is typed here as :class:`StageHost`, the part of it the stages use, so this module never
+imports ``trainer.py`` (which imports this one).
 """
 
 from __future__ import annotations
@@ -14,27 +18,61 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from ..data.sources import has_loader_source, resolve_loaders
+from ..loggers import CSVLogger, TensorBoardLogger
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
-from .display.summary import announce
+from .display.progress import Progress, make_progress
+from .display.summary import announce, print_results
 from .logging.self_log import attached_log
 from .loops.evaluation import EvaluationLoop, PredictionLoop
 from .loops.fit import FitLoop
+from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .run import Run
 from .setup import end_run, start_run
-from .state import Stage, StopReason
+from .state import LoopState, Stage, StopReason
 
 if TYPE_CHECKING:
-    from .trainer import Trainer
+    from ..strategies.base import Strategy
+    from .options.entries import TrainerOptions
 
-__all__ = ["StageCall", "run_evaluation", "run_fit", "run_prediction"]
+__all__ = ["StageCall", "StageHost", "run_evaluation", "run_fit", "run_prediction"]
+
+
+class StageHost(Protocol):
+    """The part of the Trainer the stages read and keep up to date (the Trainer is the one host)."""
+
+    options: TrainerOptions
+    state: LoopState
+    setup_notes: list[str]
+    _run: Run | None
+    _log_dir: Path | None
+    _loggers: list[Any]
+    _own_loggers_open: bool
+
+    @property
+    def strategy(self) -> Strategy: ...
+
+    @property
+    def root_device(self) -> torch.device: ...
+
+    @property
+    def is_global_zero(self) -> bool: ...
+
+    @property
+    def log_dir(self) -> Path: ...
+
+    @property
+    def checkpoint_callback(self) -> Any: ...
+
+    def _checkpoint_folders(self) -> list[Path]: ...
 
 
 @dataclass(frozen=True)
@@ -48,17 +86,45 @@ class StageCall:
     ckpt_path: Any = None
     weights_only: bool = True
     verbose: bool = True
+    #: ``torch.compile`` keyword arguments for ``fit`` (None: no compiling).
+    compile: dict[str, Any] | None = None
+
+
+def _chatty(trainer: StageHost) -> bool:
+    """Whether this process prints progress and notes (global zero, progress bar on)."""
+    return trainer.options.enable_progress_bar and trainer.is_global_zero
+
+
+def _open_loggers(trainer: StageHost, run: Run) -> None:
+    """The run folder (agreed by every rank) and, on rank 0, the loggers; reused by later calls."""
+    trainer._log_dir = run.strategy.broadcast_object(trainer.log_dir)
+    if (
+        trainer.is_global_zero
+        and not trainer._own_loggers_open
+        and trainer.options.logger in (True, "csv", "tensorboard")
+    ):
+        trainer._loggers.insert(0, CSVLogger(folder=trainer.log_dir))
+        if trainer.options.logger == "tensorboard":
+            trainer._loggers.append(TensorBoardLogger(folder=trainer.log_dir))
+        trainer._own_loggers_open = True
+    run.loggers = list(trainer._loggers) if trainer.is_global_zero else []
+    run.csv_path = next((getattr(lg, "path", None) for lg in run.loggers if hasattr(lg, "path")), None)
+
+
+def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
+    best = getattr(trainer.checkpoint_callback, "best_model_path", None)
+    return resolve_ckpt_path(ckpt_path, run.device, run.strategy, folders=trainer._checkpoint_folders, best=best)
 
 
 @contextlib.contextmanager
-def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: Any) -> Iterator[Run]:
+def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup: Any) -> Iterator[Run]:
     """A run from ``start_run`` to ``end_run``, with the loggers open and ``self.log`` attached."""
-    run = start_run(trainer, module, stage, **setup)
+    run = start_run(trainer, module, stage, chatty=_chatty(trainer), **setup)
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
     failed: BaseException | None = None
     try:
-        trainer._open_loggers(run)
+        _open_loggers(trainer, run)
         with attached_log(module, run.router):
             yield run
     except BaseException as exc:
@@ -70,10 +136,10 @@ def _running(trainer: Trainer, module: torch.nn.Module, stage: Stage, **setup: A
             run.strategy.barrier()
 
 
-def run_fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | None = None) -> None:
-    """Fit; SIGTERM/SIGINT end it with a checkpoint, one line and ``SystemExit(143/130)`` (:mod:`.interrupts`)."""
+def run_fit(trainer: StageHost, call: StageCall) -> None:
+    """Fit; SIGTERM/SIGINT end it with a checkpoint, one line and ``SystemExit(143/130)``."""
     try:
-        _fit(trainer, call, compile_options)
+        _fit(trainer, call)
     except FitInterrupted as stop:
         trainer.state.stop_reason = StopReason.SIGNAL
         if trainer.is_global_zero:
@@ -81,50 +147,53 @@ def run_fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] |
         raise SystemExit(stop.exit_code) from None
 
 
-def _fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | None) -> None:
+def _fit(trainer: StageHost, call: StageCall) -> None:
     options = trainer.options
     module, datamodule = call.module, call.datamodule
     if options.seed is not None:
         seed_everything(options.seed, verbose=False)
-    trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=trainer._chatty)
+    trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=_chatty(trainer))
     trainer.state.reset_for_fit()
-    with (
-        _running(
-            trainer, module, Stage.FITTING, datamodule=datamodule, with_optimizers=True, compile_options=compile_options
-        ) as run,
-        _signal_guard(run) as signals,
-    ):
+    fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
+    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run) as signals:
         resume = None
         ckpt_path, restart = implied_ckpt_path(call.ckpt_path)
-        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        path = _resolve(trainer, ckpt_path, run)
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
         announce_resume(trainer, ckpt_path, path, restart)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
-            progress = run.progress = trainer._make_progress()
+            progress = make_progress(run.chatty)
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
-                val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule)
+                val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule, progress)
                 if val_loop is not None and options.num_sanity_val_steps and resume is None:
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
                 loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
                 train_loader = run.prepare_loader(loaders[0], shuffle=not options.overfit_batches)
-                loop = FitLoop(run, train_loader, val_loop, progress, resume)
+                loop = FitLoop(run, train_loader, val_loop, progress, resume, signals=signals)
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
-                trainer._optimization = loop.opt
-                with run.strategy.watch_for_hangs(lambda: run.state.global_step):
+                with _optimizing(module, loop), run.strategy.watch_for_hangs(lambda: run.state.global_step):
                     loop.run()
             finally:
                 progress.stop()
-                trainer._optimization = None
-            stopping = signals.settle(run)
+            stopping = signals.settle(lambda flags: reduce_to_floats(run, flags))
             if stopping is not None:
                 raise save_on_signal(trainer, stopping)
             run.hooks.call("on_fit_end")
+
+
+def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.AbstractContextManager[None]:
+    """While the loop trains, a LightningModule's ``optimizers()``/``manual_backward`` reach the loop's optimisation."""
+    from ..module import LightningModule
+
+    if isinstance(module, LightningModule):
+        return module._optimizing_with(loop.opt)
+    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -134,14 +203,12 @@ def _signal_guard(run: Run) -> Iterator[SignalGuard]:
 
     distributed = run.strategy.is_distributed and run.strategy.world_size > 1
     with SignalGuard(run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun()) as guard:
-        run.signals = guard
-        try:
-            yield guard
-        finally:
-            run.signals = None
+        yield guard
 
 
-def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: Any) -> EvaluationLoop | None:
+def _validation_loop(
+    run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress
+) -> EvaluationLoop | None:
     if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
         return None
     if given is None and not has_loader_source("validate", module, datamodule):
@@ -151,33 +218,31 @@ def _validation_loop(run: Run, given: Any, module: torch.nn.Module, datamodule: 
         found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
         return run.prepare_loaders(found)
 
-    return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches)
+    return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches, progress=progress)
 
 
-def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict[str, float]]:
+def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[dict[str, float]]:
     module, datamodule = call.module, call.datamodule
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
+        path = _resolve(trainer, call.ckpt_path, run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
-        run.progress = trainer._make_progress()
-        loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit)
+        progress = make_progress(run.chatty)
+        loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
     results = _split_by_loader(metrics, len(loaders))
     if call.verbose and trainer.is_global_zero:
-        from .display.summary import print_results
-
         print_results(name, results)
     return results
 
 
-def run_prediction(trainer: Trainer, call: StageCall) -> Any:
+def run_prediction(trainer: StageHost, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
     with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
+        path = _resolve(trainer, call.ckpt_path, run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)

@@ -42,7 +42,10 @@ class LoopState:
     current_epoch: int = 0
     should_stop: bool = False
     stop_reason: StopReason | None = None
+    #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
     stage: Stage | None = None
+    #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
+    fn: Stage | None = None
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
     #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).

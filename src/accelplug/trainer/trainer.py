@@ -2,7 +2,7 @@
 
 The constructor only validates and selects (cheap, no device touched, nothing heavy imported); what a
 call does is in :mod:`accelplug.trainer.stages` (setup, loop, teardown), the loops in
-:mod:`~accelplug.trainer.fit_loop` and :mod:`~accelplug.trainer.evaluation`, and the read-only views
+:mod:`accelplug.trainer.loops`, and the read-only views
 (``global_step``, ``callback_metrics``...) in :mod:`~accelplug.trainer.properties`.
 """
 
@@ -35,7 +35,6 @@ from .state import LoopState, Stage
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
-    from .display.progress import Progress
     from .run import Run
 
 __all__ = ["Trainer"]
@@ -140,7 +139,6 @@ class Trainer(TrainerProperties):
         self._loggers: list[Any] = [] if not isinstance(self.options.logger, list) else list(self.options.logger)
         self._own_loggers_open = False
         self._run: Run | None = None
-        self._optimization: Any = None
 
     # ---- running --------------------------------------------------------------------------------------
     def fit(
@@ -161,8 +159,10 @@ class Trainer(TrainerProperties):
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        call = StageCall(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only)
-        run_fit(self, call, compile_options)
+        call = StageCall(
+            model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only, compile=compile_options
+        )
+        run_fit(self, call)
 
     def validate(
         self,
@@ -266,28 +266,3 @@ class Trainer(TrainerProperties):
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target
-
-    # ---- pieces the stages use --------------------------------------------------------------------------
-    @property
-    def _chatty(self) -> bool:
-        """Whether this process prints progress and notes (global zero, progress bar on)."""
-        return self.options.enable_progress_bar and self.is_global_zero
-
-    def _make_progress(self) -> Progress:
-        from .display.progress import make_progress
-
-        return make_progress(self._chatty)
-
-    def _open_loggers(self, run: Run) -> None:
-        """The run folder (agreed by every rank) and, on rank 0, the loggers; reused by later calls."""
-        self._log_dir = run.strategy.broadcast_object(self.log_dir)
-        if self.is_global_zero and not self._own_loggers_open and self.options.logger in (True, "csv", "tensorboard"):
-            from ..loggers.csv_logs import CSVLogger
-            from ..loggers.tensorboard import TensorBoardLogger
-
-            self._loggers.insert(0, CSVLogger(folder=self.log_dir))
-            if self.options.logger == "tensorboard":
-                self._loggers.append(TensorBoardLogger(folder=self.log_dir))
-            self._own_loggers_open = True
-        run.loggers = list(self._loggers) if self.is_global_zero else []
-        run.csv_path = next((getattr(lg, "path", None) for lg in run.loggers if hasattr(lg, "path")), None)

@@ -14,14 +14,18 @@ are in another one), or trains from the start when there is none. One line says 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ...envvars import env_int
 from ...errors import MisconfigurationException
 from .format import checked_path, find_last_checkpoint
+
+if TYPE_CHECKING:
+    from ...strategies.base import Strategy
 
 __all__ = ["RESTART_ENV", "announce_resume", "implied_ckpt_path", "resolve_ckpt_path", "restart_count"]
 
@@ -59,14 +63,23 @@ def announce_resume(trainer: Any, ckpt_path: Any, path: Path | None, restart: in
     print(line, file=sys.stderr, flush=True)
 
 
-def resolve_ckpt_path(trainer: Any, value: Any, device: torch.device) -> Path | None:
+def resolve_ckpt_path(
+    value: Any,
+    device: torch.device,
+    strategy: Strategy,
+    *,
+    folders: Callable[[], list[Path]],
+    best: str | None,
+) -> Path | None:
     """``ckpt_path`` as a file: a path, ``"last"`` (the newest checkpoint that verifies), ``"auto"`` (the
-    same, or None to start fresh when there is none) or ``"best"``."""
+    same, or None to start fresh when there is none) or ``"best"`` (``best``, the checkpoint callback's).
+
+    ``folders`` lists where checkpoints of this run may be (asked only for ``"last"``/``"auto"``).
+    """
     if value is None:
         return None
     keyword = value.strip().lower() if isinstance(value, str) else None
     if keyword == "best":
-        best = getattr(trainer.checkpoint_callback, "best_model_path", None)
         if not best:
             raise MisconfigurationException(
                 "ckpt_path='best' needs a ModelCheckpoint(monitor=...) that has saved a best checkpoint; "
@@ -74,14 +87,13 @@ def resolve_ckpt_path(trainer: Any, value: Any, device: torch.device) -> Path | 
             )
         return Path(best)
     if keyword in ("last", "auto"):
-        strategy = trainer.strategy
         # Rank 0 looks and tells the others, so every rank resumes from the same file.
-        found = find_last_checkpoint(trainer._checkpoint_folders(), device) if strategy.is_global_zero else None
+        found = find_last_checkpoint(folders(), device) if strategy.is_global_zero else None
         found = strategy.broadcast_object(found)
         if found is None and keyword == "last":
-            folders = ", ".join(str(f) for f in trainer._checkpoint_folders()) or "none"
+            looked = ", ".join(str(f) for f in folders()) or "none"
             raise MisconfigurationException(
-                f"ckpt_path='last' found no checkpoint that verifies (looked in: {folders}). Train first, give "
+                f"ckpt_path='last' found no checkpoint that verifies (looked in: {looked}). Train first, give "
                 "the checkpoint's path, or use ckpt_path='auto' to start fresh when there is none."
             )
         return Path(found) if found is not None else None

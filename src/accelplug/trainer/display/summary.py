@@ -85,7 +85,7 @@ def announce(trainer: Any, run: Run) -> None:
             log_hyperparams = getattr(logger, "log_hyperparams", None)
             if callable(log_hyperparams):
                 log_hyperparams(hparams)
-    if not trainer._chatty:
+    if not run.chatty:
         return
     print(startup_line(run, trainer.selection.reason, trainer.origins, trainer.log_dir), file=sys.stderr)
     if trainer.options.enable_model_summary:

@@ -143,11 +143,8 @@ def attached_log(model: torch.nn.Module, router: LogRouter) -> Iterator[None]:
     from ...module import LightningModule
 
     if isinstance(model, LightningModule):
-        model._log_router = router
-        try:
+        with model._logging_to(router):
             yield
-        finally:
-            model._log_router = None
         return
     if hasattr(model, "log") or hasattr(model, "log_dict"):
         yield

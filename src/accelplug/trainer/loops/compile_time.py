@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from .fit import FitLoop
+    from ..run import Run
 
 __all__ = ["timed_first_batch"]
 
@@ -32,13 +32,18 @@ def _synchronize(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
-def timed_first_batch(loop: FitLoop, path: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
-    """``path`` for every batch, with the first one timed into ``state.compile_seconds`` and reported on rank 0."""
+def timed_first_batch(
+    path: Callable[[Any, int], Any], run: Run, *, on_timed: Callable[[float], None]
+) -> Callable[[Any, int], Any]:
+    """``path`` for the first batch, timed; ``on_timed(seconds)`` then lets the loop swap in ``path`` itself.
+
+    The loop hands over the one callable it needs called (it is never imported here): nothing of this
+    wrapper stays on the path of later steps.
+    """
+    modules, device, chatty = run.prepared.compiled_modules, run.device, run.chatty
 
     def first(batch: Any, batch_idx: int) -> Any:
-        loop.batch_step = path
         called: list[bool] = []
-        modules = loop.run_.prepared.compiled_modules
         hooks = [m.register_forward_pre_hook(lambda *_: called.append(True)) for m in modules]
         started = time.perf_counter()
         try:
@@ -46,9 +51,9 @@ def timed_first_batch(loop: FitLoop, path: Callable[[Any, int], Any]) -> Callabl
         finally:
             for hook in hooks:
                 hook.remove()
-        _synchronize(loop.run_.device)
+        _synchronize(device)
         seconds = time.perf_counter() - started
-        loop.state.compile_seconds = seconds
+        on_timed(seconds)
         if not called:
             warnings.warn(
                 f"compile=... compiled {type(modules[0]).__name__}.forward, but the first training_step never "
@@ -57,7 +62,7 @@ def timed_first_batch(loop: FitLoop, path: Callable[[Any, int], Any]) -> Callabl
                 UserWarning,
                 stacklevel=2,
             )
-        if loop.run_.trainer._chatty:
+        if chatty:
             print(
                 f"accelplug: torch.compile: the first training step took {seconds:.1f} s (compiling forward and "
                 "backward); the following steps run the compiled code",

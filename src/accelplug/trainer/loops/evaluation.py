@@ -29,6 +29,7 @@ from .readback import finish_eval_epoch, output_scalars
 from .transfer import transfer_batch
 
 if TYPE_CHECKING:
+    from ..display.progress import Progress
     from ..run import Run
 
 __all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "step_accepts"]
@@ -60,9 +61,16 @@ class EvaluationLoop:
     """Runs ``validation_step`` or ``test_step`` over one or more loaders."""
 
     def __init__(
-        self, run: Run, loaders: Sequence[Any] | Callable[[], Sequence[Any]], stage: Stage, *, limit: float | int
+        self,
+        run: Run,
+        loaders: Sequence[Any] | Callable[[], Sequence[Any]],
+        stage: Stage,
+        *,
+        limit: float | int,
+        progress: Progress | None = None,
     ) -> None:
         self.run = run
+        self.progress = progress
         self.stage = stage
         self.prefix = "test" if stage is Stage.TESTING else "validation"
         self.short = "test" if stage is Stage.TESTING else "val"
@@ -130,7 +138,7 @@ class EvaluationLoop:
         hooks.call(f"on_{self.prefix}_epoch_start")
         returned: dict[str, torch.Tensor] = {}
         counts: dict[str, int] = {}
-        progress = self.run.progress
+        progress = self.progress
         for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
             if max_batches is not None:
                 limit = max_batches if limit is None else min(limit, max_batches)
@@ -180,8 +188,8 @@ class EvaluationLoop:
                 counts[key] = counts.get(key, 0) + 1
             run.router.enter(f"on_{self.prefix}_batch_end", collector)
             hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
-            if run.progress is not None:
-                run.progress.eval_tick()
+            if self.progress is not None:
+                self.progress.eval_tick()
 
     def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
         arguments = (batch, batch_idx, *extra)

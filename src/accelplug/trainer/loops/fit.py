@@ -1,19 +1,12 @@
 """The training loop: epochs of batches until a limit or a stop request, with validation in between.
 
-:meth:`FitLoop.run` is the whole story in a few lines; the limits, the epoch length, the stopping
-rules and the validation cadence are worked out once, in :class:`~accelplug.trainer.limits.Limits`.
-A batch takes one of three paths, chosen once per run:
-
-- :meth:`FitLoop.fast_batch`, the measured lean path: used when nothing has to run between forward,
-  backward and step (no per-batch hook defined by the module or a callback, no gradient scaler, no
-  clipping). A few attribute reads per step; the loss stays on the device.
-- :meth:`FitLoop.general_batch`, Lightning's automatic optimisation with every hook in Lightning's
-  order (``optimizer_step`` wraps a closure running ``training_step``, ``zero_grad`` and backward).
-- :meth:`FitLoop.manual_batch`, when the module set ``automatic_optimization = False``: only
-  ``training_step`` runs; the module steps its optimizers itself.
-
-Resuming exactly (the epoch's shuffle replayed, consumed batches skipped) is :mod:`.resume`; how
-SIGTERM/SIGINT stop the loop (no work per step) is :mod:`.interrupts`.
+:meth:`FitLoop.run` is the story (the map of it is this package's docstring); the limits, the epoch
+length, the stopping rules and the validation cadence are worked out once, in :class:`.limits.Limits`.
+A batch takes one of three paths, chosen once per fit: :meth:`FitLoop.fast_batch` (nothing has to run
+between forward, backward and step: a few attribute reads per step, the loss stays on the device),
+:meth:`FitLoop.general_batch` (Lightning's automatic optimisation, every hook in Lightning's order) or
+:meth:`FitLoop.manual_batch` (``automatic_optimization = False``). Resuming exactly is :mod:`.resume`;
+how SIGTERM/SIGINT stop the loop with no work per step is :mod:`accelplug.trainer.process.interrupts`.
 """
 
 from __future__ import annotations
@@ -34,9 +27,11 @@ from .compile_time import timed_first_batch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
+from .readback import finish_train_epoch, latest_loss, read_step_metrics
 from .resume import epoch_batches, resume_position
 
 if TYPE_CHECKING:
+    from ..process.interrupts import SignalGuard
     from ..run import Run
     from .evaluation import EvaluationLoop
 
@@ -57,6 +52,8 @@ class FitLoop:
         val_loop: EvaluationLoop | None,
         progress: Progress,
         resume: dict[str, Any] | None = None,
+        *,
+        signals: SignalGuard | None = None,
     ) -> None:
         self.run_ = run
         self.state = run.state
@@ -64,6 +61,7 @@ class FitLoop:
         self.loader = train_loader
         self.val_loop = val_loop
         self.progress = progress
+        self.signals = signals  # under DDP its stop flags ride on the logging step's all-reduce
         self.resume = resume
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
@@ -94,13 +92,13 @@ class FitLoop:
 
     def run_epoch(self, epoch: int, skip: int = 0, saved_rng: dict[str, Any] | None = None) -> None:
         """One epoch: its batches and the validation due inside it, then the epoch-end work."""
-        state, step, after = self.state, self.batch_step, self._after_batch
+        state, after = self.state, self._after_batch
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
         stopped = False
         for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length):
-            output = step(batch, batch_idx)
+            output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
                 break
             after(output, batch, batch_idx)
@@ -113,9 +111,15 @@ class FitLoop:
 
     # ---- the three batch paths ----------------------------------------------------------------------
     def _choose_batch_path(self) -> Callable[[Any, int], Any]:
+        # Once per fit, so a step costs one call: the lean path unless something must run between the steps.
         fast = self.fast_batch if self.opt.can_go_fast() else self.general_batch
         path = fast if self.opt.automatic else self.manual_batch
-        return timed_first_batch(self, path) if self.run_.prepared.compiled else path
+        if self.run_.prepared.compiled:  # the first (compiling) step timed once, then the path itself
+            return timed_first_batch(path, self.run_, on_timed=lambda seconds: self._take(path, seconds))
+        return path
+
+    def _take(self, path: Callable[[Any, int], Any], compile_seconds: float) -> None:
+        self.state.compile_seconds, self.batch_step = compile_seconds, path
 
     def fast_batch(self, batch: Any, batch_idx: int) -> Any:
         """The lean path (see the module docstring): transfer, forward, backward, step."""
@@ -210,10 +214,8 @@ class FitLoop:
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""
-        from .readback import read_step_metrics
-
         self._last_logged_step = self.state.global_step
-        signals = self.run_.signals  # under DDP its stop flags ride on this all-reduce (see .interrupts)
+        signals = self.signals  # under DDP its stop flags ride on this all-reduce (see process.interrupts)
         metrics = read_step_metrics(self.run_, self.collector, output, signals.flags() if signals else None)
         if signals is not None:
             signals.agree(metrics)
@@ -266,8 +268,6 @@ class FitLoop:
         After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
         step and the epoch is not marked done, so a resume finishes it.
         """
-        from .readback import finish_train_epoch, latest_loss
-
         state = self.state
         if not self._epoch_has_batches:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))

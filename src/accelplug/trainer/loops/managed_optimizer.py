@@ -8,22 +8,27 @@ optimizer's own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
-if TYPE_CHECKING:
-    from .optimization import Optimization
+__all__ = ["ManagedOptimizer", "StepFunction"]
 
-__all__ = ["ManagedOptimizer"]
+#: The loop's step for one optimizer: ``step(optimizer, closure)`` (precision, hooks, clipping, counting).
+StepFunction = Callable[[torch.optim.Optimizer, Callable[[], Any] | None], Any]
 
 
 class ManagedOptimizer:
     """A torch optimizer as the module sees it: ``step`` runs through the precision and is counted."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, owner: Optimization) -> None:
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        *,
+        step: Callable[[torch.optim.Optimizer, Callable[[], Any] | None], Any],
+    ) -> None:
         self._optimizer = optimizer
-        self._owner = owner
+        self._step = step  # the loop's precision-aware step, handed over (this module never imports the loop)
 
     @property
     def optimizer(self) -> torch.optim.Optimizer:
@@ -33,7 +38,7 @@ class ManagedOptimizer:
         return getattr(self._optimizer, name)
 
     def step(self, closure: Callable[[], Any] | None = None, **kwargs: Any) -> Any:
-        return self._owner.optimizer_step(self._optimizer, closure)
+        return self._step(self._optimizer, closure)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         self._optimizer.zero_grad(set_to_none=set_to_none)

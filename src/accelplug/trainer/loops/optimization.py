@@ -56,7 +56,7 @@ class Optimization:
         assert run.optim is not None
         self.optimizers = run.optim.optimizers
         self.schedulers = run.optim.schedulers
-        self.managed = [ManagedOptimizer(o, self) for o in self.optimizers]
+        self.managed = [ManagedOptimizer(o, step=self.optimizer_step) for o in self.optimizers]
         self.precision = run.precision
         self.strategy = run.strategy
         self.hooks = run.hooks
@@ -164,6 +164,10 @@ class Optimization:
         except RuntimeError as exc:
             raise explain_backward(loss, step, exc) from exc
         self.hooks.call("on_after_backward")
+
+    def manual_backward(self, loss: torch.Tensor) -> None:
+        """``self.manual_backward(loss)``: the backward hooks and the precision, as automatic optimisation does."""
+        self.backward(loss, step=self.run.state.global_step)
 
     def optimizer_step(self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None) -> Any:
         """What ``ManagedOptimizer.step`` does: closure, hooks, clipping, then the precision-aware step."""

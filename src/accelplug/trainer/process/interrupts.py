@@ -9,7 +9,7 @@ only; the previous handlers come back when ``fit`` ends). The handler only recor
   the end of a gradient-accumulation window: the checkpoint is at an optimizer-step boundary.
 - several processes (DDP): every rank must stop at the same step, or their collectives would no longer
   pair up, and a signal may reach only some of them. The flag rides on the all-reduce that already
-  runs every ``log_every_n_steps`` (the step metrics, :func:`.metrics.read_step_metrics`), so all ranks
+  runs every ``log_every_n_steps`` (the step metrics, :func:`..loops.readback.read_step_metrics`), so all ranks
   learn of it at the same step; one more agreement when the loop ends covers a signal that came after
   the last logging step. No collective is added per step; the stop comes at most
   ``log_every_n_steps`` optimizer steps after the signal.
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,6 @@ import torch
 from ..state import StopReason
 
 if TYPE_CHECKING:
-    from ..run import Run
     from ..state import LoopState
 
 __all__ = ["FitInterrupted", "SignalGuard", "checkpoint_target", "save_on_signal"]
@@ -141,13 +141,15 @@ class SignalGuard:
         if self.stopping is None and any(raised.values()):
             self._stop(signal.SIGTERM if raised[signal.SIGTERM] else signal.SIGINT)
 
-    def settle(self, run: Run) -> int | None:
-        """When the loop has ended: the signal all ranks stop for (one last agreement), or None."""
+    def settle(self, reduce: Callable[[dict[str, torch.Tensor]], dict[str, float]]) -> int | None:
+        """When the loop has ended: the signal all ranks stop for (one last agreement), or None.
+
+        ``reduce`` averages the flags across processes (the loop's read-back, handed over so this module
+        needs nothing of the loops).
+        """
         flags = self.flags()
         if flags is not None and self.stopping is None:
-            from ..loops.readback import reduce_to_floats
-
-            self.agree(reduce_to_floats(run, flags))
+            self.agree(reduce(flags))
         return self.stopping
 
 
