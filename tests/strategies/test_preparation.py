@@ -54,7 +54,7 @@ def test_a_module_prepared_without_a_trainer_trains_as_the_trainer_trains_it() -
     assert by_hand.linear.weight.dtype == torch.float64  # the precision's conversion ran
     transfer = make_transfer(device, precision.param_dtype)
     (optimizer,) = prepared.optim.optimizers
-    for epoch in range(2):
+    for _epoch in range(2):
         for index, batch in enumerate(_batches()):
             optimizer.zero_grad()
             prepared.step_module(transfer(batch), index).backward()
