@@ -15,9 +15,8 @@ from typing import ClassVar
 import torch
 
 from .devices import parse_devices as _parse_devices
-from .precision_names import PRECISIONS
 
-__all__ = ["NAME_PATTERN", "PRECISIONS", "Accelerator"]
+__all__ = ["NAME_PATTERN", "Accelerator"]
 
 #: Registry keys are lowercase identifiers so they read well on a command line and in an env var.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -72,7 +71,7 @@ class Accelerator(ABC):
 
     @classmethod
     def supported_precisions(cls) -> tuple[str, ...]:
-        """Canonical precision names (see ``PRECISIONS``) this accelerator can train in."""
+        """Canonical precision names (see :data:`accelplug.precision_names.PRECISIONS`) this accelerator trains in."""
         return ("32-true",)
 
     @classmethod

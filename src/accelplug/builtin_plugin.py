@@ -1,4 +1,8 @@
-"""accelplug's own accelerators, strategies and precisions, registered through the public hooks like any plugin."""
+"""accelplug's own accelerators, strategies and precisions, registered through the public hooks like any plugin.
+
+Each hook returns its package's one list of built-ins (``BUILTIN_ACCELERATORS``, ``BUILTIN_STRATEGIES``,
+``BUILTIN_PRECISIONS``), so adding a built-in never touches this file.
+"""
 
 from __future__ import annotations
 
@@ -12,29 +16,20 @@ from .strategies.base import Strategy
 
 @hookimpl
 def register_accelerators() -> Iterable[type[Accelerator]]:
-    from .accelerators import CPUAccelerator, CUDAAccelerator, MPSAccelerator
+    from .accelerators import BUILTIN_ACCELERATORS
 
-    return [CPUAccelerator, CUDAAccelerator, MPSAccelerator]
+    return list(BUILTIN_ACCELERATORS)
 
 
 @hookimpl
 def register_strategies() -> Iterable[type[Strategy]]:
-    from .strategies import DDPStrategy, FSDPStrategy, SingleDeviceStrategy
+    from .strategies import BUILTIN_STRATEGIES
 
-    return [SingleDeviceStrategy, DDPStrategy, FSDPStrategy]
+    return list(BUILTIN_STRATEGIES)
 
 
 @hookimpl
 def register_precisions() -> Iterable[type[Precision]]:
-    from .precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision
-    from .precision.bf16_true import BF16TruePrecision
-    from .precision.fp16_true import FP16TruePrecision
+    from .precision import BUILTIN_PRECISIONS
 
-    return [
-        Float32Precision,
-        BF16MixedPrecision,
-        FP16MixedPrecision,
-        Float64Precision,
-        BF16TruePrecision,
-        FP16TruePrecision,
-    ]
+    return list(BUILTIN_PRECISIONS)

@@ -1,7 +1,9 @@
-"""The built-in precision names and their aliases, kept free of torch so configuration can be checked without it.
+"""The precision names users type, read from the built-in precision classes, and what each dtype word means.
 
-The precision objects themselves (what each name does) are :mod:`accelplug.precision`; a plugin adds
-names through the ``register_precisions`` hook, and the registry passes its alias table here.
+Each built-in precision class (:data:`accelplug.precision.BUILTIN_PRECISIONS`) declares its ``name`` and
+``aliases``; the tables here are built from them, so a name is written once. The classes import no torch
+(they import it inside their methods), so a config file is still checked without torch. A plugin adds
+names through the ``register_precisions`` hook, and the registry passes its own alias table here.
 """
 
 from __future__ import annotations
@@ -9,21 +11,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import MisconfigurationException, did_you_mean
+from .precision import BUILTIN_PRECISIONS
 
 __all__ = ["ACCEPTED_PRECISIONS", "DTYPE_WORDS", "PRECISIONS", "PRECISION_ALIASES", "normalize_precision"]
 
-#: The canonical precision names the Trainer understands.
-PRECISIONS = ("32-true", "bf16-mixed", "16-mixed", "64-true", "bf16-true", "16-true")
+#: The canonical names of the built-in precisions, in their classes' order.
+PRECISIONS: tuple[str, ...] = tuple(cls.name for cls in BUILTIN_PRECISIONS)
 
+#: Every accepted spelling of a built-in precision (lowercase) -> its canonical name.
 PRECISION_ALIASES: dict[str, str] = {
-    **{p: p for p in PRECISIONS},
-    "32": "32-true",
-    "16": "16-mixed",
-    "bf16": "bf16-mixed",
-    "64": "64-true",
+    **{name: name for name in PRECISIONS},
+    **{alias.lower(): cls.name for cls in BUILTIN_PRECISIONS for alias in cls.aliases},
 }
+
+
+def _shown(spelling: str) -> str:
+    return spelling if spelling.isdigit() else repr(spelling)  # 16 is passed as an int as often as not
+
+
+#: The built-in names and aliases, in words (the end of every precision error).
 ACCEPTED_PRECISIONS = (
-    "'32-true', 'bf16-mixed', '16-mixed', '64-true', 'bf16-true', '16-true' (aliases: 32, 16, 'bf16', 64)"
+    ", ".join(repr(name) for name in PRECISIONS)
+    + f" (aliases: {', '.join(_shown(a) for cls in BUILTIN_PRECISIONS for a in cls.aliases)})"
 )
 
 #: Dtype words people type for a precision, and the precision that word most likely means. Spelling

@@ -72,3 +72,38 @@ def test_tensorboard_logger_without_tensorboard_names_the_extra(monkeypatch: pyt
     )
     with pytest.raises(MisconfigurationException, match=r'pip install "accelplug\[tensorboard\]"'):
         Trainer(accelerator="cpu", logger="tensorboard")
+
+
+# ---- each option declared once ---------------------------------------------------------------------
+def test_the_trainer_signature_is_the_option_entries() -> None:
+    """Lightning's signature is written out for readers and type checkers; its defaults are the entries'."""
+    import inspect
+
+    from accelplug.trainer.options.entries import SELECTION_ARGUMENTS, entries
+
+    parameters = inspect.signature(Trainer.__init__).parameters
+    names = [n for n, p in parameters.items() if n != "self" and p.kind is not p.VAR_KEYWORD]
+    declared = entries()
+    assert sorted(names) == sorted([*declared, *SELECTION_ARGUMENTS])
+    for name, entry in declared.items():
+        assert repr(parameters[name].default) == repr(entry.given), name
+
+
+_CANDIDATES: tuple[Any, ...] = ("<not a value>", -7, 2.5, [1], object())
+
+
+def test_every_option_refuses_a_bad_value_with_its_own_accepted_words() -> None:
+    from accelplug.trainer.options import checks
+    from accelplug.trainer.options.entries import entries
+
+    for name, entry in entries().items():
+        bad = []
+        for candidate in _CANDIDATES:
+            try:
+                entry.check(candidate)
+            except checks.Bad:
+                bad.append(candidate)
+        assert bad, f"{name} accepts every candidate; add one it refuses"
+        with pytest.raises(MisconfigurationException) as caught:
+            Trainer(accelerator="cpu", **{name: bad[0]})
+        assert f"{name}=" in str(caught.value) and entry.accepted in str(caught.value), name

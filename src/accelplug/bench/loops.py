@@ -22,10 +22,19 @@ import torch
 from torch import nn
 
 from ..errors import MisconfigurationException
+from ..precision import BUILTIN_PRECISIONS
 from .models import Workload
 from .timing import StepTimer, StepWindow
 
-__all__ = ["BASELINE_PRECISIONS", "BenchModule", "Phase", "baseline_round", "make_batch", "trainer_round"]
+__all__ = [
+    "BASELINE_PRECISIONS",
+    "BenchModule",
+    "Phase",
+    "baseline_round",
+    "make_batch",
+    "torch_setting",
+    "trainer_round",
+]
 
 Phase = Literal["train", "eval"]
 
@@ -33,15 +42,17 @@ Phase = Literal["train", "eval"]
 LEARNING_RATE = 1e-3
 MOMENTUM = 0.9
 
-#: Precisions the hand-written loop can reproduce with torch alone: (parameter dtype, autocast dtype).
-BASELINE_PRECISIONS: dict[str, tuple[torch.dtype | None, torch.dtype | None]] = {
-    "32-true": (None, None),
-    "64-true": (torch.float64, None),
-    "bf16-true": (torch.bfloat16, None),
-    "16-true": (torch.float16, None),
-    "bf16-mixed": (None, torch.bfloat16),
-    "16-mixed": (None, torch.float16),
-}
+#: The precisions the hand-written loop reproduces with torch alone: the built-ins, from what their classes
+#: declare (parameter dtype, autocast dtype, loss scaling). A plugin's precision may do more, so
+#: ``--baseline`` refuses it.
+BASELINE_PRECISIONS: tuple[str, ...] = tuple(cls.name for cls in BUILTIN_PRECISIONS)
+
+
+def torch_setting(precision: str, device_type: str) -> tuple[torch.dtype | None, torch.dtype | None, bool]:
+    """(parameter dtype, autocast dtype, GradScaler?) of a built-in precision on ``device_type``."""
+    cls = next(c for c in BUILTIN_PRECISIONS if c.name == precision)
+    plan = cls(device_type)
+    return plan.param_dtype, plan.compute_dtype if plan.uses_autocast else None, plan.scaler is not None
 
 
 class BenchModule(nn.Module):
@@ -112,8 +123,8 @@ def baseline_round(phase: Phase, module: BenchModule, batch: Any, precision: str
             f"--baseline: the hand-written loop knows torch's own precisions ({', '.join(BASELINE_PRECISIONS)}), "
             f"not {precision!r}, which a plugin adds; run without --baseline."
         )
-    param_dtype, autocast_dtype = BASELINE_PRECISIONS[precision]
     device = window.device
+    param_dtype, autocast_dtype, scaled = torch_setting(precision, device.type)
     model, logits_of = module.model, module.logits_of
     inputs, labels = batch
     model.to(device=device, dtype=param_dtype)  # already there after a Trainer round: a no-op then
@@ -127,7 +138,7 @@ def baseline_round(phase: Phase, module: BenchModule, batch: Any, precision: str
     if phase == "train":
         model.train()
         optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE, momentum=MOMENTUM)
-        scaler = torch.amp.GradScaler(device.type) if precision == "16-mixed" and device.type == "cuda" else None
+        scaler = torch.amp.GradScaler(device.type) if scaled else None
         for _ in range(window.total):
             optimizer.zero_grad(set_to_none=True)
             with forward_context():

@@ -1,147 +1,145 @@
-"""The Trainer's options: Lightning 2.x's names with Lightning's meanings, validated once at the edge.
+"""The Trainer's options, each declared once: Lightning 2.x's name and default, its check, what it accepts.
 
-Each option has one checker that either returns the normalised value or a phrase saying what is
-accepted; all problems of one call become one ``MisconfigurationException`` naming each option and
-the value given. An unknown keyword is named with the closest option. Inside the package the result
-is a frozen :class:`TrainerOptions` of plain values.
+One :func:`option` entry per field of :class:`TrainerOptions` holds everything about that option: the
+default as the Trainer's signature writes it (Lightning's, e.g. ``log_every_n_steps=None``), the
+checker that turns a value into the one the loops use (or raises :class:`.checks.Bad`), and what is
+accepted, in words. The dataclass default is the checker applied to the Trainer's default, so a default
+is written once; the error text comes from the same entry; and a test holds the Trainer's signature to
+these entries. All problems of one call become one ``MisconfigurationException`` naming each option and
+the value given; an unknown keyword is named with the closest option.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import MisconfigurationException, did_you_mean
 from . import checks
 
-__all__ = ["ACCEPTED", "TrainerOptions", "validate_options"]
+__all__ = ["SELECTION_ARGUMENTS", "OptionEntry", "TrainerOptions", "entries", "option", "validate_options"]
 
 
-#: option -> (checker, what is accepted, in words).
-_CHECKS: dict[str, tuple[Callable[[Any], Any], str]] = {
-    "max_epochs": (
-        lambda v: checks.int_at_least(v, 0, allow_none=True, extra=(-1,)),
-        "an int >= 0, -1 for no epoch limit, or None (1000 epochs unless max_steps stops earlier)",
-    ),
-    "min_epochs": (lambda v: checks.int_at_least(v, 0, allow_none=True), "an int >= 0, or None"),
-    "max_steps": (
-        lambda v: checks.int_at_least(v, 1, allow_none=True, extra=(-1,)),
-        "an int >= 1, or -1/None for no step limit",
-    ),
-    "min_steps": (lambda v: checks.int_at_least(v, 0, allow_none=True), "an int >= 0, or None"),
-    "max_time": (
-        checks.max_time_seconds,
-        "'DD:HH:MM:SS' (e.g. '00:12:00:00'), a datetime.timedelta, or a dict such as {'hours': 12}; positive",
-    ),
-    "accumulate_grad_batches": (lambda v: checks.int_at_least(v, 1), "an int >= 1"),
-    "gradient_clip_val": (checks.number, "a number >= 0, or None for no clipping"),
-    "gradient_clip_algorithm": (
-        lambda v: "norm" if v is None else checks.choice(v, ("norm", "value")),
-        "'norm' or 'value'",
-    ),
-    "val_check_interval": (
-        checks.val_check_interval,
-        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), or None",
-    ),
-    "check_val_every_n_epoch": (lambda v: checks.int_at_least(v, 1, allow_none=True), "an int >= 1, or None"),
-    "limit_train_batches": (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0"),
-    "limit_val_batches": (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0"),
-    "limit_test_batches": (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0"),
-    "limit_predict_batches": (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0"),
-    "overfit_batches": (
-        lambda v: 0.0 if v is None else checks.fraction_or_count(v),
-        "a float in [0, 1] or an int >= 0 (0: off)",
-    ),
-    "num_sanity_val_steps": (
-        lambda v: 2 if v is None else checks.int_at_least(v, 0, extra=(-1,)),
-        "an int >= 0, or -1 for all",
-    ),
-    "log_every_n_steps": (lambda v: 50 if v is None else checks.int_at_least(v, 1), "an int >= 1"),
-    "default_root_dir": (checks.root_dir, "a folder path (str or Path), or None for the current directory"),
-    "seed": (checks.seed_value, "an int in [0, 2**32 - 1], or None to leave the random generators alone"),
-    "callbacks": (checks.callback_list, "a list of callback objects (or one), or None"),
-    "enable_progress_bar": (lambda v: checks.boolean(v, True), "True or False"),
-    "enable_checkpointing": (lambda v: checks.boolean(v, True), "True or False"),
-    "enable_model_summary": (lambda v: checks.boolean(v, True), "True or False"),
-    "logger": (
-        checks.logger_spec,
-        "True/'csv' (metrics.csv), 'tensorboard' (CSV and TensorBoard), False, or logger object(s) with "
-        "log_metrics() (e.g. accelplug.CSVLogger, a Lightning logger)",
-    ),
-    "mps_fallback": (checks.boolean, "True or False"),
-    "num_nodes": (lambda v: checks.int_at_least(v, 1), "an int >= 1"),
-    "fast_dev_run": (checks.fast_dev_run, "True/False or an int >= 0 (number of batches)"),
-    "deterministic": (checks.deterministic, "True, False, 'warn', or None"),
-    "benchmark": (lambda v: None if v is None else checks.boolean(v), "True, False, or None"),
-    "inference_mode": (checks.boolean, "True or False"),
-    "use_distributed_sampler": (checks.boolean, "True or False"),
-    "detect_anomaly": (checks.boolean, "True or False"),
-    "reload_dataloaders_every_n_epochs": (lambda v: checks.int_at_least(v, 0), "an int >= 0 (0: never)"),
-    "barebones": (checks.boolean, "True or False"),
-    "sync_batchnorm": (checks.boolean, "True or False"),
-    "enable_autolog_hparams": (checks.boolean, "True or False"),
-    "compile": (checks.compile_spec, "False, True, a torch.compile mode name, or a dict of torch.compile arguments"),
-    "nonfinite_loss": (
-        lambda v: checks.choice(v, ("warn", "stop", "raise", "ignore")),
-        "'warn' (default), 'stop' (end fit cleanly), 'raise' (FloatingPointError) or 'ignore'",
-    ),
-    "profiler": (
-        checks.only_none,
-        "None: accelplug has no profiler option; wrap trainer.fit() in torch.profiler.profile(...) instead",
-    ),
-    "plugins": (checks.only_none, "None: use precision=... and strategy=... (or a plugin distribution) instead"),
-    "model_registry": (checks.only_none, "None: accelplug has no model registry"),
-}
+@dataclass(frozen=True)
+class OptionEntry:
+    """One option's declaration, as :func:`entries` returns it."""
 
-ACCEPTED: dict[str, str] = {name: text for name, (_, text) in _CHECKS.items()}
+    name: str
+    #: The default of the Trainer's argument (what a user who passes nothing gives).
+    given: Any
+    check: Callable[[Any], Any]
+    #: What is accepted, in words: the end of the error message.
+    accepted: str
+
+
+def option(given: Any, check: Callable[[Any], Any], accepted: str) -> Any:
+    """A field of :class:`TrainerOptions`: its default is ``check(given)``, computed, never written twice."""
+    value = check(given)
+    meta = {"given": given, "check": check, "accepted": accepted}
+    if isinstance(value, (list, dict, set)):  # a fresh one for every TrainerOptions
+        return field(default_factory=lambda: check(given), metadata=meta)
+    return field(default=value, metadata=meta)
+
+
+_BOOL = (checks.boolean, "True or False")
+_ON = (lambda v: checks.boolean(v, True), "True or False")
+_LIMIT = (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0")
+_NONE_OR_INT = "an int >= 0, or None"
 
 
 @dataclass(frozen=True)
 class TrainerOptions:
-    max_epochs: int | None = None
-    min_epochs: int | None = None
-    max_steps: int | None = -1
-    min_steps: int | None = None
-    max_time: float | None = None
-    accumulate_grad_batches: int = 1
-    gradient_clip_val: float | None = None
-    gradient_clip_algorithm: str = "norm"
-    val_check_interval: float | int | None = None
-    check_val_every_n_epoch: int | None = 1
-    limit_train_batches: float | int = 1.0
-    limit_val_batches: float | int = 1.0
-    limit_test_batches: float | int = 1.0
-    limit_predict_batches: float | int = 1.0
-    overfit_batches: float | int = 0.0
-    num_sanity_val_steps: int = 2
-    log_every_n_steps: int = 50
-    default_root_dir: str | os.PathLike[str] | None = None
-    seed: int | None = None
-    callbacks: list[Any] = field(default_factory=list)
-    enable_progress_bar: bool = True
-    enable_checkpointing: bool = True
-    enable_model_summary: bool = True
-    logger: Any = True
-    mps_fallback: bool = False
-    num_nodes: int = 1
-    fast_dev_run: int = 0
-    deterministic: bool | str | None = None
-    benchmark: bool | None = None
-    inference_mode: bool = True
-    use_distributed_sampler: bool = True
-    detect_anomaly: bool = False
-    reload_dataloaders_every_n_epochs: int = 0
-    barebones: bool = False
-    sync_batchnorm: bool = False
-    enable_autolog_hparams: bool = True
-    compile: dict[str, Any] | None = None
-    nonfinite_loss: str = "warn"
-    profiler: None = None
-    plugins: None = None
-    model_registry: None = None
+    """The Trainer's options, checked and normalised (``trainer.options``); built by :func:`validate_options`."""
+
+    max_epochs: int | None = option(
+        None,
+        lambda v: checks.int_at_least(v, 0, allow_none=True, extra=(-1,)),
+        "an int >= 0, -1 for no epoch limit, or None (1000 epochs unless max_steps stops earlier)",
+    )
+    min_epochs: int | None = option(None, lambda v: checks.int_at_least(v, 0, allow_none=True), _NONE_OR_INT)
+    max_steps: int | None = option(
+        -1,
+        lambda v: checks.int_at_least(v, 1, allow_none=True, extra=(-1,)),
+        "an int >= 1, or -1/None for no step limit",
+    )
+    min_steps: int | None = option(None, lambda v: checks.int_at_least(v, 0, allow_none=True), _NONE_OR_INT)
+    max_time: float | None = option(
+        None,
+        checks.max_time_seconds,
+        "'DD:HH:MM:SS' (e.g. '00:12:00:00'), a datetime.timedelta, or a dict such as {'hours': 12}; positive",
+    )
+    accumulate_grad_batches: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
+    gradient_clip_val: float | None = option(None, checks.number, "a number >= 0, or None for no clipping")
+    gradient_clip_algorithm: str = option(
+        None, lambda v: "norm" if v is None else checks.choice(v, ("norm", "value")), "'norm' or 'value'"
+    )
+    val_check_interval: float | int | None = option(
+        None,
+        checks.val_check_interval,
+        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), or None",
+    )
+    check_val_every_n_epoch: int | None = option(
+        1, lambda v: checks.int_at_least(v, 1, allow_none=True), "an int >= 1, or None"
+    )
+    limit_train_batches: float | int = option(None, *_LIMIT)
+    limit_val_batches: float | int = option(None, *_LIMIT)
+    limit_test_batches: float | int = option(None, *_LIMIT)
+    limit_predict_batches: float | int = option(None, *_LIMIT)
+    overfit_batches: float | int = option(
+        0.0, lambda v: 0.0 if v is None else checks.fraction_or_count(v), "a float in [0, 1] or an int >= 0 (0: off)"
+    )
+    num_sanity_val_steps: int = option(
+        None, lambda v: 2 if v is None else checks.int_at_least(v, 0, extra=(-1,)), "an int >= 0, or -1 for all"
+    )
+    log_every_n_steps: int = option(None, lambda v: 50 if v is None else checks.int_at_least(v, 1), "an int >= 1")
+    default_root_dir: str | os.PathLike[str] | None = option(
+        None, checks.root_dir, "a folder path (str or Path), or None for the current directory"
+    )
+    seed: int | None = option(
+        None, checks.seed_value, "an int in [0, 2**32 - 1], or None to leave the random generators alone"
+    )
+    callbacks: list[Any] = option(None, checks.callback_list, "a list of callback objects (or one), or None")
+    enable_progress_bar: bool = option(None, *_ON)
+    enable_checkpointing: bool = option(None, *_ON)
+    enable_model_summary: bool = option(None, *_ON)
+    logger: Any = option(
+        None,
+        checks.logger_spec,
+        "True/'csv' (metrics.csv), 'tensorboard' (CSV and TensorBoard), False, or logger object(s) with "
+        "log_metrics() (e.g. accelplug.CSVLogger, a Lightning logger)",
+    )
+    mps_fallback: bool = option(False, *_BOOL)
+    num_nodes: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
+    fast_dev_run: int = option(False, checks.fast_dev_run, "True/False or an int >= 0 (number of batches)")
+    deterministic: bool | str | None = option(None, checks.deterministic, "True, False, 'warn', or None")
+    benchmark: bool | None = option(None, lambda v: None if v is None else checks.boolean(v), "True, False, or None")
+    inference_mode: bool = option(True, *_BOOL)
+    use_distributed_sampler: bool = option(True, *_BOOL)
+    detect_anomaly: bool = option(False, *_BOOL)
+    reload_dataloaders_every_n_epochs: int = option(0, lambda v: checks.int_at_least(v, 0), "an int >= 0 (0: never)")
+    barebones: bool = option(False, *_BOOL)
+    sync_batchnorm: bool = option(False, *_BOOL)
+    enable_autolog_hparams: bool = option(True, *_BOOL)
+    compile: dict[str, Any] | None = option(
+        False, checks.compile_spec, "False, True, a torch.compile mode name, or a dict of torch.compile arguments"
+    )
+    nonfinite_loss: str = option(
+        "warn",
+        lambda v: checks.choice(v, ("warn", "stop", "raise", "ignore")),
+        "'warn' (default), 'stop' (end fit cleanly), 'raise' (FloatingPointError) or 'ignore'",
+    )
+    profiler: None = option(
+        None,
+        checks.only_none,
+        "None: accelplug has no profiler option; wrap trainer.fit() in torch.profiler.profile(...) instead",
+    )
+    plugins: None = option(
+        None, checks.only_none, "None: use precision=... and strategy=... (or a plugin distribution) instead"
+    )
+    model_registry: None = option(None, checks.only_none, "None: accelplug has no model registry")
 
     @property
     def max_time_seconds(self) -> float | None:
@@ -153,8 +151,15 @@ class TrainerOptions:
         return Path(root).expanduser() if root is not None else Path.cwd()
 
 
-_FIELDS = tuple(f.name for f in fields(TrainerOptions))
-assert set(_FIELDS) == set(_CHECKS), set(_FIELDS) ^ set(_CHECKS)
+def entries() -> dict[str, OptionEntry]:
+    """Every option's declaration, by name, in the order of :class:`TrainerOptions`."""
+    return {
+        f.name: OptionEntry(f.name, f.metadata["given"], f.metadata["check"], f.metadata["accepted"])
+        for f in fields(TrainerOptions)
+    }
+
+
+_ENTRIES = entries()
 
 #: Names that are Trainer arguments but not loop options (checked by the selection rules).
 SELECTION_ARGUMENTS = ("accelerator", "devices", "strategy", "precision")
@@ -170,19 +175,19 @@ def validate_options(**given: Any) -> TrainerOptions:
     problems: list[str] = []
     values: dict[str, Any] = {}
     for name, value in given.items():
-        if name not in _CHECKS:
-            known = [*_CHECKS, *SELECTION_ARGUMENTS]
+        entry = _ENTRIES.get(name)
+        if entry is None:
+            known = [*_ENTRIES, *SELECTION_ARGUMENTS]
             problems.append(
                 f"Trainer got an unknown argument {name!r}.{did_you_mean(name, known)} "
                 f"Accepted: {', '.join(sorted(known))}"
             )
             continue
-        check, accepted = _CHECKS[name]
         try:
-            values[name] = check(value)
+            values[name] = entry.check(value)
         except checks.Bad as exc:
             detail = f" ({exc})" if str(exc) else ""
-            problems.append(f"{name}={_shown(value)} is invalid{detail}: expected {accepted}")
+            problems.append(f"{name}={_shown(value)} is invalid{detail}: expected {entry.accepted}")
     if problems:
         raise MisconfigurationException("; ".join(dict.fromkeys(problems)) + ".")
     options = TrainerOptions(**values)
@@ -191,8 +196,6 @@ def validate_options(**given: Any) -> TrainerOptions:
 
 def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:
     """``fast_dev_run``, ``overfit_batches`` and ``barebones`` set other options, as in Lightning."""
-    from dataclasses import replace
-
     if options.fast_dev_run:
         n = options.fast_dev_run
         options = replace(
