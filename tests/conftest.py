@@ -124,3 +124,15 @@ def run_python() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def single_thread() -> Iterator[None]:
+    """One intra-op thread: the models here are tiny, and on a busy 2-core machine OpenMP threads that spin
+    waiting for a core turn a 0.2 ms step into 90 ms. Each test gets the previous setting back."""
+    import torch  # here, not at import: collecting the suite must not need torch before a test does
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

@@ -21,7 +21,7 @@ status=0
 
 run_tests() {
     echo "== pytest -m cuda (FSDP, compile)"
-    timeout "${TESTS_S:-240}" "$PYTHON" -m pytest -m cuda tests/trainer/test_cuda_scale.py -v -rs \
+    timeout "${TESTS_S:-240}" "$PYTHON" -m pytest -m cuda tests/strategies/test_cuda_scale.py -v -rs \
         -p no:cacheprovider 2>&1 | tee "$OUT/cuda_scale_tests.txt"
     return "${PIPESTATUS[0]}"
 }

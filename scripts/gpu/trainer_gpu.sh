@@ -2,7 +2,7 @@
 # Trainer checks on an NVIDIA machine (issue 5). Run from the repository root after
 # `pip install --no-deps -e .`:
 #
-#   scripts/gpu/trainer_gpu.sh tests   # pytest -m cuda tests/trainer           (H100)
+#   scripts/gpu/trainer_gpu.sh tests   # pytest -m cuda tests/trainer tests/strategies (H100)
 #   scripts/gpu/trainer_gpu.sh bench   # benchmarks/overhead.py --device cuda    (H100)
 #   scripts/gpu/trainer_gpu.sh ddp     # 2-GPU DDP over nccl via accelplug launch (2x H200)
 #   scripts/gpu/trainer_gpu.sh all     # the three in turn
@@ -16,8 +16,8 @@ mkdir -p "$OUT"
 status=0
 
 run_tests() {
-    echo "== pytest -m cuda tests/trainer"
-    "$PYTHON" -m pytest -m cuda tests/trainer -v -rs -p no:cacheprovider 2>&1 | tee "$OUT/trainer_cuda_tests.txt"
+    echo "== pytest -m cuda tests/trainer tests/strategies"
+    "$PYTHON" -m pytest -m cuda tests/trainer tests/strategies -v -rs -p no:cacheprovider 2>&1 | tee "$OUT/trainer_cuda_tests.txt"
     return "${PIPESTATUS[0]}"
 }
 

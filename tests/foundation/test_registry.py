@@ -4,36 +4,22 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tests.fakes import FakeAccelerator
 
 from accelplug import Accelerator, MisconfigurationException, get_registry
 from accelplug.accelerators import CPUAccelerator, CUDAAccelerator, MPSAccelerator
 from accelplug.registry import AcceleratorRegistry
 
 
-class _Npu(Accelerator):
+class _Npu(FakeAccelerator):
     name = "npu"
-    device_type = "cpu"
     auto_priority = 500
-
-    @classmethod
-    def is_available(cls) -> bool:
-        return True
-
-    @classmethod
-    def device_count(cls) -> int:
-        return 4
+    count = 4
 
 
 class _Offline(_Npu):
     name = "offline"
-
-    @classmethod
-    def is_available(cls) -> bool:
-        return False
-
-    @classmethod
-    def device_count(cls) -> int:
-        return 0
+    available = False
 
 
 def test_get_registry_returns_one_registry_per_process() -> None:

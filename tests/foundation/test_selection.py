@@ -6,40 +6,23 @@ import dataclasses
 
 import pytest
 import torch
+from tests.fakes import FakeAccelerator
 
-from accelplug import Accelerator, MisconfigurationException, Trainer, get_registry, select
+from accelplug import MisconfigurationException, Trainer, get_registry, select
 from accelplug.accelerators import CPUAccelerator
 from accelplug.errors import AcceleratorUnavailableError
 
 
-class _TwoDevices(Accelerator):
+class _TwoDevices(FakeAccelerator):
     name = "twodev"
-    device_type = "cpu"
     auto_priority = 10
-
-    @classmethod
-    def is_available(cls) -> bool:
-        return True
-
-    @classmethod
-    def device_count(cls) -> int:
-        return 4
-
-    @classmethod
-    def supported_strategies(cls) -> tuple[str, ...]:
-        return ("single_device", "ddp")
-
-    @classmethod
-    def get_device(cls, index: int) -> torch.device:
-        return torch.device("cpu")
+    count = 4
+    strategies = ("single_device", "ddp")
 
 
 class _OnlySingle(_TwoDevices):
     name = "onlysingle"
-
-    @classmethod
-    def supported_strategies(cls) -> tuple[str, ...]:
-        return ("single_device",)
+    strategies = ("single_device",)
 
 
 @pytest.mark.parametrize(

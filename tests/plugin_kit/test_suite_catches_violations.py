@@ -12,25 +12,17 @@ from typing import ClassVar
 import pluggy
 import pytest
 import torch
+from tests.fakes import FakeAccelerator
 
 from accelplug import Accelerator, hookimpl
 from accelplug.accelerators import CPUAccelerator
 from accelplug.testing import AcceleratorConformance
 
 
-class _Sound(Accelerator):
+class _Sound(FakeAccelerator):
     """Available, two devices, on the CPU device: passes everything, so each variant breaks one thing."""
 
     name = "sound"
-    device_type = "cpu"
-
-    @classmethod
-    def is_available(cls) -> bool:
-        return True
-
-    @classmethod
-    def device_count(cls) -> int:
-        return 2
 
 
 def _suite(accelerator: type[Accelerator], **attributes: object) -> AcceleratorConformance:

@@ -24,9 +24,8 @@ from hypothesis import strategies as st
 from torch.utils.data import DataLoader, TensorDataset
 
 from accelplug import MisconfigurationException, Trainer
-
-from .modules import LinearRegression, quiet, regression_data
-from .processes import REPO, child_env
+from tests.modules import LinearRegression, quiet, regression_data
+from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.timeout(120)
 

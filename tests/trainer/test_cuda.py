@@ -1,6 +1,6 @@
 """The Trainer on NVIDIA GPUs: mixed precision, defaults, and checkpoints that move to the CPU.
 
-Skipped cleanly on a machine without CUDA; run with ``pytest -m cuda tests/trainer`` on a GPU box.
+Skipped cleanly on a machine without CUDA; run with ``pytest -m cuda tests/trainer tests/strategies`` on a GPU box.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import pytest
 import torch
 
 from accelplug import Trainer
-
-from .modules import LinearRegression, NoisyNet, regression_data
-from .processes import REPO, child_env
+from tests.modules import LinearRegression, NoisyNet, regression_data
+from tests.processes import REPO, child_env
 
 pytestmark = [
     pytest.mark.cuda,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .processes import REPO, child_env
+from tests.processes import REPO, child_env
 
 
 def _write_two_class_folder(root: Path) -> None:

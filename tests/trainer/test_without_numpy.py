@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .processes import child_env
+from tests.processes import child_env
 
 _SCRIPT = textwrap.dedent(
     """

@@ -46,14 +46,14 @@ def test_bad_trainer_option_raises_misconfiguration_naming_the_value(options: di
 
 def test_ddp_in_an_interpreter_that_cannot_relaunch_explains_how_to_launch() -> None:
     trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp")
-    from .modules import LinearRegression, regression_data
+    from tests.modules import LinearRegression, regression_data
 
     with pytest.raises(MisconfigurationException, match="accelplug launch --accelerator cpu --devices 2"):
         trainer.fit(LinearRegression(), regression_data())
 
 
 def test_num_nodes_that_disagrees_with_the_launcher_world_size_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
-    from .modules import LinearRegression, regression_data
+    from tests.modules import LinearRegression, regression_data
 
     for name, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
                         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}.items():  # fmt: skip

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
-
-from .modules import LinearRegression, quiet, regression_data
+from tests.modules import LinearRegression, quiet, regression_data
 
 HALF = {"bf16-true": torch.bfloat16, "16-true": torch.float16}
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from accelplug.trainer.display.progress import PlainProgress
-
-from .processes import REPO, child_env
+from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def child_env(extra: dict[str, str] | None = None, *, pythonpath: Path | None = None) -> dict[str, str]:

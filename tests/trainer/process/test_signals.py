@@ -22,11 +22,10 @@ import torch
 from accelplug import Callback, Trainer
 from accelplug.callbacks import ModelCheckpoint
 from accelplug.trainer.state import StopReason
+from tests.modules import LinearRegression, quiet, regression_data
+from tests.processes import child_env
 
-from .modules import LinearRegression, quiet, regression_data
-from .processes import child_env
-
-SURVIVOR = Path(__file__).resolve().parent / "scripts" / "survivor.py"
+SURVIVOR = Path(__file__).resolve().parents[2] / "scripts" / "survivor.py"
 STEPS = 40
 _LINE = re.compile(r"^accelplug: (SIGTERM|SIGINT): stopped after step (\d+); checkpoint saved to (\S+); resume with ")
 

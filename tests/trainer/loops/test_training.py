@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,7 @@ import torch
 
 from accelplug import Trainer
 from accelplug.callbacks.base import Callback
-
-from .modules import TRUE_BIAS, TRUE_WEIGHT, LinearRegression, quiet, regression_data
+from tests.modules import TRUE_BIAS, TRUE_WEIGHT, LinearRegression, quiet, regression_data
 
 
 def _loss(model: torch.nn.Module, loader: Any) -> float:
@@ -77,19 +75,6 @@ def test_gradient_clip_val_bounds_the_update(tmp_path: Path) -> None:
     assert moved.norm() <= 0.01 + 1e-6
 
 
-def test_metrics_are_written_to_csv_under_default_root_dir(tmp_path: Path) -> None:
-    trainer = Trainer(**quiet(max_epochs=2, log_every_n_steps=2, default_root_dir=tmp_path))
-    data = regression_data()
-    trainer.fit(LinearRegression(), data, data)
-    assert trainer.metrics_path is not None
-    assert trainer.metrics_path.is_relative_to(tmp_path)
-    rows = list(csv.DictReader(trainer.metrics_path.open()))
-    train_losses = [float(r["train_loss"]) for r in rows if r["train_loss"]]
-    assert len(train_losses) == 8  # 16 steps, every 2nd logged
-    assert [r for r in rows if r["val_loss"]], "validation metrics are logged at each epoch end"
-    assert train_losses[-1] < train_losses[0]
-
-
 def test_val_check_interval_validates_within_the_epoch(tmp_path: Path) -> None:
     ends: list[int] = []
 
@@ -110,38 +95,6 @@ def test_val_check_interval_validates_within_the_epoch(tmp_path: Path) -> None:
     )
     trainer.fit(LinearRegression(), data, data)
     assert ends == [4, 8]
-
-
-def test_callback_hooks_run_in_order(tmp_path: Path) -> None:
-    calls: list[str] = []
-
-    class Recorder:
-        def on_fit_start(self, trainer: Trainer, model: torch.nn.Module) -> None:
-            calls.append("fit_start")
-
-        def on_train_batch_end(self, trainer: Trainer, model: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-            calls.append(f"batch{batch_idx}")
-
-        def on_train_epoch_end(self, trainer: Trainer, model: torch.nn.Module) -> None:
-            calls.append("epoch_end")
-
-        def on_fit_end(self, trainer: Trainer, model: torch.nn.Module) -> None:
-            calls.append("fit_end")
-
-    trainer = Trainer(**quiet(max_epochs=1, limit_train_batches=2, callbacks=Recorder(), default_root_dir=tmp_path))
-    trainer.fit(LinearRegression(), regression_data())
-    assert calls == ["fit_start", "batch0", "batch1", "epoch_end", "fit_end"]
-
-
-def test_a_callback_can_stop_training(tmp_path: Path) -> None:
-    class StopAtThree(Callback):
-        def on_train_batch_end(self, trainer: Trainer, model: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-            if trainer.global_step == 3:
-                trainer.should_stop = True
-
-    trainer = Trainer(**quiet(max_epochs=10, callbacks=[StopAtThree()], default_root_dir=tmp_path))
-    trainer.fit(LinearRegression(), regression_data())
-    assert trainer.global_step == 3
 
 
 def test_epoch_scheduler_from_configure_optimizers_dict_steps_each_epoch(tmp_path: Path) -> None:
@@ -183,67 +136,3 @@ def test_training_step_returning_neither_tensor_nor_loss_dict_is_explained(tmp_p
 
     with pytest.raises(MisconfigurationException, match="training_step must return a loss tensor"):
         Trainer(**quiet(max_steps=1, default_root_dir=tmp_path)).fit(Bad(), regression_data())
-
-
-def test_mps_fallback_warns_when_torch_was_imported_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTORCH_ENABLE_MPS_FALLBACK", raising=False)
-    with pytest.warns(UserWarning, match="mps_fallback=True has no effect"):
-        Trainer(accelerator="cpu", mps_fallback=True)
-
-
-def test_mps_fallback_keeps_a_value_the_user_set(monkeypatch: pytest.MonkeyPatch, recwarn: Any) -> None:
-    monkeypatch.setenv("PYTORCH_ENABLE_MPS_FALLBACK", "0")
-    Trainer(accelerator="cpu", mps_fallback=True)
-    import os
-
-    assert os.environ["PYTORCH_ENABLE_MPS_FALLBACK"] == "0"
-    assert not [w for w in recwarn if "mps_fallback" in str(w.message)]
-
-
-def test_progress_is_plain_lines_when_output_is_not_a_terminal(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    trainer = Trainer(accelerator="cpu", max_epochs=2, default_root_dir=tmp_path, log_every_n_steps=1)
-    trainer.fit(LinearRegression(), regression_data())
-    err = capsys.readouterr().err
-    assert "epoch 0 done at step 8: train_loss=" in err
-    assert "epoch 1 done at step 16" in err
-
-
-def test_progress_is_a_rich_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelplug.trainer.display.progress import RichProgress, make_progress
-
-    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
-    assert isinstance(make_progress(True), RichProgress)
-
-
-def test_self_log_from_a_lightning_style_module_reaches_the_metrics(tmp_path: Path) -> None:
-    class LogsLikeLightning(LinearRegression):
-        def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
-            loss = super().training_step(batch, batch_idx)
-            self.log("my_train_loss", loss, prog_bar=True)
-            return loss
-
-        def validation_step(self, batch: Any, batch_idx: int) -> None:  # type: ignore[override]
-            x, y = batch
-            self.log_dict({"my_val_mse": torch.nn.functional.mse_loss(self.linear(x), y)}, sync_dist=True)
-
-    model, data = LogsLikeLightning(), regression_data(shuffle=False)
-    trainer = Trainer(**quiet(max_epochs=2, log_every_n_steps=4, default_root_dir=tmp_path))
-    trainer.fit(model, data, data)
-    (validated,) = trainer.validate(model, data, verbose=False)
-    assert {"my_train_loss", "my_val_mse"} <= set(trainer.callback_metrics)
-    with torch.no_grad():
-        expected = sum(float(torch.nn.functional.mse_loss(model.linear(x), y)) for x, y in data) / len(data)
-    assert validated["my_val_mse"] == pytest.approx(expected, rel=1e-5)
-    assert not hasattr(model, "log"), "the Trainer removes the log method it lent"
-
-
-def test_pinning_for_cuda_keeps_the_loaders_sampler() -> None:
-    from accelplug.data.loaders import pin_for_cuda, with_distributed_sampler
-
-    sharded = with_distributed_sampler(regression_data(), world_size=2, rank=1, seed=3)
-    pinned = pin_for_cuda(sharded, torch.device("cuda", 0))  # builds a loader only; no GPU is touched
-    assert pinned.pin_memory
-    assert pinned.sampler is sharded.sampler
-    assert pinned.sampler.shuffle and pinned.sampler.rank == 1

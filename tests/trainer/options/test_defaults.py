@@ -62,7 +62,7 @@ def test_a_bad_saved_value_names_where_it_came_from(monkeypatch: pytest.MonkeyPa
 def test_the_start_up_line_says_where_a_saved_value_came_from(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from .modules import LinearRegression, regression_data
+    from tests.modules import LinearRegression, regression_data
 
     trainer = Trainer(accelerator="cpu", max_steps=1, default_root_dir=tmp_path, enable_model_summary=False)
     trainer.fit(LinearRegression(), regression_data())

@@ -25,9 +25,8 @@ import torch
 from accelplug import MisconfigurationException, Trainer
 from accelplug.callbacks import ModelCheckpoint
 from accelplug.trainer.checkpointing import io as checkpoint_io
-
-from .modules import LinearRegression, quiet, regression_data
-from .processes import child_env
+from tests.modules import LinearRegression, quiet, regression_data
+from tests.processes import child_env
 
 
 def _fitted(tmp_path: Path, steps: int = 4) -> Trainer:

@@ -22,8 +22,7 @@ import torch
 
 from accelplug import MisconfigurationException, Trainer
 from accelplug.strategies import FSDPStrategy
-
-from .processes import REPO, child_env
+from tests.processes import REPO, child_env
 
 EXAMPLE = REPO / "examples" / "fsdp_example.py"
 

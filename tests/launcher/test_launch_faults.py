@@ -17,12 +17,11 @@ from pathlib import Path
 import pytest
 
 from accelplug.strategies.watchdog import HUNG_EXIT_CODE
-
-from .processes import REPO, child_env
+from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
 
-SURVIVOR = Path(__file__).resolve().parent / "scripts" / "survivor.py"
+SURVIVOR = Path(__file__).resolve().parents[1] / "scripts" / "survivor.py"
 #: The run every test compares with: 20 steps, a checkpoint every 4, metrics (and stop flags) every 5.
 RUN = ("--max-steps", "20", "--every-n-steps", "4", "--log-every", "5")
 

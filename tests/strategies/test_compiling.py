@@ -21,8 +21,7 @@ import torch
 
 from accelplug import MisconfigurationException, Trainer
 from accelplug.strategies import compiling
-
-from .processes import child_env
+from tests.processes import child_env
 
 # torch's own inductor imports still use torch.jit.script_method, which torch 2.13 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
@@ -159,7 +158,7 @@ _DDP_SCRIPT = textwrap.dedent(
     """
     import json, torch
     from accelplug import Trainer
-    from tests.trainer.test_compile import Tiny, _data
+    from tests.strategies.test_compiling import Tiny, _data
 
     losses = {}
     for compile in (False, {"backend": "aot_eager"}):

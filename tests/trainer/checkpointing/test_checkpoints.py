@@ -1,4 +1,4 @@
-"""Checkpoints: atomic writes, exact resumption, weights-only loading, the checkpoint callback."""
+"""Checkpoints: atomic writes, exact resumption, weights-only loading (the callback: tests/callbacks)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
-from accelplug.callbacks import ModelCheckpoint
-
-from .modules import LinearRegression, NoisyNet, quiet, regression_data
+from tests.modules import NoisyNet, quiet, regression_data
 
 
 def _fresh_model() -> NoisyNet:
@@ -67,15 +65,6 @@ def test_resuming_a_file_that_is_not_a_checkpoint_is_explained(tmp_path: Path) -
 def test_save_checkpoint_before_fit_is_explained() -> None:
     with pytest.raises(MisconfigurationException, match=r"during or after trainer\.fit"):
         Trainer(accelerator="cpu").save_checkpoint("x.ckpt")
-
-
-def test_model_checkpoint_writes_periodic_files_and_last(tmp_path: Path) -> None:
-    callback = ModelCheckpoint(tmp_path / "ckpts", every_n_train_steps=3, every_n_epochs=None, keep=2)
-    trainer = Trainer(**quiet(max_steps=10, callbacks=[callback], default_root_dir=tmp_path))
-    trainer.fit(LinearRegression(), regression_data())
-    assert sorted(p.name for p in (tmp_path / "ckpts").iterdir()) == ["last.ckpt", "step=6.ckpt", "step=9.ckpt"]
-    assert callback.last_model_path == (tmp_path / "ckpts" / "last.ckpt").resolve()
-    assert torch.load(callback.last_model_path, weights_only=True)["loop"]["global_step"] == 10
 
 
 _KILLED_MID_SAVE = textwrap.dedent(

@@ -1,6 +1,6 @@
 """FSDP and ``compile=`` on NVIDIA GPUs (NCCL, Triton, CUDA graphs, CPU offload, fp16 loss scaling).
 
-Skipped cleanly without CUDA; on a GPU machine: ``pytest -m cuda tests/trainer``. The tests that need
+Skipped cleanly without CUDA; on a GPU machine: ``pytest -m cuda tests/trainer tests/strategies``. The tests that need
 two GPUs skip on one.
 """
 
@@ -18,9 +18,8 @@ import pytest
 import torch
 
 from accelplug import Trainer
-
-from .processes import REPO, child_env
-from .test_fsdp import EXAMPLE, _close, _example
+from tests.processes import REPO, child_env
+from tests.strategies.test_fsdp import EXAMPLE, _close, _example
 
 pytestmark = [
     pytest.mark.cuda,

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 _TRAIN = """
 import json, torch
 from accelplug import Trainer
-from tests.trainer.modules import LinearRegression, regression_data
+from tests.modules import LinearRegression, regression_data
 
 def train(**options):
     torch.manual_seed(0)

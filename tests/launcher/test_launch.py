@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from .processes import REPO, child_env
+from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
 

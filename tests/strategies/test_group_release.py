@@ -18,8 +18,7 @@ import pytest
 import torch.distributed as dist
 
 from accelplug.strategies import ddp
-
-from .processes import child_env
+from tests.processes import child_env
 
 
 @pytest.fixture
