@@ -422,7 +422,7 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     """Run the workers through torchrun's agent; the job's exit code (non-zero when any rank failed).
 
     A SIGTERM/SIGINT to this process is forwarded by the agent to the workers, which then write a
-    checkpoint and exit (see ``accelplug.trainer.interrupts``); the job then exits 128 + the signal.
+    checkpoint and exit (see ``accelplug.trainer.process.interrupts``); the job then exits 128 + the signal.
     """
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError

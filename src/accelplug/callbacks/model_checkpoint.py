@@ -142,7 +142,7 @@ class ModelCheckpoint(Callback):
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
         n = self.every_n_epochs
         if trainer.interrupted:
-            return  # a signal stopped the epoch: fit writes last.ckpt itself, once (see trainer.interrupts)
+            return  # a signal stopped the epoch: fit writes last.ckpt itself, once (see trainer.process.interrupts)
         if n is not None and (trainer.current_epoch + 1) % n == 0:
             self._save(trainer)
 

@@ -1,6 +1,6 @@
 """What a checkpoint holds, and putting it back: the one place the checkpoint's contents are defined.
 
-A checkpoint (format :data:`~accelplug.trainer.checkpoint.CHECKPOINT_FORMAT`) holds the module's
+A checkpoint (format :data:`~accelplug.trainer.checkpointing.format.CHECKPOINT_FORMAT`) holds the module's
 weights, each optimizer's and scheduler's state, the precision's (a gradient scaler's scale), the loop
 position, every random generator, callback and datamodule state, the module's hyperparameters and
 the latest metrics. Only tensors and plain values go in, so it loads with ``weights_only=True``.

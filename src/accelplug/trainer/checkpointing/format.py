@@ -1,6 +1,6 @@
 """The checkpoint format, in one place: what a checkpoint holds, how it is read back and verified.
 
-Writing the file safely is :mod:`accelplug.trainer.checkpoint_io`. The file carries a SHA-256 digest
+Writing the file safely is :mod:`accelplug.trainer.checkpointing.io`. The file carries a SHA-256 digest
 of its contents, recomputed here on load, so a file damaged on disk or in transfer is refused with
 its path instead of resuming with corrupt weights.
 

@@ -5,7 +5,7 @@ A checkpoint is first written to a temporary file in the destination's own folde
 atomic, so a process killed at any moment leaves either the old file or the new one, never a torn
 one. Temporary files a killed writer left behind (named with its process id) are removed by the next
 save in that folder. The file carries a SHA-256 digest of its contents (every tensor's bytes, every
-value), which :func:`accelplug.trainer.checkpoint.read_checkpoint` recomputes on load.
+value), which :func:`accelplug.trainer.checkpointing.format.read_checkpoint` recomputes on load.
 """
 
 from __future__ import annotations

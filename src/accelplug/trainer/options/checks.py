@@ -2,7 +2,7 @@
 
 Plain functions rather than a pydantic model: building and validating a pydantic model here cost
 about 140 ms of every ``Trainer()``'s start-up (``benchmarks/import_time.py``), for checks that are
-one line each. :mod:`accelplug.trainer.options` pairs each with the words that say what is accepted.
+one line each. :mod:`.entries` pairs each with the words that say what is accepted.
 """
 
 from __future__ import annotations

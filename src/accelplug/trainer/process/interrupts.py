@@ -4,7 +4,7 @@ Schedulers (Slurm, Kubernetes) send SIGTERM some seconds before they kill a job,
 SIGINT. While ``fit`` trains, :class:`SignalGuard` replaces the handlers of both (in the main thread
 only; the previous handlers come back when ``fit`` ends). The handler only records the signal:
 
-- one process: it sets ``should_stop`` with :attr:`~.state.StopReason.SIGNAL`, which the loop's
+- one process: it sets ``should_stop`` with :attr:`~accelplug.trainer.state.StopReason.SIGNAL`, which the loop's
   existing per-batch stop check sees, so the fast path does no new work per step. The stop waits for
   the end of a gradient-accumulation window: the checkpoint is at an optimizer-step boundary.
 - several processes (DDP): every rank must stop at the same step, or their collectives would no longer
