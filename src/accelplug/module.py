@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import torch
 
 from .errors import MisconfigurationException
+from .module_hooks import ModuleHooks
 from .overrides import default_hook, hook_names
 
 __all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
@@ -76,7 +77,7 @@ class AttributeDict(dict[str, Any]):
         del self[key]
 
 
-class LightningModule(torch.nn.Module):
+class LightningModule(ModuleHooks, torch.nn.Module):
     """Subclass this (or ``torch.nn.Module``) and define ``training_step`` and ``configure_optimizers``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -314,133 +315,15 @@ class LightningModule(torch.nn.Module):
         """Default prediction: ``self(batch)`` (or ``self(*batch)`` is up to your own override)."""
         return self(batch)
 
-    # ---- hooks: no-ops unless overridden (the Trainer skips those) ---------------------------------------
-    @default_hook
-    def setup(self, stage: str) -> None: ...
-    @default_hook
-    def teardown(self, stage: str) -> None: ...
-    @default_hook
-    def prepare_data(self) -> None: ...
-    @default_hook
-    def configure_model(self) -> None: ...
+    # ---- hooks: the rest are ModuleHooks' defaults (accelplug.module_hooks) -------------------------------
     def configure_callbacks(self) -> Any:
         return []
-
-    @default_hook
-    def on_fit_start(self) -> None: ...
-    @default_hook
-    def on_fit_end(self) -> None: ...
-    @default_hook
-    def on_train_start(self) -> None: ...
-    @default_hook
-    def on_train_end(self) -> None: ...
-    @default_hook
-    def on_train_epoch_start(self) -> None: ...
-    @default_hook
-    def on_train_epoch_end(self) -> None: ...
-    @default_hook
-    def on_train_batch_start(self, batch: Any, batch_idx: int) -> int | None: ...
-    @default_hook
-    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None: ...
-    @default_hook
-    def on_validation_start(self) -> None: ...
-    @default_hook
-    def on_validation_end(self) -> None: ...
-    @default_hook
-    def on_validation_epoch_start(self) -> None: ...
-    @default_hook
-    def on_validation_epoch_end(self) -> None: ...
-    @default_hook
-    def on_validation_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_validation_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_validation_model_zero_grad(self) -> None: ...
-    @default_hook
-    def on_validation_model_eval(self) -> None: ...
-    @default_hook
-    def on_validation_model_train(self) -> None: ...
-    @default_hook
-    def on_test_start(self) -> None: ...
-    @default_hook
-    def on_test_end(self) -> None: ...
-    @default_hook
-    def on_test_epoch_start(self) -> None: ...
-    @default_hook
-    def on_test_epoch_end(self) -> None: ...
-    @default_hook
-    def on_test_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_test_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_test_model_eval(self) -> None: ...
-    @default_hook
-    def on_test_model_train(self) -> None: ...
-    @default_hook
-    def on_predict_start(self) -> None: ...
-    @default_hook
-    def on_predict_end(self) -> None: ...
-    @default_hook
-    def on_predict_epoch_start(self) -> None: ...
-    @default_hook
-    def on_predict_epoch_end(self) -> None: ...
-    @default_hook
-    def on_predict_batch_start(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_predict_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
-    @default_hook
-    def on_predict_model_eval(self) -> None: ...
-    @default_hook
-    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
-        return batch
-
-    @default_hook
-    def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
-        return batch
-
-    @default_hook
-    def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
-        from .data.batches import make_transfer
-
-        return make_transfer(device, None)(batch)
-
-    @default_hook
-    def on_before_backward(self, loss: torch.Tensor) -> None: ...
-    @default_hook
-    def on_after_backward(self) -> None: ...
-    @default_hook
-    def on_before_optimizer_step(self, optimizer: Any) -> None: ...
-    @default_hook
-    def on_before_zero_grad(self, optimizer: Any) -> None: ...
-    @default_hook
-    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        loss.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
-
-    @default_hook
-    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
-        optimizer.step(closure=optimizer_closure)
-
-    @default_hook
-    def optimizer_zero_grad(self, epoch: int, batch_idx: int, optimizer: Any) -> None:
-        optimizer.zero_grad()
 
     @default_hook
     def configure_gradient_clipping(
         self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
     ) -> None:
         self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
-
-    @default_hook
-    def lr_scheduler_step(self, scheduler: Any, metric: Any) -> None:
-        if metric is None:
-            scheduler.step()
-        else:
-            scheduler.step(metric)
-
-    @default_hook
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None: ...
-    @default_hook
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None: ...
 
     # ---- Lightning 1.x hooks that Lightning 2 removed: refused, never silently ignored ------------------
     def __init_subclass__(cls, **kwargs: Any) -> None:

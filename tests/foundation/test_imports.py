@@ -51,3 +51,39 @@ def test_get_registry_does_not_import_pydantic(run_python) -> None:  # type: ign
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_every_public_name_resolves_to_an_object_of_its_room() -> None:
+    rooms = {
+        "Callback": "accelplug.callbacks.base",
+        "ModelCheckpoint": "accelplug.callbacks.model_checkpoint",
+        "EarlyStopping": "accelplug.callbacks.early_stopping",
+        "CSVLogger": "accelplug.loggers.csv_logs",
+        "TensorBoardLogger": "accelplug.loggers.tensorboard",
+        "Trainer": "accelplug.trainer.trainer",
+        "LightningModule": "accelplug.module",
+        "Strategy": "accelplug.strategies.base",
+        "Precision": "accelplug.precision.base",
+    }
+    for name in accelplug.__all__:
+        assert getattr(accelplug, name) is not None, name
+    assert {name: getattr(accelplug, name).__module__ for name in rooms} == rooms
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        ("accelplug.trainer.callbacks", "accelplug.callbacks", ("Callback", "ModelCheckpoint", "EarlyStopping")),
+        ("accelplug.trainer.loggers", "accelplug.loggers", ("CSVLogger", "TensorBoardLogger", "next_version_dir")),
+        ("accelplug.cli.models", "accelplug.cli.reports", ("ListReport", "EnvReport", "ConfigReport")),
+    ],
+)
+def test_a_moved_user_path_still_imports_with_a_deprecation_warning(old: str, new: str, names: tuple[str, ...]) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)  # warn afresh, whichever test imported it first
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+        shim = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    assert all(getattr(shim, n) is getattr(moved, n) for n in names)

@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, ...]] = [
         "registry",
     ),
     # what a user's script subclasses or passes in, and the selection rules
-    ("module", "datamodule", "callbacks", "loggers", "selection", "config"),
+    ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
     # the Trainer and what sits beside it
     ("trainer", "launcher", "demo", "bench", "testing", "__init__"),
     ("cli", "__main__"),
