@@ -21,9 +21,11 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -183,10 +185,15 @@ class Run:
         return names
 
 
-def _environment(project: Project) -> dict[str, str]:
-    env = dict(os.environ)
+#: Variables that would change what a run does: accelplug's own settings and a surrounding distributed job's.
+_LEFT_OUT = ("WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def _environment(base: dict[str, str], project: Project) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if not k.startswith("ACCELPLUG_") and k not in _LEFT_OUT}
     env.update(
         {
+            "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1",  # as in the rest of the suite: installed plugins stay out
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
             "PYTHONHASHSEED": "0",
@@ -198,25 +205,33 @@ def _environment(project: Project) -> dict[str, str]:
     return env
 
 
-def run_project(project: Project, framework: str, folder: Path) -> Run:
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def run_project(project: Project, framework: str, folder: Path, base_env: dict[str, str] | None = None) -> Run:
+    """One run in a fresh ``folder``; on a timeout the whole process group goes (DDP starts more processes)."""
     folder.mkdir(parents=True)
     for name in (project.script, SUPPORT):
         source = (PROJECTS_DIR / name).read_text()
         (folder / name).write_text(to_accelplug(source) if framework == "accelplug" else source)
+    process = subprocess.Popen(
+        [sys.executable, project.script, *project.args],
+        cwd=folder,
+        env=_environment(dict(os.environ) if base_env is None else base_env, project),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        completed = subprocess.run(
-            [sys.executable, project.script, *project.args],
-            cwd=folder,
-            env=_environment(project),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-        )
-        returncode, output = completed.returncode, completed.stdout + completed.stderr
-    except subprocess.TimeoutExpired as expired:
+        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
+        returncode = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output = _text(process.communicate()[0]) + f"\nTimeoutError: no end after {RUN_TIMEOUT_S} s"
         returncode = -1
-        output = f"{expired.stdout or ''}{expired.stderr or ''}\nTimeoutError: no end after {RUN_TIMEOUT_S} s"
     (folder / "output.txt").write_text(output)
     results_file = folder / "results.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else None
@@ -234,13 +249,14 @@ def project_runs(
         for item in request.session.items
         if hasattr(item, "callspec") and isinstance(item.callspec.params.get("project"), Project)
     }
+    base_env = dict(os.environ)  # now, before any test's monkeypatching: the runs start from this one
     pool = ThreadPoolExecutor(max_workers=2)
     futures: dict[str, dict[str, Future[Run]]] = {}
     lock = threading.Lock()
 
     def submit(project: Project) -> None:
         base = tmp_path_factory.mktemp(project.name)
-        futures[project.name] = {fw: pool.submit(run_project, project, fw, base / fw) for fw in FRAMEWORKS}
+        futures[project.name] = {fw: pool.submit(run_project, project, fw, base / fw, base_env) for fw in FRAMEWORKS}
 
     def runs(project: Project) -> dict[str, Run]:
         with lock:
@@ -368,3 +384,31 @@ def test_first_failure_is_the_last_exception_line() -> None:
     output = "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'x'\n"
     assert Run("accelplug", Path(), 1, output, None).first_failure == "ModuleNotFoundError: No module named 'x'"
     assert _close({"a": [1.0, 2]}, {"a": [1.00001, 2]}) and not _close({"a": 1.0}, {"a": 1.1})
+
+
+def test_a_run_past_its_time_is_ended_with_the_processes_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    (projects / SUPPORT).write_text("")
+    (projects / "sleeper.py").write_text(
+        "import pathlib, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "pathlib.Path('child.pid').write_text(str(child.pid))\n"
+        "time.sleep(120)\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PROJECTS_DIR", projects)
+    monkeypatch.setattr(sys.modules[__name__], "RUN_TIMEOUT_S", 3)
+    run = run_project(Project("sleeper", "sleeper.py"), "lightning", tmp_path / "run")
+    assert run.returncode == -1
+    assert run.first_failure == "TimeoutError: no end after 3 s"
+    child = int((tmp_path / "run" / "child.pid").read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the run's child process {child} outlived the timeout")
