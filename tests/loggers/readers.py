@@ -136,8 +136,10 @@ def read_comet_archive(archive: Path) -> CometArchive:
         for line in bundle.read("messages.json").decode().splitlines():
             message = json.loads(line)
             kind, payload = message["type"], message["payload"]
-            if kind == "parameter_msg" and payload["param"]["source"] == "manual":
-                found.params[payload["param"]["paramName"]] = payload["param"]["paramValue"]
+            if kind == "parameter_msg":
+                param = payload.get("param") or payload["params"]  # "params" for list values
+                if param["source"] == "manual":
+                    found.params[param["paramName"]] = param["paramValue"]
             elif kind == "metric_msg":
                 metric = payload["metric"]
                 if not metric["metricName"].startswith("sys.") and metric["metricName"] != "process duration":
@@ -148,8 +150,10 @@ def read_comet_archive(archive: Path) -> CometArchive:
                 found.graph = payload["graph"]
             elif kind == "file_upload" and payload.get("upload_type") == "model-element":
                 params = payload["additional_params"]
-                found.models.append({"name": params.get("groupingName"), "file": params.get("fileName"), **payload})
-                found.files[params.get("fileName")] = bundle.read(payload["file_path"])
+                found.models.append(
+                    {"name": params["groupingName"], "file": params["fileName"], "metadata": payload["metadata"]}
+                )
+                found.files[params["fileName"]] = bundle.read(payload["file_path"])
     return found
 
 
