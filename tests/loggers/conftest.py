@@ -100,6 +100,7 @@ def wandb_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("WANDB_CONSOLE", "off")
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")  # no crash reports to W&B's servers
     monkeypatch.delenv("WANDB_PROJECT", raising=False)
     folder.mkdir()
     yield folder
@@ -117,7 +118,9 @@ def comet_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
     monkeypatch.setenv("COMET_CONFIG", str(tmp_path / "no-comet-config"))
     monkeypatch.setenv("COMET_OFFLINE_DIRECTORY", str(folder))
     monkeypatch.setenv("COMET_DISABLE_AUTO_LOGGING", "1")
+    monkeypatch.setenv("COMET_ERROR_TRACKING_ENABLE", "false")  # no error reports to Comet's Sentry (unreachable)
     monkeypatch.delenv("COMET_API_KEY", raising=False)
+    folder.mkdir()
     yield folder
     running = comet_ml.get_running_experiment()
     if running is not None:

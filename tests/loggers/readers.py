@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,8 +71,23 @@ class WandbRun:
     exit_code: int | None = None
 
 
-def read_wandb_run(run_dir: Path) -> WandbRun:
-    """Everything a W&B offline run folder recorded: config, history rows, artifacts, exit code."""
+def read_wandb_run(run_dir: Path, wait_s: float = 60.0) -> WandbRun:
+    """Everything a finished W&B offline run recorded: config, history rows, artifacts, exit code.
+
+    ``run.finish()`` returns before W&B's service process has written the whole file, so this waits
+    (up to ``wait_s``) for the exit record that closes a finished run.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        run = _parse_wandb_run(run_dir)
+        if run is not None and run.exit_code is not None:
+            return run
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{run_dir} has no exit record after {wait_s:.0f} s: the run did not finish")
+        time.sleep(0.1)
+
+
+def _parse_wandb_run(run_dir: Path) -> WandbRun | None:
     from wandb.proto import wandb_internal_pb2
 
     (run_file,) = run_dir.glob("run-*.wandb")
@@ -83,7 +99,7 @@ def read_wandb_run(run_dir: Path) -> WandbRun:
         if kind == "run":
             run = WandbRun(run_id=record.run.run_id, project=record.run.project)
         if run is None:
-            continue  # the file header record comes before the run record
+            continue  # the header record comes before the run record; a file being written may end early
         if kind == "config":
             for item in record.config.update:
                 key = item.key or "/".join(item.nested_key)
@@ -102,13 +118,12 @@ def read_wandb_run(run_dir: Path) -> WandbRun:
                     name=art.name,
                     type=art.type,
                     metadata=json.loads(art.metadata) if art.metadata else {},
-                    aliases=list(art.aliases),
+                    aliases=sorted(art.aliases),  # W&B does not keep their order
                     files={entry.path: entry.local_path for entry in art.manifest.contents},
                 )
             )
         elif kind == "exit":
             run.exit_code = record.exit.exit_code
-    assert run is not None, f"no run record in {run_file}"
     return run
 
 

@@ -59,9 +59,9 @@ def test_log_model_all_uploads_each_checkpoint_as_written_with_aliases(wandb_off
     run = _finished_run(logger, wandb_offline)
 
     assert _uploads(run) == [
-        ("epoch=0-step=10.ckpt", ["latest", "best"], 0.8),
+        ("epoch=0-step=10.ckpt", ["best", "latest"], 0.8),
         ("last.ckpt", ["latest"], 0.8),
-        ("epoch=1-step=20.ckpt", ["latest", "best"], 0.6),
+        ("epoch=1-step=20.ckpt", ["best", "latest"], 0.6),
         ("last.ckpt", ["latest"], 0.6),
         ("epoch=2-step=30.ckpt", ["latest"], 0.7),
         ("last.ckpt", ["latest"], 0.7),
@@ -89,7 +89,7 @@ def test_log_model_true_uploads_the_survivors_when_training_succeeds(wandb_offli
     run = _finished_run(logger, wandb_offline)
 
     assert _uploads(run) == [
-        ("epoch=1-step=20.ckpt", ["latest", "best"], 0.6),
+        ("epoch=1-step=20.ckpt", ["best", "latest"], 0.6),
         ("epoch=2-step=30.ckpt", ["latest"], 0.7),
         ("last.ckpt", ["latest"], 0.7),
     ]
