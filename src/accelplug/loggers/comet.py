@@ -17,8 +17,8 @@ Three things differ from Lightning 2.6, on purpose:
 
 The experiment starts on first use, on rank 0 only. It stays open after a successful ``finalize`` (only
 flushed, as in Lightning) so ``trainer.test`` after ``trainer.fit`` logs into it; it ends at process exit
-or on ``logger.experiment.end()``, which is also when an offline archive is written. A failed run is
-ended at once, so its archive is complete even if the process lives on.
+or on ``logger.experiment.end()``, which is also when an offline archive is written. A failed or
+interrupted run is ended at once, so its archive is complete even if the process lives on.
 """
 
 from __future__ import annotations
@@ -180,14 +180,14 @@ class CometLogger(Logger):
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
-        """Upload checkpoints ``log_model=True`` waited for and flush (on success); end a failed run."""
+        """Upload checkpoints ``log_model=True`` waited for and flush (on success); end a failed or interrupted run."""
         if self._experiment is None:
             return  # a process that never logged (another rank, or a spawn parent) has nothing to send
         if status == "success":
             for callback in self._waiting_callbacks.values():
                 self._upload_checkpoints(callback)
             self._experiment.flush()
-        elif status == "failed":
+        elif status in ("failed", "interrupted"):
             experiment, self._experiment = self._experiment, None
             experiment.end()
         else:

@@ -36,8 +36,8 @@ LOCAL_FILE_URI_PREFIX = "file:"
 #: MLflow accepts only these characters in a metric name (besides letters and digits).
 _METRIC_NAME_REFUSED = re.compile(r"[^a-zA-Z0-9_/. -]+")
 
-#: The Trainer's status words and MLflow's run states they end a run with.
-_STATUS = {"success": "FINISHED", "finished": "FINISHED", "failed": "FAILED"}
+#: The Trainer's status words and MLflow's run states they end a run with ("interrupted": Ctrl-C).
+_STATUS = {"success": "FINISHED", "finished": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
 _MLFLOW_END_STATES = ("FINISHED", "FAILED", "KILLED")
 
 #: MLflow's limits: 100 params per ``log_batch`` call; Lightning cuts values to 250 characters.

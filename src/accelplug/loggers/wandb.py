@@ -9,9 +9,9 @@ with the score, original file name and checkpoint settings as metadata and the a
 
 The run stays open after a successful ``finalize`` so ``trainer.test`` after ``trainer.fit`` logs into
 the same run, as with Lightning; it ends when the process exits or on ``logger.experiment.finish()``. A
-failed run is ended at once with a non-zero exit code (Lightning leaves it open): the W&B run shows it
-failed, and the next ``WandbLogger`` in the same process (a sweep's next trial) starts its own run
-instead of reusing the failed one.
+failed or interrupted run is ended at once with exit code 1 (Lightning leaves it open): the W&B run
+shows it failed, and the next ``WandbLogger`` in the same process (a sweep's next trial) starts its
+own run instead of reusing the failed one.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ from .logger import Logger, rank_zero_experiment, rank_zero_only
 __all__ = ["WandbLogger"]
 
 _STEP_KEY = "trainer/global_step"
+
+#: Statuses after which the run is ended at once, with a failure exit code ("interrupted": Ctrl-C).
+_ENDS_THE_RUN = ("failed", "interrupted")
 
 
 def _wandb() -> Any:
@@ -270,13 +273,13 @@ class WandbLogger(Logger):
 
     @rank_zero_only
     def finalize(self, status: str) -> None:
-        """Upload the checkpoints ``log_model=True`` waited for (on success); end the run if it failed."""
+        """Upload the checkpoints ``log_model=True`` waited for (on success); end a failed or interrupted run."""
         if self._experiment is None:
             return
         if status == "success":
             for callback in self._waiting_callbacks.values():
                 self._upload_checkpoints(callback)
-        elif status == "failed":
+        elif status in _ENDS_THE_RUN:
             run = self._experiment
             self._id = str(run.id)
             self._wandb_init["id"] = self._id  # a later use of this logger resumes the same run
