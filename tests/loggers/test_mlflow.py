@@ -179,3 +179,30 @@ def test_missing_mlflow_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "mlflow", None)
     with pytest.raises(MisconfigurationException, match=r"MLFlowLogger needs the .mlflow.*accelplug\[mlflow\]"):
         MLFlowLogger()
+
+
+def test_the_folder_store_mlflow_refuses_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
+    from mlflow.store.tracking.file_store import FileStore
+
+    from accelplug.loggers.mlflow import MLFlowLogger
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    try:  # MLflow itself says whether this version refuses Lightning's default folder store
+        FileStore(str(tmp_path / "probe"))
+        refused = False
+    except MlflowException:
+        refused = True
+    if refused:
+        with pytest.raises(MisconfigurationException, match=r"MLFLOW_ALLOW_FILE_STORE=true") as caught:
+            MLFlowLogger(save_dir=str(tmp_path / "mlruns"))
+        assert "tracking_uri='sqlite:///mlflow.db'" in str(caught.value)
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    logger = MLFlowLogger(save_dir=str(tmp_path / "mlruns"))
+    assert logger.save_dir == str(tmp_path / "mlruns")
+    logger.log_metrics({"loss": 0.5}, step=2)
+    logger.finalize("success")
+    run = MlflowClient(f"file:{tmp_path / 'mlruns'}").get_run(str(logger.run_id))
+    assert (run.info.status, run.data.metrics) == ("FINISHED", {"loss": 0.5})

@@ -11,6 +11,7 @@ _LAZY = {
     "WandbLogger": "wandb",
     "MLFlowLogger": "mlflow",
     "CometLogger": "comet",
+    "TrackerNotInstalledError": "_requirements",
 }
 
 

@@ -52,13 +52,18 @@ def _mlflow() -> Any:
     return import_tracker("MLFlowLogger", "mlflow", "mlflow", "mlflow")
 
 
+def _mlflow_version() -> str:
+    return str(getattr(_mlflow(), "__version__", "(unknown version)"))
+
+
 class MLFlowLogger(Logger):
     """Log to MLflow; arguments and behaviour as Lightning 2.6's ``MLFlowLogger``.
 
     Args:
         experiment_name: MLflow experiment the run goes into (created when missing).
         run_name: the run's name (the ``mlflow.runName`` tag, which it overrides in ``tags``).
-        tracking_uri: tracking server or store; default ``MLFLOW_TRACKING_URI``, else ``file:<save_dir>``.
+        tracking_uri: tracking server or store; default ``MLFLOW_TRACKING_URI``, else ``file:<save_dir>``
+            (a folder store, which MLflow 3 accepts only with ``MLFLOW_ALLOW_FILE_STORE=true``).
         tags: tags for the run.
         save_dir: local folder used when no ``tracking_uri`` is given.
         log_model: False, True (checkpoints when training ends; as written when ``save_top_k=-1``) or
@@ -112,7 +117,16 @@ class MLFlowLogger(Logger):
         self._artifact_location = artifact_location
         self._log_batch_kwargs: dict[str, Any] = {} if synchronous is None else {"synchronous": synchronous}
         self._initialized = False
-        self._mlflow_client = _mlflow().tracking.MlflowClient(tracking_uri)
+        mlflow = _mlflow()
+        try:
+            self._mlflow_client = mlflow.tracking.MlflowClient(tracking_uri)
+        except mlflow.exceptions.MlflowException as exc:
+            # MLflow 3 refuses the folder store that Lightning's default (file:./mlruns) selects.
+            raise MisconfigurationException(
+                f"MLFlowLogger(tracking_uri={tracking_uri!r}) was refused by MLflow {_mlflow_version()}: {exc}\n"
+                "Use a tracking server (tracking_uri='http://127.0.0.1:5000' after `mlflow server`), a database "
+                "(tracking_uri='sqlite:///mlflow.db'), or keep the folder store with MLFLOW_ALLOW_FILE_STORE=true."
+            ) from exc
 
     @property
     @rank_zero_experiment
