@@ -181,3 +181,31 @@ def test_missing_wandb_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(TrackerNotInstalledError, match=r'pip install "accelplug\[wandb\]"') as caught:
         WandbLogger()
     assert isinstance(caught.value, MisconfigurationException)
+
+
+def test_images_are_logged_with_one_caption_each(wandb_offline: Path) -> None:
+    from accelplug.loggers.wandb import WandbLogger
+
+    logger = WandbLogger(project="demo", save_dir=wandb_offline)
+    with pytest.raises(
+        MisconfigurationException, match=r"caption= must be a list with one entry per item of Image \(2\)"
+    ):
+        logger.log_image("samples", [torch.rand(3, 8, 8), torch.rand(3, 8, 8)], caption=["only one"])
+    logger.log_image("samples", [torch.rand(3, 8, 8), torch.rand(3, 8, 8)], step=4, caption=["a", "b"])
+    run = _finished_run(logger, wandb_offline)
+    (row,) = run.history  # W&B records the media object as nested keys
+    assert row["trainer/global_step"] == 4
+    assert (row["samples/_type"], row["samples/count"], row["samples/captions"]) == ("images/separated", 2, ["a", "b"])
+
+
+def test_a_pickled_logger_continues_the_same_run(wandb_offline: Path) -> None:
+    import pickle
+
+    from accelplug.loggers.wandb import WandbLogger
+
+    logger = WandbLogger(project="demo", save_dir=wandb_offline)
+    logger.log_metrics({"loss": 1.0}, step=1)
+    copy = pickle.loads(pickle.dumps(logger))
+    assert copy._experiment is None
+    assert copy.version == logger.version
+    assert copy._wandb_init["id"] == logger.version

@@ -80,7 +80,7 @@ class WandbLogger(Logger):
     def __init__(
         self,
         name: str | None = None,
-        save_dir: str | os.PathLike[str] = ".",
+        save_dir: str | os.PathLike[str] | None = ".",
         version: str | None = None,
         offline: bool = False,
         dir: str | os.PathLike[str] | None = None,
