@@ -125,8 +125,15 @@ def test_other_ranks_get_a_stand_in_and_write_no_archive(comet_offline: Path, mo
 def test_a_mode_typo_is_refused(comet_offline: Path) -> None:
     from accelplug.loggers.comet import CometLogger
 
-    with pytest.raises(MisconfigurationException, match=r"mode='create_new'.*'get_or_create', 'get', 'create'"):
+    with pytest.raises(MisconfigurationException, match=r"mode='create_new'.*'get', 'create' or None. Did you mean"):
         CometLogger(online=False, mode="create_new")  # type: ignore[arg-type]
+
+
+def test_an_option_comet_does_not_take_is_named_with_a_close_match(comet_offline: Path) -> None:
+    from accelplug.loggers.comet import CometLogger
+
+    with pytest.raises(MisconfigurationException, match=r"offline_dir=\.\.\., which.*Did you mean 'offline_directory'"):
+        CometLogger(online=False, offline_dir=str(comet_offline))
 
 
 def test_missing_comet_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

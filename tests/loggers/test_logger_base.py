@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -85,6 +86,8 @@ def test_the_dummy_logger_accepts_anything() -> None:
     assert experiment.add_image("x", torch.zeros(1)) is None
     assert experiment[0].log({"a": 1}) is None
     experiment["key"] = "value"
+    assert isinstance(copy.deepcopy(logger), DummyLogger)  # special names are not swallowed
+    assert isinstance(copy.deepcopy(experiment), DummyExperiment)
 
 
 class Tracker(Recording):

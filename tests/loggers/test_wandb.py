@@ -169,7 +169,7 @@ def test_offline_with_log_model_is_refused(wandb_offline: Path) -> None:
 def test_a_log_model_typo_is_refused(wandb_offline: Path) -> None:
     from accelplug.loggers.wandb import WandbLogger
 
-    with pytest.raises(MisconfigurationException, match=r"log_model='al'.*False, True or 'all'"):
+    with pytest.raises(MisconfigurationException, match=r"log_model='al'.*False, True or 'all'. Did you mean 'all'"):
         WandbLogger(log_model="al", save_dir=wandb_offline)  # type: ignore[arg-type]
 
 
@@ -209,3 +209,11 @@ def test_a_pickled_logger_continues_the_same_run(wandb_offline: Path) -> None:
     assert copy._experiment is None
     assert copy.version == logger.version
     assert copy._wandb_init["id"] == logger.version
+
+
+def test_a_wandb_init_option_typo_is_named_with_a_close_match(wandb_offline: Path) -> None:
+    from accelplug.loggers.wandb import WandbLogger
+
+    logger = WandbLogger(project="demo", save_dir=wandb_offline, entitty="me")
+    with pytest.raises(MisconfigurationException, match=r"entitty=\.\.\., which wandb.init\(\) does not.*'entity'"):
+        _ = logger.experiment

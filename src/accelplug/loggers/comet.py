@@ -23,6 +23,7 @@ interrupted run is ended at once, so its archive is complete even if the process
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from argparse import Namespace
@@ -31,7 +32,7 @@ from typing import Any, Literal
 
 import torch
 
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, did_you_mean
 from . import _checkpoint_upload as uploads
 from ._params import as_dict
 from ._requirements import import_tracker, require_tracker
@@ -96,10 +97,12 @@ class CometLogger(Logger):
         if mode is not None and mode not in _MODES:
             raise MisconfigurationException(
                 f"CometLogger(mode={mode!r}) is invalid: use one of {', '.join(repr(m) for m in _MODES)} or None."
+                + did_you_mean(mode, _MODES)
             )
         if log_model not in (True, False, "all"):
             raise MisconfigurationException(
                 f"CometLogger(log_model={log_model!r}) is invalid: use False, True or 'all'."
+                + did_you_mean(log_model, ["all"])
             )
         for old, new in _RENAMED:
             if old not in kwargs:
@@ -125,13 +128,14 @@ class CometLogger(Logger):
         self._waiting_callbacks: dict[int, Any] = {}
         self._kwargs = kwargs
         comet_ml = _comet()
-        try:
-            self._comet_config = comet_ml.ExperimentConfig(**kwargs)
-        except TypeError as exc:
+        accepted = [name for name in inspect.signature(comet_ml.ExperimentConfig).parameters if name != "self"]
+        unknown = [name for name in kwargs if name not in accepted]
+        if unknown:
             raise MisconfigurationException(
-                f"CometLogger got an option comet_ml.ExperimentConfig does not accept ({exc}); "
-                "see comet_ml.ExperimentConfig for the accepted names."
-            ) from None
+                f"CometLogger got {unknown[0]}=..., which neither it nor comet_ml.ExperimentConfig accepts."
+                f"{did_you_mean(unknown[0], accepted)} Accepted: {', '.join(accepted)}."
+            )
+        self._comet_config = comet_ml.ExperimentConfig(**kwargs)
 
     def _create_experiment(self) -> Any:
         comet_ml = _comet()

@@ -87,6 +87,8 @@ class DummyExperiment:
         """Accept any call and do nothing."""
 
     def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # copy/pickle probe special names: answer as a plain object would
         return self.nop
 
     def __getitem__(self, index: Any) -> DummyExperiment:
@@ -210,6 +212,9 @@ class DummyLogger(Logger):
         return self
 
     def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # else copy.deepcopy finds a "__deepcopy__" that returns None
+
         def ignore(*args: Any, **kwargs: Any) -> None:
             return None
 

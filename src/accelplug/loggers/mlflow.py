@@ -98,6 +98,7 @@ class MLFlowLogger(Logger):
         if log_model not in (True, False, "all"):
             raise MisconfigurationException(
                 f"MLFlowLogger(log_model={log_model!r}) is invalid: use False, True or 'all'."
+                + did_you_mean(log_model, ["all"])
             )
         # Read at construction, not at import as Lightning's default argument does, so a variable set by
         # the script before it builds the logger counts.

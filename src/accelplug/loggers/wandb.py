@@ -16,6 +16,7 @@ own run instead of reusing the failed one.
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from argparse import Namespace
@@ -24,7 +25,7 @@ from typing import Any, Literal
 
 import torch
 
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, did_you_mean
 from . import _checkpoint_upload as uploads
 from ._params import add_prefix, as_dict, callables_to_names, json_safe
 from ._requirements import import_tracker, require_tracker
@@ -52,6 +53,17 @@ def _check_media_lists(kind: str, items: Any, extras: Mapping[str, Any]) -> int:
                 f"{key}= must be a list with one entry per item of {kind} ({len(items)}), got {count}."
             )
     return len(items)
+
+
+def _check_init_options(wandb: Any, options: Mapping[str, Any]) -> None:
+    """A keyword ``wandb.init`` does not take is named (with a close match), not a TypeError from inside it."""
+    accepted = list(inspect.signature(wandb.init).parameters)
+    for name in options:
+        if name not in accepted:
+            raise MisconfigurationException(
+                f"WandbLogger got {name}=..., which wandb.init() does not accept.{did_you_mean(name, accepted)} "
+                f"Accepted: {', '.join(accepted)}."
+            )
 
 
 class WandbLogger(Logger):
@@ -98,6 +110,7 @@ class WandbLogger(Logger):
         if log_model not in (True, False, "all"):
             raise MisconfigurationException(
                 f"WandbLogger(log_model={log_model!r}) is invalid: use False, True or 'all'."
+                + did_you_mean(log_model, ["all"])
             )
         if add_file_policy not in ("mutable", "immutable"):
             raise MisconfigurationException(
@@ -157,6 +170,7 @@ class WandbLogger(Logger):
                 )
                 self._experiment = wandb.run
             else:
+                _check_init_options(wandb, self._wandb_init)
                 self._experiment = wandb.init(**self._wandb_init)
                 if callable(getattr(self._experiment, "define_metric", None)):
                     if self._wandb_init.get("sync_tensorboard"):
