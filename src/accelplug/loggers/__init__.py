@@ -1,11 +1,33 @@
-"""Where metrics go: the logger protocol (:mod:`.base`) and one module per built-in logger.
+"""Where metrics go: the logger protocol (:mod:`.base`, :mod:`.logger`) and one module per logger.
 
 Lightning's ``lightning.pytorch.loggers`` names, so ``from accelplug.loggers import CSVLogger`` reads as
 it does there. Any object with ``log_metrics(metrics, step)`` is a logger (a Lightning logger included).
+The tracker loggers import their package only when used (``pip install "accelplug[wandb]"``, ...), so
+importing this package never pulls in wandb, mlflow or comet_ml.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .base import MetricsLogger, is_logger, next_version_dir
 from .csv_logs import CSVLogger
 from .tensorboard import TensorBoardLogger
 
-__all__ = ["CSVLogger", "MetricsLogger", "TensorBoardLogger", "is_logger", "next_version_dir"]
+_LAZY = {
+    "Logger": "logger",
+    "DummyLogger": "logger",
+    "WandbLogger": "wandb",
+    "MLFlowLogger": "mlflow",
+    "CometLogger": "comet",
+    "TrackerNotInstalledError": "_requirements",
+}
+
+__all__ = ["CSVLogger", "MetricsLogger", "TensorBoardLogger", "is_logger", "next_version_dir", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
