@@ -1,10 +1,12 @@
-"""accelplug's own accelerators, strategies and precisions, registered through the public hooks like any plugin."""
+"""accelplug's own accelerators, strategies, precisions and cluster environments, registered through the public
+hooks like any plugin."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from .accelerator import Accelerator
+from .environments.base import ClusterEnvironment
 from .hookspecs import hookimpl
 from .precision.base import Precision
 from .strategies.base import Strategy
@@ -38,3 +40,16 @@ def register_precisions() -> Iterable[type[Precision]]:
         BF16TruePrecision,
         FP16TruePrecision,
     ]
+
+
+@hookimpl
+def register_cluster_environments() -> Iterable[type[ClusterEnvironment]]:
+    from .environments import (
+        KubeflowEnvironment,
+        LSFEnvironment,
+        MPIEnvironment,
+        SLURMEnvironment,
+        TorchElasticEnvironment,
+    )
+
+    return [TorchElasticEnvironment, SLURMEnvironment, LSFEnvironment, MPIEnvironment, KubeflowEnvironment]

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "accelerator",
         "accelerators",
+        "environments",
         "precision",
         "strategies",
         "loaders",
