@@ -15,6 +15,27 @@ LSF and Kubeflow cannot run here; their sets follow the launchers' documented va
 
 from __future__ import annotations
 
+import os
+
+#: What launchers (Slurm, torchrun, MPI, LSF, Kubeflow) set: prefixes, and whole names.
+_PREFIXES = ("SLURM_", "SLURMD_", "OMPI_", "PMI_", "PMIX_", "MPI_LOCAL", "JSM_", "LSB_", "TORCHELASTIC_")
+_NAMES = (
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "NODE_RANK",
+)
+
+
+def launcher_variables() -> list[str]:
+    """The launcher variables set in this process (a test clears them so the machine's own do not leak in)."""
+    return [name for name in os.environ if name.startswith(_PREFIXES) or name in _NAMES]
+
 SRUN_TASK_1 = {
     "SLURMD_NODENAME": "vm",
     "SLURM_CPUS_ON_NODE": "2",

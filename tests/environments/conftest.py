@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 
 import pytest
 
-#: Variables a launcher (Slurm, torchrun, MPI, LSF, Kubeflow) sets; cleared so the machine's own do not leak in.
-_PREFIXES = ("SLURM_", "SLURMD_", "OMPI_", "PMI_", "PMIX_", "MPI_LOCAL", "JSM_", "LSB_", "TORCHELASTIC_")
-_NAMES = (
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "WORLD_SIZE",
-    "RANK",
-    "LOCAL_RANK",
-    "LOCAL_WORLD_SIZE",
-    "GROUP_RANK",
-    "GROUP_WORLD_SIZE",
-    "NODE_RANK",
-)
+from .captured import launcher_variables
 
 Launch = Callable[..., None]
 
 
 @pytest.fixture(autouse=True)
 def no_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(_PREFIXES) or name in _NAMES:
-            monkeypatch.delenv(name)
+    for name in launcher_variables():
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture
