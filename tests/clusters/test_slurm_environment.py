@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accelplug.cli.models import EnvReport
 from accelplug.environments.hostlist import expand_hostlist
 
 from .slurm_cluster import SlurmCluster
@@ -82,6 +83,17 @@ def test_two_srun_tasks_detect_slurm_and_agree_on_the_rendezvous(slurm_cluster: 
     ]
     assert {(f["main_address"], f["main_port"]) for f in facts} == {(slurm_cluster.node, facts[0]["main_port"])}
     assert 15000 <= facts[0]["main_port"] < 25000
+
+
+def test_accelplug_env_in_each_srun_task_shows_slurm_and_its_rank(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    # one report per task, each in the file named after its rank (srun --output=%t)
+    command = [sys.executable, "-m", "accelplug", "env", "--json"]
+    slurm_cluster.run(["srun", "--ntasks=2", f"--output={tmp_path}/%t.json", *command], cwd=tmp_path)
+    reports = [EnvReport.model_validate_json((tmp_path / f"{rank}.json").read_text()) for rank in (0, 1)]
+    clusters = [report.cluster_environment for report in reports]
+    assert [(c.detected, c.global_rank, c.world_size) for c in clusters] == [("slurm", 0, 2), ("slurm", 1, 2)]
+    assert {(c.main_address, c.main_port) for c in clusters} == {(slurm_cluster.node, clusters[0].main_port)}
+    assert reports[1].environment["SLURM_PROCID"] == "1"
 
 
 def test_an_interactive_srun_is_not_a_training_job(slurm_cluster: SlurmCluster) -> None:

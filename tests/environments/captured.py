@@ -36,6 +36,7 @@ def launcher_variables() -> list[str]:
     """The launcher variables set in this process (a test clears them so the machine's own do not leak in)."""
     return [name for name in os.environ if name.startswith(_PREFIXES) or name in _NAMES]
 
+
 SRUN_TASK_1 = {
     "SLURMD_NODENAME": "vm",
     "SLURM_CPUS_ON_NODE": "2",

@@ -107,3 +107,17 @@ def test_a_detect_that_raises_or_hangs_is_reported_and_skipped(run_python, badde
     assert "'hangingdetect' is skipped: hangingdetect.detect() did not return within 1." in failures
     assert "ACCELPLUG_PLUGIN_TIMEOUT_S=1 s" in failures
     assert "raisingdetect" in stderr and "hangingdetect" in stderr  # warned as well
+
+
+def test_accelplug_env_lists_the_broken_detects_among_the_failed_plugins(run_python, baddetect_site) -> None:  # type: ignore[no-untyped-def]
+    code = "from accelplug.cli import main; main(['env', '--json'])"
+    env = {**SLURM_TASK, "ACCELPLUG_PLUGIN_TIMEOUT_S": "1"}
+    result = run_python(code, pythonpath=baddetect_site, env=env)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["cluster_environment"]["detected"] == "slurm"
+    failed = {f["error"].split(":")[0] for f in report["failed_plugins"]}
+    assert failed == {
+        "cluster environment 'raisingdetect' is skipped",
+        "cluster environment 'hangingdetect' is skipped",
+    }
