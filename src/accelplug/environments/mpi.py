@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..errors import MisconfigurationException
 from .base import ClusterEnvironment, check_below, read_int, read_port
 
-__all__ = ["MPIEnvironment"]
+__all__ = ["MPIEnvironment", "MPILauncher"]
 
 #: The port when neither MASTER_PORT nor a job id is known: torch's own default.
 DEFAULT_PORT = 29500
@@ -43,7 +43,9 @@ PORT_BASE = 15000
 
 
 @dataclass(frozen=True)
-class _Launcher:
+class MPILauncher:
+    """One MPI launcher's names for the answers (see the module docstring)."""
+
     name: str
     size: str
     rank: str
@@ -53,7 +55,7 @@ class _Launcher:
 
 
 _LAUNCHERS = (
-    _Launcher(
+    MPILauncher(
         "Open MPI",
         "OMPI_COMM_WORLD_SIZE",
         "OMPI_COMM_WORLD_RANK",
@@ -61,11 +63,11 @@ _LAUNCHERS = (
         "OMPI_COMM_WORLD_LOCAL_SIZE",
         ("OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"),
     ),
-    _Launcher("MPICH/Intel MPI (Hydra)", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+    MPILauncher("MPICH/Intel MPI (Hydra)", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
 )
 
 
-def _size(launcher: _Launcher) -> int | None:
+def _size(launcher: MPILauncher) -> int | None:
     value = (os.environ.get(launcher.size) or "").strip()
     return int(value) if value.isascii() and value.isdigit() else None
 
@@ -81,7 +83,7 @@ class MPIEnvironment(ClusterEnvironment):
     def detect() -> bool:
         return any((_size(launcher) or 0) > 1 for launcher in _LAUNCHERS)
 
-    def launcher(self) -> _Launcher:
+    def launcher(self) -> MPILauncher:
         """The launcher whose variables are set (the first of the table that has its world size set)."""
         for launcher in _LAUNCHERS:
             if (os.environ.get(launcher.size) or "").strip():
