@@ -97,7 +97,6 @@ def test_every_answer_matches_lightnings(case: str, monkeypatch: pytest.MonkeyPa
         assert getattr(ours, cls_name).detect() is getattr(lightning, cls_name).detect() is True
 
 
-@pytest.mark.filterwarnings("ignore:The `srun` command is available")  # Lightning's, where Slurm is installed
 @pytest.mark.parametrize("job_name", ["bash", "interactive"])
 def test_interactive_allocations_are_not_detected_by_either(job_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _set(monkeypatch, {**SRUN, "SLURM_JOB_NAME": job_name})
