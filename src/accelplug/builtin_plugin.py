@@ -1,7 +1,8 @@
-"""accelplug's own accelerators, strategies and precisions, registered through the public hooks like any plugin.
+"""accelplug's own accelerators, strategies, precisions and cluster environments, registered through the
+public hooks like any plugin.
 
 Each hook returns its package's one list of built-ins (``BUILTIN_ACCELERATORS``, ``BUILTIN_STRATEGIES``,
-``BUILTIN_PRECISIONS``), so adding a built-in never touches this file.
+``BUILTIN_PRECISIONS``, ``BUILTIN_ENVIRONMENTS``), so adding a built-in never touches this file.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .accelerator import Accelerator
+from .environments.base import ClusterEnvironment
 from .hookspecs import hookimpl
 from .precision.base import Precision
 from .strategies.base import Strategy
@@ -33,3 +35,10 @@ def register_precisions() -> Iterable[type[Precision]]:
     from .precision import BUILTIN_PRECISIONS
 
     return list(BUILTIN_PRECISIONS)
+
+
+@hookimpl
+def register_cluster_environments() -> Iterable[type[ClusterEnvironment]]:
+    from .environments import BUILTIN_ENVIRONMENTS
+
+    return list(BUILTIN_ENVIRONMENTS)

@@ -1,7 +1,7 @@
 """The hooks a plugin implements to give accelplug new hardware or new ways to run on it.
 
-Built-in accelerators and strategies arrive through these same hooks (``accelplug.builtin_plugin``),
-so the plugin API is exercised on every run.
+Built-in accelerators, strategies, precisions and cluster environments arrive through these same hooks
+(``accelplug.builtin_plugin``), so the plugin API is exercised on every run.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
+    from .environments.base import ClusterEnvironment
     from .precision.base import Precision
     from .strategies.base import Strategy
 
@@ -35,3 +36,8 @@ def register_strategies() -> Iterable[type[Strategy]]:  # type: ignore[empty-bod
 @hookspec
 def register_precisions() -> Iterable[type[Precision]]:  # type: ignore[empty-body]
     """Return the ``Precision`` subclasses (numeric precisions such as ``"bf16-mixed"``) this plugin provides."""
+
+
+@hookspec
+def register_cluster_environments() -> Iterable[type[ClusterEnvironment]]:  # type: ignore[empty-body]
+    """Return the ``ClusterEnvironment`` subclasses (schedulers and launchers that start processes) it provides."""

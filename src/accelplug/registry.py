@@ -29,6 +29,7 @@ import pluggy
 
 from . import hookspecs, isolation
 from .accelerator import NAME_PATTERN, Accelerator
+from .environments.base import ClusterEnvironment
 from .envvars import env_flag, env_names
 from .errors import MisconfigurationException, PluginLoadWarning, closest_match, did_you_mean
 from .precision.base import Precision
@@ -51,7 +52,7 @@ PLUGINS_ENV = "ACCELPLUG_PLUGINS"
 TRACE_ENV = "ACCELPLUG_TRACE_PLUGINS"
 #: A plugin whose import and hooks take longer than this is shown with its time by ``accelplug list``.
 SLOW_PLUGIN_S = 1.0
-_HOOKS = ("register_accelerators", "register_strategies", "register_precisions")
+_HOOKS = ("register_accelerators", "register_strategies", "register_precisions", "register_cluster_environments")
 _PRECISION_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Not accelerator names: they are selection keywords.
 RESERVED_NAMES = frozenset({"auto", "gpu"})
@@ -122,6 +123,9 @@ class AcceleratorRegistry:
         self._accelerators: dict[str, AcceleratorEntry] = {}
         self._strategies: dict[str, tuple[type[Strategy], PluginInfo]] = {}
         self._precisions: dict[str, tuple[type[Precision], PluginInfo]] = {}
+        self._environments: dict[str, tuple[type[ClusterEnvironment], PluginInfo]] = {}
+        #: Environments whose detect() raised, answered nonsense or hung: reported once, then skipped.
+        self._broken_environments: set[str] = set()
         self._failures: list[PluginFailure] = []
         self._plugins: list[PluginInfo] = []
         #: Answers of entry-point accelerators, asked once (see the module docstring).
@@ -229,7 +233,8 @@ class AcceleratorRegistry:
             self.plugin_manager.unregister(plugin, name=info.plugin)
             self._fail(info, problem)
             return
-        for hook, add in zip(_HOOKS, (self._add_accelerator, self._add_strategy, self._add_precision), strict=True):
+        adders = (self._add_accelerator, self._add_strategy, self._add_precision, self._add_environment)
+        for hook, add in zip(_HOOKS, adders, strict=True):
             self._collect(info, plugin, hook, add)
         seconds = time.perf_counter() - begin
         loaded = replace(info, load_seconds=seconds) if info.entry_point else info
@@ -380,6 +385,48 @@ class AcceleratorRegistry:
                     f"by {self._precisions[owner][1].describe()}; the first registration is kept"
                 )
         self._precisions[name] = (cls, source)
+
+    def _add_environment(self, cls: object, source: PluginInfo) -> None:
+        if isinstance(cls, ClusterEnvironment):
+            kind = type(cls).__qualname__
+            raise MisconfigurationException(
+                f"{_describe_object(cls)} is an instance; cluster environments are registered as classes: "
+                f"register_cluster_environments() returns [{kind}]"
+            )
+        if not (isinstance(cls, type) and issubclass(cls, ClusterEnvironment)):
+            raise MisconfigurationException(
+                f"{_describe_object(cls)} is not an accelplug ClusterEnvironment subclass; "
+                "register_cluster_environments() must return ClusterEnvironment subclasses"
+            )
+        if inspect.isabstract(cls):
+            missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+            raise MisconfigurationException(
+                f"cluster environment class {cls.__qualname__} does not implement: {missing}"
+            )
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not NAME_PATTERN.match(name) or name == "auto":
+            raise MisconfigurationException(
+                f"cluster environment class {cls.__qualname__} has name={name!r}; a name is a lowercase "
+                "identifier such as 'slurm'"
+            )
+        if not isinstance(getattr(cls, "description", None), str) or not cls.description.strip():
+            raise MisconfigurationException(
+                f"cluster environment class {cls.__qualname__} has description={getattr(cls, 'description', None)!r}; "
+                "expected one line saying what starts the processes"
+            )
+        priority = getattr(cls, "detect_priority", None)
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise MisconfigurationException(
+                f"cluster environment class {cls.__qualname__} has detect_priority={priority!r}; expected an int "
+                "(torchrun is 400, Slurm 300, LSF 200, MPI 100)"
+            )
+        owner = self._environments.get(name)
+        if owner is not None and owner[0] is not cls:
+            raise MisconfigurationException(
+                f"cluster environment name {name!r} of {cls.__qualname__} clashes with {owner[0].__qualname__} "
+                f"already registered by {owner[1].describe()}; the first registration is kept"
+            )
+        self._environments[name] = (cls, source)
 
     # ---- queries ---------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -576,6 +623,61 @@ class AcceleratorRegistry:
     def register_precision(self, cls: type[Precision]) -> type[Precision]:
         self._add_precision(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
         return cls
+
+    # ---- cluster environments --------------------------------------------------------------------
+    def environment_names(self) -> list[str]:
+        """Registered cluster environments in the order :meth:`detect_environment` asks them:
+        ``detect_priority``, highest first, then registration order (built-ins first)."""
+        order = {name: index for index, name in enumerate(self._environments)}
+        return sorted(self._environments, key=lambda n: (-self._environments[n][0].detect_priority, order[n]))
+
+    def get_environment(self, name: str) -> type[ClusterEnvironment]:
+        """The cluster environment class registered as ``name`` (case-insensitive)."""
+        key = name.strip().lower() if isinstance(name, str) else name
+        entry = self._environments.get(key) if isinstance(key, str) else None
+        if entry is None:
+            names = self.environment_names()
+            raise MisconfigurationException(
+                f"cluster environment {name!r} is not registered. Registered: "
+                f"{', '.join(repr(n) for n in names)}.{did_you_mean(name, names)}"
+            )
+        return entry[0]
+
+    def environment_source(self, name: str) -> PluginInfo:
+        """The plugin and distribution that registered cluster environment ``name``."""
+        return self._environments[self.get_environment(name).name][1]
+
+    def register_environment(self, cls: type[ClusterEnvironment]) -> type[ClusterEnvironment]:
+        """Add a cluster environment at run time (trusted: its ``detect()`` is called directly)."""
+        self._add_environment(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
+        return cls
+
+    def detect_environment(self) -> type[ClusterEnvironment] | None:
+        """The cluster environment that started this process, or None when none did (then the Trainer
+        starts its processes itself).
+
+        Each registered environment's ``detect()`` is asked in :meth:`environment_names` order and the
+        first that answers True wins. It is asked anew on every call (the answer is the environment
+        variables of the moment). An entry-point plugin's ``detect()`` runs in isolation with the
+        ``ACCELPLUG_PLUGIN_TIMEOUT_S`` bound; one that raises, answers anything but a bool or does not
+        return is reported (:meth:`failures`, a ``PluginLoadWarning``) and not asked again, and
+        detection goes on with the next.
+        """
+        for name in self.environment_names():
+            if name in self._broken_environments:
+                continue
+            cls, source = self._environments[name]
+            outcome = self._call(source, cls.detect, f"{name}.detect")
+            problem = outcome.error
+            if problem is None and not isinstance(outcome.value, bool):
+                problem = f"returned {_describe_object(outcome.value)}; expected a bool"
+            if problem is not None:
+                self._broken_environments.add(name)
+                self._fail(source, f"cluster environment {name!r} is skipped: {name}.detect() {problem}")
+                continue
+            if outcome.value:
+                return cls
+        return None
 
 
 def _version(dist: str) -> str | None:

@@ -176,3 +176,50 @@ def test_cudnn_version_numbers_are_spelt_as_cudnn_does(mocker: MockerFixture, nu
     mocker.patch.object(torch.backends.cudnn, "is_available", return_value=True)
     mocker.patch.object(torch.backends.cudnn, "version", return_value=number)
     assert env_cmd._cudnn_version(torch) == text
+
+
+#: What srun gives task 1 of 2 on two nodes (tests/environments/captured.py has the full capture).
+SRUN_TASK = {
+    "SLURM_NTASKS": "2",
+    "SLURM_PROCID": "1",
+    "SLURM_LOCALID": "0",
+    "SLURM_NODEID": "1",
+    "SLURM_NNODES": "2",
+    "SLURM_STEP_ID": "0",
+    "SLURM_JOB_ID": "1234",
+    "SLURM_JOB_NAME": "python",
+    "SLURM_NODELIST": "gpu[07-08]",
+}
+
+
+def test_env_shows_the_cluster_environment_that_started_the_process(cli: RunCli) -> None:
+    result = cli("env", "--json", env=SRUN_TASK)
+    assert result.returncode == 0, result.stderr
+    cluster = EnvReport.model_validate_json(result.stdout).cluster_environment
+    assert (cluster.detected, cluster.plugin) == ("slurm", "builtin")
+    assert (cluster.world_size, cluster.global_rank, cluster.local_rank, cluster.node_rank) == (2, 1, 0, 1)
+    assert (cluster.main_address, cluster.main_port) == ("gpu07", 16234)
+    assert cluster.registered == ["torchrun", "slurm", "lsf", "mpi", "kubeflow"]
+    markdown = cli("env", env=SRUN_TASK).stdout
+    assert "- **slurm** (plugin builtin): Slurm: tasks started by srun" in markdown
+    assert "- this process: rank 1 of 2, local rank 0, node 1; rendezvous gpu07:16234" in markdown
+    assert "- `SLURM_NODELIST=gpu[07-08]`" in markdown
+
+
+def test_env_says_when_no_scheduler_started_the_process(cli: RunCli, cli_env: dict[str, str]) -> None:
+    for name in [n for n in cli_env if n.startswith(("SLURM_", "OMPI_", "PMI_", "JSM_", "TORCHELASTIC_"))]:
+        del cli_env[name]  # in case the suite itself runs inside a job
+    result = cli("env")
+    assert result.returncode == 0, result.stderr
+    section = result.stdout.split("### Cluster environment")[1].split("###")[0]
+    assert "- none: no scheduler or launcher started this process" in section
+    assert "- asked in this order: torchrun, slurm, lsf, mpi, kubeflow" in section
+
+
+def test_env_reports_a_contradictory_launcher_variable_instead_of_failing(cli: RunCli) -> None:
+    result = cli("env", "--json", env={**SRUN_TASK, "SLURM_PROCID": "2"})
+    assert result.returncode == 0, result.stderr
+    cluster = EnvReport.model_validate_json(result.stdout).cluster_environment
+    assert cluster.detected == "slurm"
+    assert cluster.error is not None and "SLURM_PROCID=2 contradicts SLURM_NTASKS=2" in cluster.error
+    assert cluster.global_rank is None

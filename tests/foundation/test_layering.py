@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "accelerator",
         "accelerators",
+        "environments",
         "precision",
         "precision_names",
         "strategies",

@@ -27,7 +27,8 @@ import typer
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from .reports import AcceleratorEnv, ConfigReport, DeviceInfo, EnvReport, TorchInfo
+    from ..registry import AcceleratorRegistry
+    from .reports import AcceleratorEnv, ClusterEnvReport, ConfigReport, DeviceInfo, EnvReport, TorchInfo
 
 #: Variables (exact names) that change what accelplug or torch does with devices.
 RELEVANT_ENV = (
@@ -45,6 +46,31 @@ RELEVANT_ENV = (
     "RANK",
     "LOCAL_RANK",
     "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "NODE_RANK",
+    "TORCHELASTIC_RUN_ID",
+    # what the cluster environments read (accelplug.environments): ranks and job ids, no credentials
+    "SLURM_JOB_ID",
+    "SLURM_JOB_NAME",
+    "SLURM_STEP_ID",
+    "SLURM_NTASKS",
+    "SLURM_NTASKS_PER_NODE",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+    "SLURM_NODEID",
+    "SLURM_NNODES",
+    "SLURM_NODELIST",
+    "SLURM_TASKS_PER_NODE",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMI_SIZE",
+    "PMI_RANK",
+    "MPI_LOCALRANKID",
+    "LSB_JOBID",
+    "JSM_NAMESPACE_SIZE",
+    "JSM_NAMESPACE_RANK",
+    "JSM_NAMESPACE_LOCAL_RANK",
 )
 #: Prefixes of variables reported whole (never credentials: only accelplug's and NCCL's own knobs).
 RELEVANT_PREFIXES = ("ACCELPLUG_", "NCCL_")
@@ -253,6 +279,29 @@ def _config_report() -> ConfigReport:
     return ConfigReport(path=str(config.path), exists=config.exists, settings=rows, error=None)
 
 
+def _cluster_environment(registry: AcceleratorRegistry) -> ClusterEnvReport:
+    """The detected cluster environment and its answers; a wrong launcher variable is reported, not raised."""
+    from ..errors import MisconfigurationException
+    from .models import ClusterEnvReport
+
+    registered = registry.environment_names()
+    found = registry.detect_environment()
+    if found is None:
+        return ClusterEnvReport(detected=None, registered=registered)
+    report = ClusterEnvReport(
+        detected=found.name,
+        description=found.description,
+        plugin=registry.environment_source(found.name).plugin,
+        registered=registered,
+    )
+    try:
+        facts = found().facts()
+    except MisconfigurationException as exc:
+        return report.model_copy(update={"error": str(exc)})
+    answers = ("world_size", "global_rank", "local_rank", "node_rank", "main_address", "main_port")
+    return report.model_copy(update={name: getattr(facts, name) for name in answers})
+
+
 def collect() -> EnvReport:
     """Gather the report; cheap, and safe to run before a process forks."""
     import torch
@@ -265,6 +314,7 @@ def collect() -> EnvReport:
     from .reports import EnvReport, PlatformInfo, PluginRecord
 
     registry = get_registry()
+    cluster = _cluster_environment(registry)  # first, so a plugin's failing detect() is among the failures
     listed = collect_list()
     by_plugin: dict[str, list[str]] = {}
     for entry in registry.entries():
@@ -302,6 +352,7 @@ def collect() -> EnvReport:
         failed_plugins=listed.failed_plugins,
         environment=environment,
         config=_config_report(),
+        cluster_environment=cluster,
         packages=_package_versions(),
         warnings=check_unknown_variables(),
     )
@@ -323,6 +374,21 @@ def _gpu_stack(report: EnvReport) -> str:
         f"NVIDIA driver: {p.nvidia_driver or 'none found'}",
     ]
     return "- " + ", ".join(parts)
+
+
+def _cluster_lines(cluster: ClusterEnvReport) -> list[str]:
+    if cluster.detected is None:
+        lines = ["- none: no scheduler or launcher started this process (accelplug starts its own processes)"]
+    else:
+        lines = [f"- **{cluster.detected}** (plugin {cluster.plugin}): {cluster.description}"]
+        if cluster.error:
+            lines.append(f"- ERROR: {cluster.error}")
+        else:
+            lines.append(
+                f"- this process: rank {cluster.global_rank} of {cluster.world_size}, local rank "
+                f"{cluster.local_rank}, node {cluster.node_rank}; rendezvous {cluster.main_address}:{cluster.main_port}"
+            )
+    return [*lines, f"- asked in this order: {', '.join(cluster.registered)}"]
 
 
 def to_markdown(report: EnvReport) -> str:
@@ -353,6 +419,7 @@ def to_markdown(report: EnvReport) -> str:
             lines.append(f"  - {acc.name}:{dev.index} {dev.name}, {_gib(dev.total_memory_bytes)}")
         for key, value in acc.details.items():
             lines.append(f"  - {key}: {value}")
+    lines += ["", "### Cluster environment", "", *_cluster_lines(report.cluster_environment)]
     lines += ["", "### Plugins", ""]
     for plugin in report.plugins:
         dist = f"{plugin.distribution} {plugin.version or ''}".strip() if plugin.distribution else "no distribution"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "AcceleratorEnv",
     "AcceleratorInfo",
+    "ClusterEnvReport",
     "ConfigReport",
     "DeviceInfo",
     "EnvReport",
@@ -131,6 +132,26 @@ class ConfigReport(_Model):
     error: str | None = Field(description="why the configuration could not be read, null when it could")
 
 
+class ClusterEnvReport(_Model):
+    """Which scheduler or launcher started this process (a cluster environment), and what it says."""
+
+    detected: str | None = Field(
+        default=None, description="the cluster environment's name; null when none started this process"
+    )
+    description: str | None = None
+    plugin: str | None = Field(default=None, description="the plugin that registered the detected environment")
+    world_size: int | None = None
+    global_rank: int | None = None
+    local_rank: int | None = None
+    node_rank: int | None = None
+    main_address: str | None = Field(default=None, description="where the job's processes meet (rank 0's host)")
+    main_port: int | None = None
+    error: str | None = Field(
+        default=None, description="a launcher variable that is wrong, as the environment reports it"
+    )
+    registered: list[str] = Field(default_factory=list, description="every cluster environment, in detection order")
+
+
 class EnvReport(_Model):
     accelplug: str
     torch: TorchInfo
@@ -140,6 +161,7 @@ class EnvReport(_Model):
     failed_plugins: list[FailedPlugin]
     environment: dict[str, str]
     config: ConfigReport
+    cluster_environment: ClusterEnvReport
     packages: dict[str, str | None] = Field(
         default_factory=dict, description="versions of packages that matter for a bug report, null when not installed"
     )

@@ -1,0 +1,1 @@
+"""Test plugin: a cluster environment added through register_cluster_environments."""

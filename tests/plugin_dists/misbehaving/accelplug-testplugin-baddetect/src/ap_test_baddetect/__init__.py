@@ -1,0 +1,1 @@
+"""Test plugin for accelplug's own tests (misbehaving on purpose)."""
