@@ -67,7 +67,11 @@ class Accelerator(ABC):
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
-        """Strategy names this accelerator can run; the first is used for a single device."""
+        """Strategy names this accelerator can run.
+
+        ``strategy="auto"`` on one device uses the first when it runs in one process (so a backend whose
+        device needs its own single-device strategy lists that one first), else ``single_device``.
+        """
         return ("single_device",)
 
     @classmethod

@@ -109,13 +109,14 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
 
 
 def prepare_loader(run: Run, loader: Any, *, shuffle: bool = True) -> Any:
-    """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed."""
+    """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed,
+    then as the strategy feeds its device (``Strategy.process_dataloader``)."""
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = pin_for_cuda(loader, run.device)
     if run.strategy.is_distributed and run.options.use_distributed_sampler:
         loader = run.strategy.prepare_dataloader(loader, shuffle_seed=run.options.seed or 0)
-    return loader
+    return run.strategy.process_dataloader(loader)
 
 
 def prepare_all(run: Run, loaders: Sequence[Any], *, shuffle: bool = True) -> list[Any]:
