@@ -10,6 +10,7 @@ that its module draws from, so every effect can be observed exactly.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -56,6 +57,12 @@ class _OwnDeviceAccelerator(Accelerator):
     @classmethod
     def get_device(cls, index: int) -> torch.device:
         return torch.device("cpu")
+
+    def get_rng_state(self) -> Any:
+        return GENERATOR.state
+
+    def set_rng_state(self, state: Any) -> None:
+        GENERATOR.state = int(state)
 
 
 class _Feed:
@@ -196,3 +203,50 @@ def test_manual_optimization_steps_go_through_the_strategy() -> None:
     trainer.fit(_Manual(), regression_data(n=64, batch_size=16))
     assert trainer.global_step == 4
     assert _OwnSingleStrategy.calls.count("optimizer_step") == 4
+
+
+# ---- the device's own random generator ------------------------------------------------------------
+class _DrawsOnDevice(LinearRegression):
+    """Scales each loss by a draw from the device generator: the weights depend on every draw."""
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        return super().training_step(batch, batch_idx) * (0.5 + GENERATOR.draw())
+
+
+def _weights(model: torch.nn.Module) -> list[float]:
+    return [v for p in model.parameters() for v in p.detach().flatten().tolist()]
+
+
+def test_a_checkpoint_holds_the_device_generator_and_a_resume_continues_its_sequence(tmp_path: Path) -> None:
+    GENERATOR.state = 7
+    torch.manual_seed(0)
+    straight = _DrawsOnDevice()
+    _trainer(max_epochs=2).fit(straight, regression_data(n=64, batch_size=16))
+    drawn_straight = GENERATOR.state
+
+    GENERATOR.state = 7
+    torch.manual_seed(0)
+    first = _DrawsOnDevice()
+    trainer = _trainer(max_epochs=1)
+    trainer.fit(first, regression_data(n=64, batch_size=16))
+    path = trainer.save_checkpoint(tmp_path / "one.ckpt")
+    saved = torch.load(path, weights_only=True)["rng"]["device"]
+    assert saved == {"accelerator": "owndevice", "state": GENERATOR.state}
+
+    GENERATOR.state = 12345  # whatever the generator holds, the resume puts the saved state back
+    resumed = _DrawsOnDevice()
+    _trainer(max_epochs=2).fit(resumed, regression_data(n=64, batch_size=16), ckpt_path=path)
+    assert GENERATOR.state == drawn_straight
+    assert _weights(resumed) == _weights(straight)
+
+
+def test_a_device_generator_state_is_not_applied_on_another_accelerator(tmp_path: Path) -> None:
+    GENERATOR.state = 7
+    trainer = _trainer(max_epochs=1)
+    trainer.fit(_DrawsOnDevice(), regression_data(n=64, batch_size=16))
+    path = trainer.save_checkpoint(tmp_path / "one.ckpt")
+    GENERATOR.state = 99
+    _trainer(accelerator="cpu", max_epochs=2).fit(
+        LinearRegression(), regression_data(n=64, batch_size=16), ckpt_path=path
+    )
+    assert GENERATOR.state == 99
