@@ -250,3 +250,39 @@ def test_a_device_generator_state_is_not_applied_on_another_accelerator(tmp_path
         LinearRegression(), regression_data(n=64, batch_size=16), ckpt_path=path
     )
     assert GENERATOR.state == 99
+
+
+# ---- where checkpoints load ---------------------------------------------------------------------------
+class _IndexedDevice(_OwnDeviceAccelerator):
+    """Devices named ``cpu:0``: torch.load cannot map storages there, so checkpoints must load elsewhere."""
+
+    name = "indexeddevice"
+
+    @classmethod
+    def supported_strategies(cls) -> tuple[str, ...]:
+        return ("loads_on_cpu",)
+
+    @classmethod
+    def get_device(cls, index: int) -> torch.device:
+        return torch.device("cpu", index)
+
+
+class _LoadsOnCPU(Strategy):
+    name = "loads_on_cpu"
+
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        return accelerator.name == "indexeddevice"
+
+    def checkpoint_map_location(self) -> torch.device:
+        return torch.device("cpu")
+
+
+def test_ckpt_path_last_verifies_candidates_where_the_strategy_loads_checkpoints(tmp_path: Path) -> None:
+    get_registry().register(_IndexedDevice)
+    get_registry().register_strategy(_LoadsOnCPU)
+    options = {"accelerator": "indexeddevice", "enable_checkpointing": True, "default_root_dir": tmp_path}
+    _trainer(max_epochs=1, **options).fit(LinearRegression(), regression_data(n=64, batch_size=16))
+    resumed = _trainer(max_epochs=2, **options)
+    resumed.fit(LinearRegression(), regression_data(n=64, batch_size=16), ckpt_path="last")
+    assert resumed.global_step == 8

@@ -184,9 +184,10 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
         load_datamodule(checkpoint["datamodule"])
 
 
-def resolve_ckpt_path(trainer: Any, value: Any, device: torch.device) -> Path | None:
+def resolve_ckpt_path(trainer: Any, value: Any, map_location: torch.device) -> Path | None:
     """``ckpt_path`` as a file: a path, ``"last"`` (the newest checkpoint that verifies), ``"auto"`` (the
-    same, or None to start fresh when there is none) or ``"best"``."""
+    same, or None to start fresh when there is none) or ``"best"``. Candidates are verified by loading
+    them onto ``map_location``, the strategy's ``checkpoint_map_location()``, as the resume will."""
     if value is None:
         return None
     keyword = value.strip().lower() if isinstance(value, str) else None
@@ -201,7 +202,7 @@ def resolve_ckpt_path(trainer: Any, value: Any, device: torch.device) -> Path | 
     if keyword in ("last", "auto"):
         strategy = trainer.strategy
         # Rank 0 looks and tells the others, so every rank resumes from the same file.
-        found = find_last_checkpoint(trainer._checkpoint_folders(), device) if strategy.is_global_zero else None
+        found = find_last_checkpoint(trainer._checkpoint_folders(), map_location) if strategy.is_global_zero else None
         found = strategy.broadcast_object(found)
         if found is None and keyword == "last":
             folders = ", ".join(str(f) for f in trainer._checkpoint_folders()) or "none"

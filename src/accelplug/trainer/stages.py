@@ -95,7 +95,7 @@ def _fit(trainer: Trainer, call: StageCall, compile_options: dict[str, Any] | No
     ):
         resume = None
         ckpt_path, restart = implied_ckpt_path(call.ckpt_path)
-        path = resolve_ckpt_path(trainer, ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, ckpt_path, run.strategy.checkpoint_map_location())
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
         announce_resume(trainer, ckpt_path, path, restart)
@@ -158,7 +158,7 @@ def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, call.ckpt_path, run.strategy.checkpoint_map_location())
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
@@ -176,7 +176,7 @@ def run_evaluation(trainer: Trainer, stage: Stage, call: StageCall) -> list[dict
 def run_prediction(trainer: Trainer, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
     with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = resolve_ckpt_path(trainer, call.ckpt_path, run.device)
+        path = resolve_ckpt_path(trainer, call.ckpt_path, run.strategy.checkpoint_map_location())
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
