@@ -67,11 +67,21 @@ def test_fit_validate_test_and_predict_run_on_the_xla_device() -> None:
     assert all(p.device == XLA0 and p.shape == (32, 1) for p in predictions)
 
 
-def test_training_on_xla_matches_the_cpu_sample_for_sample() -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"gradient_clip_val": 0.5, "accumulate_grad_batches": 3},
+        {"val_check_interval": 3, "num_sanity_val_steps": 2},
+    ],
+    ids=["plain", "clipping-and-accumulation", "validation-within-epochs"],
+)
+def test_training_on_xla_matches_the_cpu_sample_for_sample(options: dict[str, Any]) -> None:
     def trained(accelerator: str) -> Regressor:
         L.seed_everything(0)
         model = Regressor()
-        trainer(accelerator=accelerator, max_epochs=2).fit(model, regression_data())
+        validation = regression_data(n=64, shuffle=False, seed=1)
+        trainer(accelerator=accelerator, max_epochs=2, **options).fit(model, regression_data(), validation)
         return model
 
     on_xla, on_cpu = trained("xla"), trained("cpu")
@@ -205,6 +215,14 @@ def test_validate_and_test_load_an_xla_checkpoint_onto_the_device(tmp_path: Path
     checked = trainer().validate(fresh, regression_data(n=128, shuffle=False, seed=1), ckpt_path=path, verbose=False)
     assert checked[0]["val_loss"] == pytest.approx(expected, rel=1e-6)
     assert {p.device for p in fresh.parameters()} == {XLA0}
+
+
+def test_ckpt_path_last_resumes_from_the_newest_checkpoint_of_an_xla_run(tmp_path: Path) -> None:
+    options = {"enable_checkpointing": True, "default_root_dir": tmp_path}
+    trainer(max_epochs=1, **options).fit(Regressor(), regression_data(n=64))
+    resumed = trainer(max_epochs=2, **options)
+    resumed.fit(Regressor(), regression_data(n=64), ckpt_path="last")
+    assert resumed.global_step == 4
 
 
 # ---- the device's generator ------------------------------------------------------------------------------
