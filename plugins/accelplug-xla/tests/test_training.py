@@ -302,3 +302,21 @@ def test_an_epoch_left_early_leaves_no_upload_threads_behind() -> None:
     trainer(max_epochs=2, limit_train_batches=2).fit(Regressor(), regression_data(n=1024))
     alive = [t.name for t in threading.enumerate() if "_loader_worker" in t.name or "(_worker)" in t.name]
     assert alive == []
+
+
+def test_checkpoint_tensors_are_copied_to_the_cpu_keeping_the_state_dicts_metadata() -> None:
+    from collections import OrderedDict
+
+    from accelplug_xla import XLAAccelerator
+    from accelplug_xla.strategy import to_cpu
+
+    XLAAccelerator().setup_device(XLA0)  # loads torch_xla, as a run does
+    module = torch.nn.BatchNorm1d(3).to(XLA0)
+    state = module.state_dict()
+    moved = to_cpu({"state_dict": state, "nested": [(state["weight"],)], "step": 3})
+    assert isinstance(moved["state_dict"], OrderedDict)
+    assert list(moved["state_dict"]) == list(state)
+    assert getattr(moved["state_dict"], "_metadata", None) == getattr(state, "_metadata", "missing")
+    assert {t.device.type for t in moved["state_dict"].values()} == {"cpu"}
+    assert moved["nested"][0][0].device.type == "cpu" and moved["step"] == 3
+    assert state["weight"].device == XLA0, "the run's own state stays on the device"

@@ -21,6 +21,7 @@ What differs from accelplug's ``single_device`` strategy, each through a method 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,15 +42,23 @@ __all__ = ["SingleXLAStrategy", "to_cpu"]
 
 
 def to_cpu(value: Any) -> Any:
-    """``value`` with every tensor in it copied to the CPU (dicts, lists and tuples rebuilt, types kept)."""
+    """``value`` with every tensor in it copied to the CPU (containers rebuilt, their types kept).
+
+    A dict is copied with ``copy.copy`` before its values are replaced, so a state dict keeps its
+    ``_metadata`` (the module versions ``load_state_dict`` reads) and an ``OrderedDict`` its order.
+    """
     if isinstance(value, torch.Tensor):
         return value.detach().cpu() if value.device.type != "cpu" else value
+    if isinstance(value, dict):
+        moved = copy.copy(value)
+        for key, item in value.items():
+            moved[key] = to_cpu(item)
+        return moved
     if isinstance(value, Mapping):
-        items = [(key, to_cpu(item)) for key, item in value.items()]
-        return type(value)(items) if isinstance(value, dict) else dict(items)
+        return {key: to_cpu(item) for key, item in value.items()}
     if isinstance(value, tuple):
-        moved = [to_cpu(item) for item in value]
-        return type(value)(*moved) if hasattr(value, "_fields") else tuple(moved)
+        items = [to_cpu(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, list):
         return [to_cpu(item) for item in value]
     return value
