@@ -21,9 +21,6 @@ from . import environment
 
 __all__ = ["TPUAccelerator", "XLAAccelerator"]
 
-#: torch_xla's PJRT device types this accelerator accepts (the ``tpu`` subclass narrows it).
-_ANY_DEVICE_TYPE: tuple[str, ...] = environment.SUPPORTED_DEVICE_TYPES
-
 
 class XLAAccelerator(Accelerator):
     """One XLA device of the PJRT device type ``PJRT_DEVICE`` names."""
@@ -34,8 +31,8 @@ class XLAAccelerator(Accelerator):
     # Below the CPU (0): XLA on the host CPU is a way to run XLA code without a TPU, not a faster CPU,
     # so accelerator="auto" never picks it; on a TPU VM the "tpu" accelerator (above CUDA) is picked.
     auto_priority = -1
-    #: The PJRT device types this class accepts.
-    device_types: ClassVar[tuple[str, ...]] = _ANY_DEVICE_TYPE
+    #: The PJRT device types this class accepts (the ``tpu`` subclass narrows them to TPUs).
+    device_types: ClassVar[tuple[str, ...]] = environment.SUPPORTED_DEVICE_TYPES
 
     # ---- class-level queries: no torch_xla import, no runtime ----------------------------------------
     @classmethod
