@@ -1,7 +1,8 @@
-"""Developer sessions: ``nox -s tests lint typecheck docs``.
+"""Developer sessions: ``nox -s tests lint typecheck docs`` (the defaults), and ``nox -s xla``.
 
 Each session builds its own virtual environment. torch is pinned through ``constraints.txt`` so that a
-machine without a GPU installs the CPU build rather than several GB of CUDA libraries.
+machine without a GPU installs the CPU build rather than several GB of CUDA libraries; the ``xla``
+session is the exception (see its docstring), which is why it is not among the defaults.
 """
 
 from __future__ import annotations
@@ -37,3 +38,20 @@ def typecheck(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "-e", ".[docs]")
     session.run("mkdocs", "build", "--strict", "--site-dir", "site", env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+#: The torch_xla release the ``xla`` session tests, and the torch it was built for (the same release).
+TORCH_XLA = "2.9.0"
+XLA_TORCH = "2.9.0"
+
+
+@nox.session(python="3.11")
+def xla(session: nox.Session) -> None:
+    """plugins/accelplug-xla's tests on XLA's CPU device (PJRT_DEVICE=CPU), in an environment of their own.
+
+    torch_xla needs the exact torch it was built for; PyPI has that torch only as a CUDA build, several
+    GB, so this environment is not constrained by constraints.txt. docs/plugins/xla.md has the times.
+    """
+    session.install(f"torch=={XLA_TORCH}", f"torch_xla=={TORCH_XLA}", "-e", ".", "-e", "plugins/accelplug-xla[test]")
+    session.chdir("plugins/accelplug-xla")
+    session.run("python", "-m", "pytest", "-q", "-rs", *session.posargs, env={"PJRT_DEVICE": "CPU"})

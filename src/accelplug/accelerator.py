@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 
@@ -66,7 +66,11 @@ class Accelerator(ABC):
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
-        """Strategy names this accelerator can run; the first is used for a single device."""
+        """Strategy names this accelerator can run.
+
+        ``strategy="auto"`` on one device uses the first when it runs in one process (so a backend whose
+        device needs its own single-device strategy lists that one first), else ``single_device``.
+        """
         return ("single_device",)
 
     @classmethod
@@ -94,6 +98,18 @@ class Accelerator(ABC):
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
         """Memory and utilisation figures for logging; empty when the backend offers none."""
         return {}
+
+    def get_rng_state(self) -> Any:
+        """This device's own random-number state, for checkpoints and exact resumption; None when its
+        random numbers come from generators accelplug already saves (torch's CPU generator, CUDA's).
+
+        A backend whose device draws from a generator of its own (a lazy device's seed) returns it here,
+        as tensors and plain values only, because checkpoints load with ``weights_only=True``.
+        """
+        return None
+
+    def set_rng_state(self, state: Any) -> None:  # noqa: B027 - optional hook
+        """Put back what :meth:`get_rng_state` returned (only ever from this same accelerator)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -188,6 +188,16 @@ def _device_ids(
     return ids
 
 
+def _single_process_strategy(supported: tuple[str, ...], registry: AcceleratorRegistry) -> str:
+    """What ``strategy="auto"`` means for one device: the accelerator's first supported strategy when that
+    one runs in a single process (a backend whose device needs its own handling lists its strategy
+    first), else ``single_device``."""
+    first = supported[0] if supported else "single_device"
+    if first in registry.strategy_names() and not registry.get_strategy(first).is_distributed:
+        return first
+    return "single_device"
+
+
 def _resolve_strategy(
     strategy: str | Strategy,
     accelerator: type[Accelerator],
@@ -204,7 +214,7 @@ def _resolve_strategy(
         name = strategy.strip().lower()
         if name == "auto":
             if num_devices == 1 and not launched:
-                return "single_device"
+                return _single_process_strategy(supported, registry)
             name = "ddp"
         strategy_cls = registry.get_strategy(name)
     verdict = strategy_cls.supports(accelerator)

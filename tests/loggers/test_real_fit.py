@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 import torch
-from tests.trainer.modules import quiet, regression_data
+from accelplug.trainer.callback import Callback
 
 import accelplug
-from accelplug.trainer.callback import Callback
 from accelplug.trainer.callbacks import ModelCheckpoint
+from tests.trainer.modules import quiet, regression_data
 
 from .readers import comet_archives, read_comet_archive, read_wandb_run, wandb_run_dir
 from .test_mlflow import recorded

@@ -23,6 +23,7 @@ DISTRIBUTIONS = {
     "accelplug-example": "example",
     "accelplug-xpu": "xpu",
     "accelplug-torch-accelerator": "torch_accelerator",
+    "accelplug-xla": "xla",
 }
 
 RunPython = Callable[..., subprocess.CompletedProcess[str]]
@@ -43,7 +44,7 @@ def plugin_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed_plugins(plugin_copies: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the three plugin distributions, installed by pip."""
+    """A folder holding the plugin distributions, installed by pip."""
     target = tmp_path_factory.mktemp("plugins_site")
     result = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
@@ -114,7 +115,7 @@ def test_the_registry_finds_every_installed_plugin_through_its_entry_point(
     installed_plugins: Path, run_python: RunPython
 ) -> None:
     report = _registry_report(run_python, installed_plugins)
-    assert report["names"] == ["cpu", "cuda", "example", "mps", "torch_accelerator", "xpu"]
+    assert report["names"] == ["cpu", "cuda", "example", "mps", "torch_accelerator", "tpu", "xla", "xpu"]
     assert report["failures"] == []
     assert report["sources"] == {
         "cpu": ["builtin", "accelplug"],
@@ -123,6 +124,8 @@ def test_the_registry_finds_every_installed_plugin_through_its_entry_point(
         "example": ["example", "accelplug-example"],
         "xpu": ["xpu", "accelplug-xpu"],
         "torch_accelerator": ["torch_accelerator", "accelplug-torch-accelerator"],
+        "xla": ["xla", "accelplug-xla"],
+        "tpu": ["xla", "accelplug-xla"],
     }
 
 
@@ -163,3 +166,6 @@ def test_accelplug_list_shows_each_plugin_with_its_distribution_and_reason(insta
         assert "XPU" in rows["xpu"]["reason"] or "Intel GPU" in rows["xpu"]["reason"]
     if not rows["torch_accelerator"]["available"]:
         assert "torch" in rows["torch_accelerator"]["reason"]
+    for name in ("xla", "tpu"):  # torch_xla needs its own environment (docs/plugins/xla.md)
+        assert rows[name]["available"] is False
+        assert "torch_xla" in rows[name]["reason"]

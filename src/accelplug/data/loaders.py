@@ -26,6 +26,8 @@ class Sharding(Protocol):
 
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any: ...
 
+    def process_dataloader(self, loader: Any) -> Any: ...
+
 
 def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
     """A new ``DataLoader`` with the user's settings, except ``changes``."""
@@ -98,7 +100,8 @@ def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int)
 def prepare_loader(
     loader: Any, device: torch.device, strategy: Sharding, *, shuffle: bool = True, distributed_sampler: bool, seed: int
 ) -> Any:
-    """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed.
+    """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed, then
+    as the strategy feeds its device (``Strategy.process_dataloader``).
 
     ``shuffle=False`` replaces a DataLoader's sampler with a sequential one (prediction keeps the order,
     ``overfit_batches`` takes the same batches every epoch). ``distributed_sampler=False`` leaves the
@@ -109,4 +112,4 @@ def prepare_loader(
     loader = pin_for_cuda(loader, device)
     if strategy.is_distributed and distributed_sampler:
         loader = strategy.prepare_dataloader(loader, shuffle_seed=seed)
-    return loader
+    return strategy.process_dataloader(loader)

@@ -160,6 +160,25 @@ class Strategy(ABC):
         else:
             torch.nn.utils.clip_grad_value_(params, value)
 
+    def optimizer_step(
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+    ) -> Any:
+        """Step ``optimizer`` through ``precision`` (which may scale, or skip an overflowed step).
+
+        Every optimizer step of every path goes through here: automatic optimisation (``closure`` runs
+        ``training_step`` and backward), manual optimisation (``optimizer.step()`` in ``training_step``),
+        and steps after a precision already ran the closure (``closure`` is None). A backend overrides it
+        to reduce gradients across its replicas after the closure, or to mark the step of a lazy device
+        afterwards. Overriding it sends every batch through the hook-complete path rather than the
+        lean one, which calls ``optimizer.step()`` directly.
+        """
+        return precision.step(optimizer, closure)
+
+    @property
+    def customizes_optimizer_step(self) -> bool:
+        """Whether this strategy overrides :meth:`optimizer_step` (the loop then never bypasses it)."""
+        return type(self).optimizer_step is not Strategy.optimizer_step
+
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
         """Skip gradient synchronisation for micro-batches that only accumulate."""
@@ -219,6 +238,16 @@ class Strategy(ABC):
     # ---- data ----------------------------------------------------------------------------------
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
         """This process's view of ``loader`` (DDP gives each rank its own shard)."""
+        return loader
+
+    def process_dataloader(self, loader: Any) -> Any:
+        """The loader the loops iterate, for every loader of every stage (after any sharding).
+
+        A backend that feeds its device in its own way (a background transfer thread, a loader that
+        marks the step of a lazy device at each batch) wraps ``loader`` here. What it returns must be
+        re-iterable once per epoch and keep ``len()`` when ``loader`` has one; batches it yields that
+        are already on the device are left where they are.
+        """
         return loader
 
     def set_epoch(self, loader: Any, epoch: int) -> None:

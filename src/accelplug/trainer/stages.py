@@ -113,7 +113,9 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
 
 def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
     best = getattr(trainer.checkpoint_callback, "best_model_path", None)
-    return resolve_ckpt_path(ckpt_path, run.device, run.strategy, folders=trainer._checkpoint_folders, best=best)
+    # Candidates are verified where the strategy loads checkpoints, as the resume will.
+    map_location = run.strategy.checkpoint_map_location()
+    return resolve_ckpt_path(ckpt_path, map_location, run.strategy, folders=trainer._checkpoint_folders, best=best)
 
 
 @contextlib.contextmanager

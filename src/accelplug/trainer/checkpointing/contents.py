@@ -63,7 +63,7 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
             "epoch_done": state.epoch_done,
             "epoch_schedulers_done": state.epoch_schedulers_done,
         },
-        "rng": capture_rng_state(),
+        "rng": capture_rng_state(strategy.accelerator),
         "epoch_start_rng": state.epoch_start_rng,
         "callback_metrics": {k: float(v) for k, v in state.callback_metrics.items()},
         "hyper_parameters": {k: v for k, v in hparams.items() if _weights_only_safe(v)},

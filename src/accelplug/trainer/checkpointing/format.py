@@ -18,12 +18,15 @@ import random
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ...errors import MisconfigurationException
 from .io import DIGEST_KEY, atomic_save, content_digest
+
+if TYPE_CHECKING:
+    from ...accelerator import Accelerator
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -138,11 +141,16 @@ def find_last_checkpoint(folders: Iterable[Path], device: torch.device) -> Path 
 
 
 # ---- random-number state -----------------------------------------------------------------------------
-def capture_rng_state() -> dict[str, Any]:
-    """Every random-number generator a training step may draw from, as weights-only-safe values."""
+def capture_rng_state(accelerator: Accelerator | None = None) -> dict[str, Any]:
+    """Every random-number generator a training step may draw from, as weights-only-safe values
+    (with ``accelerator``, also the state of its device's own generator, if it has one)."""
     state: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         state["cuda"] = torch.cuda.get_rng_state_all()
+    device_state = accelerator.get_rng_state() if accelerator is not None else None
+    if device_state is not None:
+        assert accelerator is not None
+        state["device"] = {"accelerator": accelerator.name, "state": device_state}
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         kind, keys, pos, has_gauss, cached = numpy.random.get_state()
@@ -156,13 +164,17 @@ def capture_rng_state() -> dict[str, Any]:
     return state
 
 
-def restore_rng_state(state: dict[str, Any]) -> None:
-    """Put back what :func:`capture_rng_state` recorded (generators absent here are skipped)."""
+def restore_rng_state(state: dict[str, Any], accelerator: Accelerator | None = None) -> None:
+    """Put back what :func:`capture_rng_state` recorded (generators absent here are skipped; a device
+    generator's state only on the accelerator that saved it)."""
     torch.set_rng_state(state["torch"].cpu())
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))
     if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
+    device_state = state.get("device")
+    if accelerator is not None and device_state is not None and device_state["accelerator"] == accelerator.name:
+        accelerator.set_rng_state(device_state["state"])
     if "numpy" in state:
         try:
             import numpy

@@ -112,11 +112,12 @@ class EvaluationLoop:
         state.stage = Stage.SANITY_CHECKING
         hooks.call_callbacks("on_sanity_check_start")
         saved = (dict(state.callback_metrics), dict(state.logged_metrics), dict(state.progress_bar_metrics))
-        rng = capture_rng_state()  # the check must not change what training draws (as in Lightning)
+        accelerator = self.run.strategy.accelerator
+        rng = capture_rng_state(accelerator)  # the check must not change what training draws (as in Lightning)
         try:
             self.evaluate(publish=False, max_batches=steps)
         finally:
-            restore_rng_state(rng)
+            restore_rng_state(rng, accelerator)
             state.callback_metrics, state.logged_metrics, state.progress_bar_metrics = (
                 saved[0],
                 saved[1],

@@ -97,7 +97,8 @@ class FitLoop:
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
         stopped = False
-        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length):
+        accelerator = self.run_.strategy.accelerator
+        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator):
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
                 break
@@ -255,7 +256,7 @@ class FitLoop:
         self._epoch_has_batches = skip > 0
         self._last_logged_step = -1
         self.run_.strategy.set_epoch(self.loader, epoch)
-        state.epoch_start_rng = capture_rng_state()
+        state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self.opt.module.train()
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)

@@ -81,7 +81,8 @@ class Optimization:
         if any(self.hooks.module_hook(name) is not None for name in _OVERRIDABLE):
             return False
         distributed_accumulation = self.wrapped is not None and self.accumulate > 1
-        return not (self.precision.needs_help_with_steps or self.clip_val or distributed_accumulation)
+        own_step = self.strategy.customizes_optimizer_step
+        return not (self.precision.needs_help_with_steps or self.clip_val or distributed_accumulation or own_step)
 
     def boundary(self, batch_idx: int, epoch_length: int | None) -> bool:
         """Whether this batch ends an accumulation window (an optimizer step follows it)."""
@@ -179,9 +180,9 @@ class Optimization:
 
         if self.precision.needs_help_with_steps:
             value = wrapped_closure()
-            self.precision.step(optimizer)
+            self.strategy.optimizer_step(optimizer, None, self.precision)
         else:
-            value = self.precision.step(optimizer, wrapped_closure)
+            value = self.strategy.optimizer_step(optimizer, wrapped_closure, self.precision)
         if not self.automatic:
             self.precision.update()
             self.manual_steps += 1

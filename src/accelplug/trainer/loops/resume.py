@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..checkpointing.format import restore_rng_state
 
 if TYPE_CHECKING:
+    from ...accelerator import Accelerator
     from ..state import LoopState
     from .optimization import Optimization
 
@@ -29,21 +30,22 @@ def resume_position(
     """(epoch to run, batches of it to skip, RNG state to restore after skipping)."""
     if checkpoint is None:
         return state.current_epoch, 0, None
+    accelerator = opt.strategy.accelerator
     loop = checkpoint["loop"]
     if loop["epoch_done"]:
-        restore_rng_state(checkpoint["rng"])
+        restore_rng_state(checkpoint["rng"], accelerator)
         if not loop.get("epoch_schedulers_done", True):
             opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=True)
         return state.current_epoch + 1, 0, None
     if checkpoint.get("epoch_start_rng") is None:  # saved before the first epoch began (a signal at once)
-        restore_rng_state(checkpoint["rng"])
+        restore_rng_state(checkpoint["rng"], accelerator)
         return state.current_epoch, 0, None
-    restore_rng_state(checkpoint["epoch_start_rng"])
+    restore_rng_state(checkpoint["epoch_start_rng"], accelerator)
     return state.current_epoch, int(loop["batches_done"]), checkpoint["rng"]
 
 
 def epoch_batches(
-    loader: Any, skip: int, saved_rng: dict[str, Any] | None, length: int | None
+    loader: Any, skip: int, saved_rng: dict[str, Any] | None, length: int | None, accelerator: Accelerator | None = None
 ) -> Iterator[tuple[int, Any]]:
     """``(batch_idx, batch)`` of one epoch after the first ``skip`` (a resume), ``length`` batches in all.
 
@@ -56,7 +58,7 @@ def epoch_batches(
     for _ in range(skip):
         next(iterator, None)
     if saved_rng is not None:
-        restore_rng_state(saved_rng)
+        restore_rng_state(saved_rng, accelerator)
     batches: Iterator[tuple[int, Any]] = enumerate(iterator, start=skip)
     if length is not None:
         batches = itertools.islice(batches, max(length - skip, 0))
