@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
         "loaders",
         "batches",
         "optimizers",
+        "checkpoint_io",
         "builtin_plugin",
         "status",
         "registry",

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 import torch
 
-from accelplug import MisconfigurationException, Trainer
-from accelplug.trainer import checkpoint_io
+from accelplug import MisconfigurationException, Trainer, checkpoint_io
 from accelplug.trainer.callbacks import ModelCheckpoint
 
 from .modules import LinearRegression, quiet, regression_data
@@ -76,7 +75,7 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
 _WRITER = textwrap.dedent(
     """
     import sys, torch
-    from accelplug.trainer.checkpoint_io import atomic_save
+    from accelplug.checkpoint_io import atomic_save
 
     atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     print("FIRST-SAVED", flush=True)

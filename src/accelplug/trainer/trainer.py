@@ -248,7 +248,7 @@ class Trainer(TrainerProperties):
 
         Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
         """
-        from .checkpoint_io import atomic_save
+        from ..checkpoint_io import atomic_save
         from .checkpoint_state import build_checkpoint
 
         if self._run is None:

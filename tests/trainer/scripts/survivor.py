@@ -20,8 +20,7 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from accelplug import Callback, Trainer
-from accelplug.trainer import checkpoint_io
+from accelplug import Callback, Trainer, checkpoint_io
 from accelplug.trainer.callbacks import ModelCheckpoint
 
 
