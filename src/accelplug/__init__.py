@@ -27,7 +27,7 @@ _EXPORTS = {
     "Precision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
     "TensorBoardLogger": "accelplug.trainer.loggers",
-    "seed_everything": "accelplug.trainer.environment",
+    "seed_everything": "accelplug.seed",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
     "MisconfigurationException": "accelplug.errors",
@@ -81,12 +81,12 @@ if TYPE_CHECKING:
     from .module import LightningModule as Module
     from .precision.base import Precision
     from .registry import AcceleratorRegistry, PluginFailure, get_registry
+    from .seed import seed_everything
     from .selection import Selection, select
     from .strategies.base import Strategy
     from .trainer import Trainer
     from .trainer.callback import Callback
     from .trainer.callbacks import DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
-    from .trainer.environment import seed_everything
     from .trainer.loggers import CSVLogger, TensorBoardLogger
 
 

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "batches",
         "optimizers",
         "checkpoint_io",
+        "seed",
         "builtin_plugin",
         "status",
         "registry",
