@@ -16,6 +16,7 @@ import torch
 
 from ..accelerator import Accelerator
 from ..errors import MisconfigurationException
+from ..launch import relaunch_if_needed
 from ..selection import Selection, select
 from .arguments import (
     check_checkpointing,
@@ -30,7 +31,6 @@ from .environment import check_mps_fallback
 from .model_checkpoint import ModelCheckpoint
 from .options import TrainerOptions, validate_options
 from .properties import TrainerProperties
-from .relaunch import relaunch_if_needed
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
