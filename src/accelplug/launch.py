@@ -41,6 +41,7 @@ __all__ = [
     "LaunchPlan",
     "free_port",
     "launch",
+    "main_script",
     "plan_launch",
     "relaunch_if_needed",
     "relaunch_script",
@@ -524,7 +525,7 @@ def relaunch_if_needed(strategy: Strategy, accelerator: str, num_devices: int, n
         return
     if not strategy.needs_launcher(num_devices * num_nodes):
         return  # e.g. FSDP on one device: a process group of one, made in this process
-    script = _main_script()
+    script = main_script()
     how = (
         f"start it with `accelplug launch --accelerator {accelerator} --devices {num_devices} "
         f"script.py` (or `torchrun --nproc-per-node {num_devices} script.py`)"
@@ -554,7 +555,7 @@ def _check_world_size(num_devices: int, nodes: int) -> None:
         )
 
 
-def _main_script() -> Path | None:
+def main_script() -> Path | None:
     """The file run as ``python file.py`` (not ``-m``, ``-c`` or an interactive session), if any."""
     main = sys.modules.get("__main__")
     main_file = getattr(main, "__file__", None)

@@ -6,13 +6,16 @@ what goes into a checkpoint, giving each process its share of the data, averagin
 processes, and deciding which process writes files. The Trainer's loops call these methods and stay
 the same for every strategy.
 
-The preparation order, :meth:`Strategy.setup_module_and_optimizers`, is::
+The preparation order is two steps that the Trainer and Fabric both call::
 
-    precision conversion (dtype) -> device -> strategy wrap (DDP / sharding) -> optional compile
-    -> configure_optimizers() -> strategy's optimizer setup
+    setup_module:     precision conversion (dtype) -> device -> strategy wrap (DDP / sharding) -> optional compile
+    setup_optimizers: the strategy's adjustment of optimizers built on the prepared parameters
 
-Optimizers come last because a sharding strategy replaces the parameters an optimizer would hold
-and ``torch.compile`` wraps the module; a strategy with other needs overrides the whole method.
+The Trainer runs them back to back with ``configure_optimizers()`` in between
+(:meth:`Strategy.setup_module_and_optimizers`); Fabric runs ``setup_module`` when the user calls
+``fabric.setup(...)``/``setup_module(...)`` and ``setup_optimizers`` on the optimizers the user built.
+Optimizers come last because a sharding strategy replaces the parameters an optimizer would hold and
+``torch.compile`` wraps the module; a strategy with other needs overrides ``setup_module`` (FSDP does).
 """
 
 from __future__ import annotations
@@ -50,17 +53,36 @@ class PreparedModule:
     #: The modules whose forward ``torch.compile`` compiled (the fit loop times the first step, once,
     #: and warns when none of them ran in it: a ``training_step`` that never calls ``self(...)``).
     compiled_modules: tuple[torch.nn.Module, ...] = ()
+    #: The :class:`StepRouter` inside ``wrapped``, when the strategy wrapped one (DDP does).
+    router: StepRouter | None = None
 
     @property
     def compiled(self) -> bool:
         return bool(self.compiled_modules)
 
+    def call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs)`` (the module's forward or another of its methods) run inside the
+        strategy's wrapper, so DDP's gradient hooks see the computation (what Fabric's module calls).
+
+        Without a router (one device, or FSDP, whose hooks sit on the module itself) it is a plain call.
+        """
+        if self.router is None or self.wrapped is None:
+            return method(*args, **kwargs)
+        with self.router.routed(method):
+            return self.wrapped(*args, **kwargs)
+
 
 def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
-    """``module.training_step`` as a ``(batch, batch_idx)`` callable, also for ``training_step(self, batch)``."""
+    """``module.training_step`` as a ``(batch, batch_idx)`` callable, also for ``training_step(self, batch)``.
+
+    A module without one (a plain ``nn.Module`` given to Fabric) gets its own ``__call__`` (its forward):
+    the Trainer checks for ``training_step`` before it prepares anything.
+    """
     import inspect
 
-    step: Callable[..., Any] = module.training_step  # type: ignore[assignment]
+    step: Callable[..., Any] | None = getattr(module, "training_step", None)
+    if not callable(step):
+        return module.__call__
     try:
         parameters = list(inspect.signature(inspect.unwrap(step)).parameters.values())  # FSDP wraps it
     except (TypeError, ValueError):
@@ -77,15 +99,31 @@ def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
 
 class StepRouter(torch.nn.Module):
     """An ``nn.Module`` whose forward is the user's ``training_step``, so DDP's and FSDP's forward hooks
-    (and ``torch.compile``) see the real computation rather than a bare ``forward``."""
+    (and ``torch.compile``) see the real computation rather than a bare ``forward``.
+
+    :meth:`routed` points it at another method for one call: Fabric runs the module's ``forward`` (or a
+    method marked with ``mark_forward_method``) through the same wrapper.
+    """
 
     def __init__(self, module: torch.nn.Module) -> None:
         super().__init__()
         self.module = module
         self._step = training_step_caller(module)
+        self._route: Callable[..., Any] | None = None
 
-    def forward(self, batch: Any, batch_idx: int) -> Any:
-        return self._step(batch, batch_idx)
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        route = self._route
+        if route is not None:
+            return route(*args, **kwargs)
+        return self._step(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def routed(self, method: Callable[..., Any]) -> Iterator[None]:
+        previous, self._route = self._route, method
+        try:
+            yield
+        finally:
+            self._route = previous
 
 
 class Strategy(ABC):
@@ -161,6 +199,34 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def setup_module(
+        self,
+        module: torch.nn.Module,
+        precision: Precision,
+        *,
+        move_to_device: bool = True,
+        compile_options: dict[str, Any] | None = None,
+    ) -> PreparedModule:
+        """The module's half of the preparation order: precision, device, wrap, compile (no optimizers).
+
+        The Trainer reaches it through :meth:`setup_module_and_optimizers`, Fabric through
+        ``fabric.setup(...)``; a strategy that prepares differently overrides this step (FSDP shards before
+        anything moves to the device). ``move_to_device=False`` leaves placement to the user (Fabric's option).
+        """
+        device = self._device()
+        module = precision.convert_module(module)
+        if move_to_device:
+            module.to(device)
+        wrapped = self.wrap_module(module)
+        step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
+        if compile_options is not None:
+            from .compiling import compile_module
+
+            step_module = compile_module(module, wrapped, compile_options, device)
+        compiled = (module,) if compile_options is not None else ()
+        router = _router_in(wrapped)
+        return PreparedModule(module, step_module, wrapped, None, compiled_modules=compiled, router=router)
+
     def setup_module_and_optimizers(
         self,
         module: torch.nn.Module,
@@ -169,24 +235,18 @@ class Strategy(ABC):
         compile_options: dict[str, Any] | None = None,
         with_optimizers: bool = True,
     ) -> PreparedModule:
-        """The whole preparation order (see the module docstring); override it as a whole if needed."""
-        device = self._device()
-        module = precision.convert_module(module)
-        module.to(device)
-        wrapped = self.wrap_module(module)
-        step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
-        if compile_options is not None:
-            from .compiling import compile_module
-
-            step_module = compile_module(module, wrapped, compile_options, device)
-        optim = None
+        """The Trainer's preparation: :meth:`setup_module`, ``configure_optimizers()``, :meth:`setup_optimizers`."""
+        prepared = self.setup_module(module, precision, compile_options=compile_options)
         if with_optimizers:
             from ..optimizers import parse_optimizers
 
-            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
-            optim = self.setup_optimizers(parse_optimizers(configure()))
-        compiled = (module,) if compile_options is not None else ()
-        return PreparedModule(module, step_module, wrapped, optim, compiled_modules=compiled)
+            configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
+            prepared.optim = self.setup_optimizers(parse_optimizers(configure()))
+        return prepared
+
+    def register_forward_method(self, module: torch.nn.Module, name: str) -> None:  # noqa: B027 - optional hook
+        """Make calls to ``module.<name>`` run with the strategy's forward machinery (Fabric's
+        ``mark_forward_method``). A wrapper holding a :class:`StepRouter` needs nothing; FSDP registers it."""
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
         """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""
@@ -203,14 +263,26 @@ class Strategy(ABC):
 
     # ---- the optimizer step --------------------------------------------------------------------
     def clip_gradients(
-        self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, value: float, algorithm: str
-    ) -> None:
-        """Clip this optimizer's gradients (already unscaled) by norm or by value."""
+        self,
+        module: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        value: float,
+        algorithm: str,
+        *,
+        norm_type: float = 2.0,
+        error_if_nonfinite: bool = False,
+    ) -> torch.Tensor | None:
+        """Clip this optimizer's gradients (already unscaled) by norm or by value; the total norm for "norm".
+
+        ``norm_type`` and ``error_if_nonfinite`` are ``torch.nn.utils.clip_grad_norm_``'s (Fabric passes them).
+        """
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
         if algorithm == "norm":
-            torch.nn.utils.clip_grad_norm_(params, value)
-        else:
-            torch.nn.utils.clip_grad_value_(params, value)
+            return torch.nn.utils.clip_grad_norm_(
+                params, value, norm_type=norm_type, error_if_nonfinite=error_if_nonfinite
+            )
+        torch.nn.utils.clip_grad_value_(params, value)
+        return None
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
@@ -244,10 +316,17 @@ class Strategy(ABC):
         return self._device()
 
     def save_checkpoint(
-        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+        self,
+        checkpoint: dict[str, Any],
+        path: Path,
+        write: Callable[[dict[str, Any], Path], object],
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
-        ``write`` (the Trainer's atomic, checksummed writer). A sharding strategy saves its tensors first."""
+        ``write`` (the atomic, checksummed writer). A sharding strategy saves the entries named by
+        ``tensor_keys`` (module and optimizer states: the Trainer's two keys, or the user's under Fabric)
+        as shards first."""
         if self.writes_checkpoints:
             write(checkpoint, path)
 
@@ -308,3 +387,10 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:
+    """The :class:`StepRouter` a strategy's wrapper holds (DDP: ``DDP(StepRouter(module))``), if any."""
+    if wrapped is None:
+        return None
+    return next((m for m in wrapped.modules() if isinstance(m, StepRouter)), None)

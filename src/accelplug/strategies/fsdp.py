@@ -197,16 +197,18 @@ class FSDPStrategy(DDPStrategy):
             self._created_group = True
 
     # ---- preparing the module --------------------------------------------------------------------
-    def setup_module_and_optimizers(
+    def setup_module(
         self,
         module: torch.nn.Module,
         precision: Precision,
         *,
+        move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
-        with_optimizers: bool = True,
     ) -> PreparedModule:
         """Precision, then sharding (which moves each unit to the device: the whole model never has to
-        fit on one), compile inside it, then ``configure_optimizers()`` on the sharded parameters."""
+        fit on one; ``move_to_device`` changes nothing), then compile inside it. Parameters created on the
+        meta device (Fabric's ``init_module(empty_init=True)``) are materialised on the device after
+        sharding, shard by shard, and initialised by their modules' ``reset_parameters()``."""
         from torch.distributed.fsdp import FSDPModule
 
         module = precision.convert_module(module)
@@ -219,6 +221,7 @@ class FSDPStrategy(DDPStrategy):
             units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
             object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
         self.shard_units = units
+        _materialize_meta(module, self._device())
         compiled = tuple(units) or (module,)
         if compile_options is not None and not getattr(module, "_accelplug_compiled", False):
             for target in compiled:  # FSDP's hooks run around forward, outside the compiled frames
@@ -226,14 +229,14 @@ class FSDPStrategy(DDPStrategy):
             object.__setattr__(module, "_accelplug_compiled", True)
         self._register_step_methods(module)
         self._use_sharded_scaler(precision)
-        optim = None
-        if with_optimizers:
-            from ..optimizers import parse_optimizers
-
-            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
-            optim = self.setup_optimizers(parse_optimizers(configure()))
         step = training_step_caller(module)
-        return PreparedModule(module, step, module, optim, compiled_modules=compiled if compile_options else ())
+        return PreparedModule(module, step, module, None, compiled_modules=compiled if compile_options else ())
+
+    def register_forward_method(self, module: torch.nn.Module, name: str) -> None:
+        """The root's parameters are gathered for ``module.<name>()`` too, not only for ``forward``."""
+        from torch.distributed.fsdp import register_fsdp_forward_method
+
+        register_fsdp_forward_method(module, name)
 
     def _shard(self, module: torch.nn.Module, precision: Precision) -> list[torch.nn.Module]:
         """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
@@ -343,11 +346,32 @@ class FSDPStrategy(DDPStrategy):
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
 
     def save_checkpoint(
-        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+        self,
+        checkpoint: dict[str, Any],
+        path: Path,
+        write: Callable[[dict[str, Any], Path], object],
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         if self.state_dict_type == "sharded":
             from .state_dicts import save_sharded
 
-            save_sharded(self, checkpoint, path, write)
+            save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)
         else:
             super().save_checkpoint(checkpoint, path, write)
+
+
+def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
+    """Give parameters and buffers created on the meta device real (sharded) storage, then their initial values.
+
+    torch's recipe for FSDP2: shard on the meta device, ``to_empty`` on the target device (each rank allocates
+    only its shards), then each module's ``reset_parameters()``, the values its constructor would have drawn.
+    """
+    tensors = [*module.parameters(), *module.buffers()]
+    if not any(t.is_meta for t in tensors):
+        return
+    module.to_empty(device=device)
+    for sub in module.modules():
+        reset = getattr(sub, "reset_parameters", None)
+        if callable(reset):
+            reset()
