@@ -18,6 +18,7 @@ _EXPORTS = {
     "Callback": "accelplug.trainer.callback",
     "DeviceStatsMonitor": "accelplug.trainer.callbacks",
     "EarlyStopping": "accelplug.trainer.callbacks",
+    "Fabric": "accelplug.fabric",
     "LearningRateMonitor": "accelplug.trainer.callbacks",
     "LightningDataModule": "accelplug.datamodule",
     "LightningModule": "accelplug.module",
@@ -52,6 +53,7 @@ __all__ = [
     "DataModule",
     "DeviceStatsMonitor",
     "EarlyStopping",
+    "Fabric",
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
     from .datamodule import LightningDataModule
     from .datamodule import LightningDataModule as DataModule
     from .errors import AcceleratorUnavailableError, MisconfigurationException
+    from .fabric import Fabric
     from .hookspecs import hookimpl
     from .module import AttributeDict, LightningModule
     from .module import LightningModule as Module

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
         "registry",
     ),
     ("selection", "_request", "config", "module", "datamodule"),
-    ("trainer", "launch", "demo", "bench", "testing", "__init__", "pytorch"),
+    ("trainer", "fabric", "launch", "demo", "bench", "testing", "__init__", "pytorch"),
     ("cli", "__main__"),
 ]
 
@@ -157,3 +157,16 @@ def test_layers_below_the_trainer_do_not_know_it(module: str) -> None:
     sources = _sources()
     reached = [n for n, _top in _imports(sources[module]) if _owner(n, sources).split(".")[0] in ("trainer", "cli")]
     assert not reached, f"accelplug.{module} imports {reached}"
+
+
+def test_fabric_never_imports_the_trainer() -> None:
+    """Lightning's wall between ``fabric`` and ``pytorch``: Fabric shares only what lies below the Trainer."""
+    sources = _sources()
+    reached = [
+        f"accelplug.{module} imports accelplug.{_owner(name, sources)}"
+        for module, path in sources.items()
+        if module.split(".")[0] == "fabric"
+        for name, _top in _imports(path)
+        if _owner(name, sources).split(".")[0] in ("trainer", "cli")
+    ]
+    assert not reached, "\n".join(reached)
