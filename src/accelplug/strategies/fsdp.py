@@ -364,14 +364,41 @@ class FSDPStrategy(DDPStrategy):
 def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
     """Give parameters and buffers created on the meta device real (sharded) storage, then their initial values.
 
-    torch's recipe for FSDP2: shard on the meta device, ``to_empty`` on the target device (each rank allocates
-    only its shards), then each module's ``reset_parameters()``, the values its constructor would have drawn.
+    torch's recipe for FSDP2: shard on the meta device, then ``to_empty`` on the target device (each rank
+    allocates only its shards). The values come from each module's ``reset_parameters()``, run on a full-size
+    copy of that module's own tensors (one module at a time) and scattered from rank 0, so every rank holds its
+    part of one initialisation, as if the model had been built whole: running it on the shards themselves
+    would draw the same numbers for every rank's part where DTensor has no distributed random generator
+    (the CPU), leaving duplicated neurons that never differ.
     """
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
     tensors = [*module.parameters(), *module.buffers()]
     if not any(t.is_meta for t in tensors):
         return
     module.to_empty(device=device)
-    for sub in module.modules():
-        reset = getattr(sub, "reset_parameters", None)
-        if callable(reset):
-            reset()
+    with torch.no_grad():
+        for sub in module.modules():
+            reset = getattr(sub, "reset_parameters", None)
+            if not callable(reset):
+                continue
+            own = {**dict(sub.named_parameters(recurse=False)), **dict(sub.named_buffers(recurse=False))}
+            sharded = {name: t for name, t in own.items() if isinstance(t, DTensor)}
+            for name, shard in sharded.items():  # a full-size stand-in for the reset to fill
+                stand_in = torch.empty(shard.shape, dtype=shard.dtype, device=device)
+                _swap(sub, name, torch.nn.Parameter(stand_in) if name in sub._parameters else stand_in)
+            try:
+                reset()
+            finally:
+                for name, shard in sharded.items():
+                    full = getattr(sub, name)
+                    part = distribute_tensor(full.detach(), shard.device_mesh, shard.placements)
+                    shard.to_local().copy_(part.to_local())
+                    _swap(sub, name, shard)
+
+
+def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
+    if name in module._parameters:
+        module._parameters[name] = value  # type: ignore[assignment]
+    else:
+        module._buffers[name] = value
