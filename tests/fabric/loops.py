@@ -30,6 +30,10 @@ class Net(torch.nn.Module):
         x, y = batch
         return torch.nn.functional.mse_loss(self(x), y)
 
+    def score(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """A method that runs the model (and so must go through DDP's wrapper: marked as a forward method)."""
+        return torch.nn.functional.mse_loss(self(x), y)
+
 
 class Block(torch.nn.Module):
     def __init__(self) -> None:
@@ -69,8 +73,13 @@ def train(
     save_to: str | None = None,
     resume_from: str | None = None,
     seed: int = 7,
+    method: str = "forward",
 ) -> dict[str, Any]:
-    """A plain loop: accumulation through ``no_backward_sync``, clipping, checkpoints, all_reduce'd losses."""
+    """A plain loop: accumulation through ``no_backward_sync``, clipping, checkpoints, all_reduce'd losses.
+
+    ``method`` is how the loss is computed: ``model(x)``, ``model.training_step(batch)`` (a forward method
+    by default) or ``model.score(x, y)`` (marked with ``mark_forward_method``).
+    """
     fabric = fabric_cls(accelerator="cpu", devices=devices, strategy=strategy, precision=precision)
     fabric.launch()
     fabric.seed_everything(seed, verbose=False)
@@ -80,6 +89,8 @@ def train(
     else:
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     model, opt = fabric.setup(model, opt)
+    if method == "score":
+        model.mark_forward_method("score")
     loader = fabric.setup_dataloaders(DataLoader(dataset(), batch_size=4, shuffle=True))
     start = 0
     if resume_from is not None:
@@ -93,7 +104,12 @@ def train(
         for index, (x, y) in enumerate(loader):
             stepping = (index + 1) % accumulate == 0
             with fabric.no_backward_sync(model, enabled=not stepping):
-                loss = torch.nn.functional.mse_loss(model(x), y)
+                if method == "training_step":
+                    loss = model.training_step((x, y))
+                elif method == "score":
+                    loss = model.score(x, y)
+                else:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
                 fabric.backward(loss / accumulate)
             if stepping:
                 if clip == "norm":
@@ -123,9 +139,14 @@ def collectives(fabric_cls: Any, *, devices: int, strategy: str = "ddp") -> dict
     rank = fabric.global_rank
     gathered = fabric.all_gather(torch.tensor([rank, rank * 10.0]))
     gathered_dict = fabric.all_gather({"a": torch.tensor(rank + 1.0), "b": [torch.tensor([rank])]})
-    order: list[int] = []
+    model = fabric.setup(Net())
+    try:
+        model.score(torch.ones(2, 4), torch.ones(2, 1))  # runs the model outside DDP's wrapper: refused
+        unmarked = "ran"
+    except Exception as error:  # RuntimeError in Lightning, MisconfigurationException here
+        unmarked = "refused: mark_forward_method" if "mark_forward_method" in str(error) else str(error)
     with fabric.rank_zero_first():
-        order.append(rank)
+        pass
     fabric.barrier()
     return {
         "gathered": gathered.tolist(),
@@ -135,5 +156,6 @@ def collectives(fabric_cls: Any, *, devices: int, strategy: str = "ddp") -> dict
         "max": fabric.all_reduce(torch.tensor(float(rank)), reduce_op="max").item(),
         "number": fabric.all_reduce(3).item(),
         "broadcast": fabric.broadcast({"from": rank}, src=1 if fabric.world_size > 1 else 0),
+        "unmarked_method": unmarked,
         "rank": rank,
     }

@@ -296,3 +296,22 @@ def test_accelplug_exports_fabric_lazily() -> None:
     import accelplug
 
     assert accelplug.Fabric is Fabric
+
+
+def test_a_compiled_module_runs_compiled_and_saves_the_users_keys() -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    torch.manual_seed(0)
+    original = Probe()
+    compiled = torch.compile(original, backend="eager")
+    model = fabric.setup(compiled)
+    assert model.module is original
+    assert torch.equal(model(torch.ones(1, 3)), original(torch.ones(1, 3)))
+    assert list(model.state_dict()) == ["lin.weight", "lin.bias"]
+
+
+def test_move_to_device_false_leaves_placement_to_the_user() -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    model = fabric.setup(Probe(), move_to_device=False)
+    loader = fabric.setup_dataloaders(DataLoader(loops.dataset(4), batch_size=2), move_to_device=False)
+    assert model.device == torch.device("cpu") and loader.device is None
+    assert len(list(loader)) == 2

@@ -109,6 +109,7 @@ def test_two_ddp_processes_match_lightning_fabric_exactly(tmp_path: Path) -> Non
     assert collectives["gathered"] == [[0.0, 0.0], [1.0, 10.0]]
     assert (collectives["sum"], collectives["mean"], collectives["max"]) == (3.0, 1.5, 1.0)
     assert collectives["broadcast"] == {"from": 1}
+    assert collectives["unmarked_method"] == "refused: mark_forward_method"
 
     # The two-process checkpoints cross over: each framework's file loads into the other's model.
     saved_weights = ours[0]["saved"]["weights"]
@@ -137,6 +138,13 @@ def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(tmp_path: Path) -> 
             torch.tensor(ours[rank]["fsdp"]["norms"]), torch.tensor(theirs[rank]["fsdp"]["norms"]), rtol=1e-4, atol=1e-6
         )
     assert len(ours[0]["fsdp"]["losses"]) == 8
+
+    # Built on the meta device and materialised while sharding: the values an eager build draws.
+    torch.manual_seed(7)
+    eager = loops.weights(loops.Net())
+    for rank in (0, 1):
+        assert ours[rank]["meta_init"]["was_meta"]
+        assert ours[rank]["meta_init"]["weights"] == eager
 
 
 @pytest.mark.slow

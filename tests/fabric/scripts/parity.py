@@ -55,14 +55,30 @@ def fsdp_strategy(framework: str) -> object:
     return FSDPStrategy(auto_wrap_policy={Block}, state_dict_type="full")
 
 
+def meta_init(fabric_cls: type) -> dict[str, object]:
+    """``Net`` built on the meta device and materialised by sharding: its gathered weights after seed 7."""
+    fabric = fabric_cls(accelerator="cpu", devices=2, strategy=fsdp_strategy("accelplug"))
+    fabric.launch()
+    fabric.seed_everything(7, verbose=False)
+    with fabric.init_module(empty_init=True):
+        model = loops.Net()
+    meta = all(p.is_meta for p in model.parameters())
+    model = fabric.setup_module(model)
+    return {"was_meta": meta, "weights": loops.weights(model), "rank": fabric.global_rank}
+
+
 def main() -> None:
     framework, case, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     fabric_cls = fabric_class(framework)
     results: dict[str, object] = {}
     if case == "ddp":
         results["plain"] = loops.train(fabric_cls, devices=2, strategy="ddp")
-        results["accumulate_clip_norm"] = loops.train(fabric_cls, devices=2, strategy="ddp", accumulate=2, clip="norm")
-        results["clip_value_adam"] = loops.train(fabric_cls, devices=2, strategy="ddp", clip="value", optimizer="adam")
+        results["accumulate_clip_norm"] = loops.train(
+            fabric_cls, devices=2, strategy="ddp", accumulate=2, clip="norm", method="training_step"
+        )
+        results["clip_value_adam"] = loops.train(
+            fabric_cls, devices=2, strategy="ddp", clip="value", optimizer="adam", method="score"
+        )
         results["bf16_mixed"] = loops.train(fabric_cls, devices=2, strategy="ddp", precision="bf16-mixed")
         results["saved"] = loops.train(
             fabric_cls, devices=2, strategy="ddp", epochs=1, save_to=str(out / f"{framework}-ddp.ckpt")
@@ -72,6 +88,8 @@ def main() -> None:
         run = loops.train(fabric_cls, devices=2, strategy=fsdp_strategy(framework), optimizer="adam", clip="norm")
         run.pop("weights")  # sharded parameters: compared through the losses and norms
         results["fsdp"] = run
+        if framework == "accelplug":
+            results["meta_init"] = meta_init(fabric_cls)
     elif case == "relaunch":
         results["plain"] = loops.train(fabric_cls, devices=2, strategy="ddp", epochs=1)
     else:
