@@ -4,6 +4,7 @@ and a close match when there is one (where Lightning Fabric raises TypeError, Va
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,3 +127,18 @@ def test_launch_mistakes_and_a_distributed_strategy_used_before_launch_are_refus
     spawn = Fabric(accelerator="cpu", devices=2, strategy="ddp_spawn")
     with pytest.raises(MisconfigurationException, match="starts its processes from a function"):
         spawn.launch()
+
+
+def test_a_tensorboard_logger_without_tensorboard_says_what_to_install(tmp_path: Any) -> None:
+    import importlib.util
+
+    from accelplug.fabric.loggers import TensorBoardLogger
+
+    if importlib.util.find_spec("tensorboard") is not None:
+        logger = TensorBoardLogger(tmp_path)
+        Fabric(accelerator="cpu", loggers=logger).log("x", 1.0, step=0)
+        logger.finalize("success")
+        assert any(p.name.startswith("events.out") for p in Path(logger.log_dir).iterdir())
+        return
+    with pytest.raises(MisconfigurationException, match="pip install tensorboard"):
+        TensorBoardLogger(tmp_path)

@@ -3,6 +3,7 @@ examples as their docstrings run them, and a plugin's precision and strategy und
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
+from accelplug.fabric import Fabric
 from trainer.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
@@ -78,6 +81,19 @@ def test_the_fsdp_example_runs_under_accelplug_launch_on_two_cpu_processes(tmp_p
     assert "each of 2 processes holds about" in result.stdout
     assert f"saved and loaded {checkpoint} at step 10" in result.stdout
     assert list(tmp_path.glob("sharded.ckpt.shards-*")), "the shards lie beside the file"
+
+    # The two processes' shards load into one process's whole model (resharded by torch.distributed.checkpoint).
+    spec = importlib.util.spec_from_file_location("fabric_fsdp_example", example)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fabric = Fabric(accelerator="cpu", devices=1)
+    torch.manual_seed(0)
+    model = fabric.setup(module.Model())
+    before = [p.detach().clone() for p in model.parameters()]
+    remainder = fabric.load(checkpoint, {"model": model})
+    assert remainder == {"step": 10}
+    assert all(not torch.equal(b, p) for b, p in zip(before, model.parameters(), strict=True))
 
 
 def test_the_basic_example_learns_on_one_process(tmp_path: Path) -> None:

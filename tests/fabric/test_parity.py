@@ -115,11 +115,15 @@ def test_two_ddp_processes_match_lightning_fabric_exactly(tmp_path: Path) -> Non
     saved_weights = ours[0]["saved"]["weights"]
     for saver in ("lightning", "accelplug"):
         for loader in (lightning_fabric.Fabric, Fabric):
-            fabric = loader(accelerator="cpu", devices=1)
-            model = fabric.setup(loops.Net())
-            remainder = fabric.load(tmp_path / f"{saver}-ddp.ckpt", {"model": model})
+            model = loops.Net()
+            remainder = _quietly(_load_into, loader, model, tmp_path / f"{saver}-ddp.ckpt")
             assert loops.weights(model) == saved_weights, (saver, loader)
             assert remainder.get("epoch") == 1
+
+
+def _load_into(fabric_cls: Any, model: torch.nn.Module, path: Path) -> dict[str, Any]:
+    fabric = fabric_cls(accelerator="cpu", devices=1)
+    return dict(fabric.load(path, {"model": fabric.setup(model)}))
 
 
 @pytest.mark.slow

@@ -23,8 +23,7 @@ import functools
 import inspect
 import os
 import warnings
-import weakref
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +34,9 @@ from ..seed import seed_everything as _seed_everything
 from . import checkpoints, collectives
 from .connector import FabricPlan, plan
 from .init import module_init_context, tensor_init_context
+from .preparation import Preparation
 from .transfer import move_to, to_tensors
-from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
+from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -79,12 +79,9 @@ class Fabric:
                 )
         self._launched = False
         self._environment_up = False
-        self._models_setup = 0
-        self._set_up: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
-        #: Parameters a strategy replaced while preparing a module (FSDP's shards): id(old) -> (old, new), so an
-        #: optimizer built on the originals steps the replacements.
-        self._replaced: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
+        #: Optimizers whose gradients the precision unscaled since their last step (clipping does it first).
         self._unscaled: set[int] = set()
+        self._prepare = Preparation(self._strategy, self._precision, self._callbacks, self._unscaled)
         self._wrap_run()
 
     def _wrap_run(self) -> None:
@@ -93,15 +90,11 @@ class Fabric:
             self.run = lambda *a, **k: self.launch(lambda _fabric: user_run(*a, **k))  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a process started with ``ddp_spawn`` receives: the plan, not this process's bookkeeping."""
-        state = dict(self.__dict__)
-        state.pop("run", None)
-        state["_set_up"], state["_replaced"] = None, {}
-        return state
+        """What a process started with ``ddp_spawn`` receives (``run`` is wrapped again there)."""
+        return {k: v for k, v in self.__dict__.items() if k != "run"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._set_up = weakref.WeakSet()
         self._wrap_run()
 
     # ---- where this process runs ---------------------------------------------------------------------
@@ -206,21 +199,16 @@ class Fabric:
 
         Returns the module alone without optimizers, else ``(module, *optimizers)`` and ``scheduler`` last
         when one is passed. Optimizers built on the module's parameters keep working under FSDP: the
-        sharded parameters replace the originals in them.
+        sharded parameters replace the originals in them. A ``torch.compile``'d module runs compiled inside
+        the strategy's wrapper (``_reapply_compile`` is accepted for Lightning's signature).
         """
         self._require_launched("setup")
-        self._check_module(module, "setup")
-        original, _ = unwrap_compiled(module)
+        original = self._prepare.check_module(module, "setup")
         for index, optimizer in enumerate(optimizers):
-            self._check_optimizer(optimizer, index, "setup")
-            if not _steps_any(optimizer, original):
-                raise MisconfigurationException(
-                    f"fabric.setup(module, *optimizers): optimizer {index} ({type(optimizer).__name__}) steps none of "
-                    f"the parameters of {type(original).__name__}; build it from this module's parameters: "
-                    f"torch.optim.{type(optimizer).__name__}(model.parameters(), ...)."
-                )
-        fabric_module = self._setup_module(module, move_to_device)
-        wrapped = self._setup_optimizers(optimizers)
+            self._prepare.check_optimizer(optimizer, index, "setup")
+            self._prepare.check_steps(optimizer, index, original)
+        fabric_module = self._prepare.module(module, move_to_device, self.device)
+        wrapped = self._prepare.optimizers(optimizers)
         self.call("on_after_setup", fabric=self, module=fabric_module)
         if not wrapped:
             return fabric_module
@@ -231,8 +219,8 @@ class Fabric:
     ) -> FabricModule:
         """The module alone (for FSDP: set it up, then build the optimizer on ``model.parameters()``)."""
         self._require_launched("setup_module")
-        self._check_module(module, "setup_module")
-        return self._setup_module(module, move_to_device)
+        self._prepare.check_module(module, "setup_module")
+        return self._prepare.module(module, move_to_device, self.device)
 
     def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
@@ -240,111 +228,17 @@ class Fabric:
         if not optimizers:
             raise MisconfigurationException("fabric.setup_optimizers() needs at least one optimizer.")
         for index, optimizer in enumerate(optimizers):
-            self._check_optimizer(optimizer, index, "setup_optimizers")
-            params = [p for group in optimizer.param_groups for p in group["params"]]
-            if any(p.is_meta and self._replacement(p) is p for p in params):
-                raise MisconfigurationException(
-                    f"fabric.setup_optimizers: optimizer {index} holds parameters on the meta device; create it after "
-                    "fabric.setup_module(model), from the set-up model's parameters."
-                )
-        wrapped = self._setup_optimizers(optimizers)
+            self._prepare.check_optimizer(optimizer, index, "setup_optimizers")
+            self._prepare.check_not_meta(optimizer, index)
+        wrapped = self._prepare.optimizers(optimizers)
         return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
-
-    def _check_module(self, module: object, what: str) -> None:
-        original, _ = unwrap_compiled(module)
-        if isinstance(original, FabricModule):
-            raise MisconfigurationException(
-                f"fabric.{what}: this module was already set up (it is what fabric.setup returned); pass each model "
-                "once."
-            )
-        if not isinstance(original, torch.nn.Module):
-            raise MisconfigurationException(
-                f"fabric.{what}(module={module!r}): expected a torch.nn.Module, got a {type(module).__name__}."
-            )
-        if original in self._set_up:
-            raise MisconfigurationException(
-                f"fabric.{what}: {type(original).__name__} was already set up by this Fabric; use the object the "
-                "first call returned."
-            )
-
-    @staticmethod
-    def _check_optimizer(optimizer: object, index: int, what: str) -> None:
-        if isinstance(optimizer, FabricOptimizer):
-            raise MisconfigurationException(
-                f"fabric.{what}: optimizer {index} was already set up (it is what fabric.setup returned); pass each "
-                "optimizer once."
-            )
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise MisconfigurationException(
-                f"fabric.{what}: optimizer {index} is a {type(optimizer).__name__}, not a torch.optim.Optimizer."
-            )
-
-    def _setup_module(self, module: torch.nn.Module, move_to_device: bool) -> FabricModule:
-        original, compiled = unwrap_compiled(module)
-        before = dict(original.named_parameters())
-        if move_to_device:
-            _warn_mixed_devices(original)
-        prepared = self._strategy.setup_module(original, self._precision, move_to_device=move_to_device)
-        for name, param in prepared.module.named_parameters():
-            old = before.get(name)
-            if old is not None and old is not param:
-                self._remember_replaced(old, param)
-        self._set_up.add(original)
-        self._models_setup += 1
-        device = self.device if move_to_device else None
-        return FabricModule(prepared, self._strategy, self._precision, compiled=compiled, device=device)
-
-    def _setup_optimizers(self, optimizers: Sequence[torch.optim.Optimizer]) -> list[FabricOptimizer]:
-        from ..optimizers import OptimizerSetup
-
-        for optimizer in optimizers:
-            if optimizer.state:
-                continue  # stepped before: its state is keyed by the old parameters; left as the user built it
-            for group in optimizer.param_groups:
-                group["params"] = [self._replacement(p) for p in group["params"]]
-        prepared = self._strategy.setup_optimizers(OptimizerSetup(list(optimizers), []))
-        return [
-            FabricOptimizer(o, self._strategy, self._precision, self._callbacks, self._unscaled)
-            for o in prepared.optimizers
-        ]
-
-    def _remember_replaced(self, old: torch.Tensor, new: torch.Tensor) -> None:
-        key = id(old)
-
-        def forget(_ref: weakref.ref[torch.Tensor]) -> None:
-            self._replaced.pop(key, None)
-
-        self._replaced[key] = (weakref.ref(old, forget), new)
-
-    def _replacement(self, param: torch.Tensor) -> torch.Tensor:
-        entry = self._replaced.get(id(param))
-        return entry[1] if entry is not None and entry[0]() is param else param
 
     def setup_dataloaders(
         self, *dataloaders: Any, use_distributed_sampler: bool = True, move_to_device: bool = True
     ) -> Any:
         """Each loader sharded across processes (a ``DistributedSampler``) and moving batches to the device."""
-        from torch.utils.data import DataLoader
-
         self._require_launched("setup_dataloaders")
-        if not dataloaders:
-            raise MisconfigurationException("fabric.setup_dataloaders() needs at least one DataLoader.")
-        for index, loader in enumerate(dataloaders):
-            if isinstance(loader, FabricDataLoader):
-                raise MisconfigurationException(
-                    f"fabric.setup_dataloaders: dataloader {index} was already set up; pass each dataloader once."
-                )
-            if not isinstance(loader, DataLoader):
-                raise MisconfigurationException(
-                    f"fabric.setup_dataloaders: dataloader {index} is a {type(loader).__name__}; only "
-                    "torch.utils.data.DataLoader objects can be set up."
-                )
-        seed = int(os.environ.get("PL_GLOBAL_SEED", "0") or 0)
-        out = []
-        for loader in dataloaders:
-            if use_distributed_sampler:
-                loader = self._strategy.prepare_dataloader(loader, shuffle_seed=seed)
-            out.append(FabricDataLoader(loader, self.device if move_to_device else None, self._strategy))
+        out = self._prepare.dataloaders(dataloaders, use_distributed_sampler, self.device if move_to_device else None)
         return out[0] if len(out) == 1 else out
 
     # ---- the step ------------------------------------------------------------------------------------
@@ -544,24 +438,6 @@ def _check_function(function: object) -> None:
         raise MisconfigurationException(
             f"fabric.launch({getattr(function, '__name__', function)!r}): the function must take at least one "
             "argument, the Fabric object: def train(fabric): ..."
-        )
-
-
-def _steps_any(optimizer: torch.optim.Optimizer, module: torch.nn.Module) -> bool:
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    own = {id(p) for p in module.parameters()}
-    return not params or any(id(p) in own for p in params)
-
-
-def _warn_mixed_devices(module: torch.nn.Module) -> None:
-    devices = {p.device for p in module.parameters()}
-    if len(devices) > 1:
-        warnings.warn(
-            f"the model given to fabric.setup has parameters on {len(devices)} devices "
-            f"({', '.join(sorted(str(d) for d in devices))}); move_to_device=True moves all of them to one. Pass "
-            "move_to_device=False to place them yourself.",
-            UserWarning,
-            stacklevel=3,
         )
 
 

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..errors import MisconfigurationException
 from .utilities.rank_zero import rank_zero_only
 
 __all__ = ["CSVLogger", "Logger", "TensorBoardLogger"]
@@ -138,6 +139,13 @@ class TensorBoardLogger(_Versioned):
         sub_dir: str | None = None,
         **writer_options: Any,
     ) -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("tensorboard") is None:
+            raise MisconfigurationException(
+                "TensorBoardLogger writes through torch.utils.tensorboard, which needs the tensorboard package: "
+                "`pip install tensorboard`, or log with CSVLogger."
+            )
         super().__init__(root_dir, name, version)
         self._prefix = prefix
         self._sub_dir = sub_dir
