@@ -19,6 +19,7 @@ import contextlib
 import glob
 import shutil
 import uuid
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,7 +161,10 @@ def load_sharded_entries(
             state[key] = get_model_state_dict(target)
         else:
             state[key] = get_optimizer_state_dict(module, target)
-    load(state, checkpoint_id=folder)
+    with warnings.catch_warnings():
+        # Without a process group torch says it "assumes" one process loads: that is what is meant here.
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
+        load(state, checkpoint_id=folder)
     for key, target in entries.items():
         if isinstance(target, torch.nn.Module):
             set_model_state_dict(target, state[key], options=StateDictOptions(strict=strict))
