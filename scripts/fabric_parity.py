@@ -46,6 +46,8 @@ def main() -> None:
         for case in cases:
             theirs, ours = _launch("lightning", case, out), _launch("accelplug", case, out)
             for loop in ours[0]:
+                if loop not in theirs[0]:  # accelplug's own checks (meta_init): compared in the tests
+                    continue
                 if loop == "collectives":
                     same = all(o[loop] == t[loop] for o, t in zip(ours, theirs, strict=True))
                     print(f"{case:5} {loop:22} identical: {same}")

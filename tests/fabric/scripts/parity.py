@@ -85,7 +85,9 @@ def main() -> None:
         )
         results["collectives"] = loops.collectives(fabric_cls, devices=2)
     elif case == "fsdp":
-        run = loops.train(fabric_cls, devices=2, strategy=fsdp_strategy(framework), optimizer="adam", clip="norm")
+        run = loops.train(
+            fabric_cls, devices=2, strategy=fsdp_strategy(framework), optimizer="adam", clip="norm", accumulate=2
+        )
         run.pop("weights")  # sharded parameters: compared through the losses and norms
         results["fsdp"] = run
         if framework == "accelplug":
