@@ -18,6 +18,7 @@ _EXPORTS = {
     "Callback": "accelplug.callbacks",
     "DeviceStatsMonitor": "accelplug.callbacks",
     "EarlyStopping": "accelplug.callbacks",
+    "Fabric": "accelplug.fabric",
     "LearningRateMonitor": "accelplug.callbacks",
     "LightningDataModule": "accelplug.datamodule",
     "LightningModule": "accelplug.module",
@@ -27,7 +28,7 @@ _EXPORTS = {
     "Precision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
     "TensorBoardLogger": "accelplug.loggers",
-    "seed_everything": "accelplug.trainer.process.environment",
+    "seed_everything": "accelplug.seed",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
     "MisconfigurationException": "accelplug.errors",
@@ -52,6 +53,7 @@ __all__ = [
     "DataModule",
     "DeviceStatsMonitor",
     "EarlyStopping",
+    "Fabric",
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
@@ -77,16 +79,17 @@ if TYPE_CHECKING:
     from .datamodule import LightningDataModule
     from .datamodule import LightningDataModule as DataModule
     from .errors import AcceleratorUnavailableError, MisconfigurationException
+    from .fabric import Fabric
     from .hookspecs import hookimpl
     from .loggers import CSVLogger, TensorBoardLogger
     from .module import AttributeDict, LightningModule
     from .module import LightningModule as Module
     from .precision.base import Precision
     from .registry import AcceleratorRegistry, PluginFailure, get_registry
+    from .seed import seed_everything
     from .selection import Selection, select
     from .strategies.base import Strategy
     from .trainer import Trainer
-    from .trainer.process.environment import seed_everything
 
 
 def __getattr__(name: str) -> Any:

@@ -28,16 +28,22 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import MisconfigurationException, did_you_mean
 from .precision_names import ACCEPTED_PRECISIONS
+
+if TYPE_CHECKING:
+    from .strategies.base import Strategy
 
 __all__ = [
     "RDZV_BACKENDS",
     "LaunchPlan",
     "free_port",
     "launch",
+    "main_script",
     "plan_launch",
+    "relaunch_if_needed",
     "relaunch_script",
     "run_plan",
 ]
@@ -481,7 +487,7 @@ def launch(script: str | os.PathLike[str], script_args: list[str] | tuple[str, .
 
 
 def relaunch_script(script: Path, script_args: list[str], nproc: int, accelerator: str) -> int:
-    """Start ``script`` again as ``nproc`` workers (what ``Trainer(strategy='ddp')`` does in plain python)."""
+    """Start ``script`` again as ``nproc`` workers (what ``Trainer(strategy="ddp")`` and ``Fabric.launch()`` do)."""
     plan = LaunchPlan(
         script=str(script),
         script_args=tuple(script_args),
@@ -491,7 +497,69 @@ def relaunch_script(script: Path, script_args: list[str], nproc: int, accelerato
         node_rank=0,
         master_addr="127.0.0.1",
         master_port=free_port(),
-        reason="re-launched by the Trainer",
+        reason="re-launched by the script itself (its strategy runs one process per device)",
         env={"ACCELPLUG_ACCELERATOR": accelerator},
     )
     return run_plan(plan)
+
+
+def relaunch_if_needed(strategy: Strategy, accelerator: str, num_devices: int, num_nodes: int) -> None:
+    """Start one process per device when DDP was asked for outside a launcher (this process then exits).
+
+    What ``Trainer(strategy="ddp")`` and ``Fabric(...).launch()`` do in a plain ``python script.py``; under a
+    launcher (``accelplug launch``, ``torchrun``) nothing is started and the launcher's world size is checked
+    against ``num_nodes`` x ``devices`` instead, so a mismatch is named before any collective hangs.
+    """
+    from .strategies.ddp import launched_by_torchrun
+
+    if num_nodes > 1 and not launched_by_torchrun():
+        raise MisconfigurationException(
+            f"num_nodes={num_nodes} asks for a run over {num_nodes} machines, but this process was not started by a "
+            f"launcher; run `accelplug launch --nnodes {num_nodes} --node-rank R --master-addr A --master-port P "
+            "script.py` on each machine, or leave num_nodes at 1."
+        )
+    if not strategy.is_distributed:
+        return
+    if launched_by_torchrun():
+        _check_world_size(num_devices, num_nodes)
+        return
+    if not strategy.needs_launcher(num_devices * num_nodes):
+        return  # e.g. FSDP on one device: a process group of one, made in this process
+    script = main_script()
+    how = (
+        f"start it with `accelplug launch --accelerator {accelerator} --devices {num_devices} "
+        f"script.py` (or `torchrun --nproc-per-node {num_devices} script.py`)"
+    )
+    if script is None:
+        raise MisconfigurationException(
+            f"strategy={strategy.name!r} with {num_devices} devices runs one process per device, "
+            f"and this interpreter was not started from a script file that could be re-launched; {how}."
+        )
+    print(
+        f"accelplug: re-launching {script.name} as {num_devices} processes ({strategy.name}); "
+        f"to control this yourself, {how}.",
+        file=sys.stderr,
+        flush=True,
+    )
+    raise SystemExit(relaunch_script(script, sys.argv[1:], num_devices, accelerator))
+
+
+def _check_world_size(num_devices: int, nodes: int) -> None:
+    """With ``num_nodes`` given, the launcher's ``WORLD_SIZE`` must be nodes x devices per node."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if nodes > 1 and world != nodes * num_devices:
+        raise MisconfigurationException(
+            f"num_nodes={nodes} with {num_devices} device(s) per node means {nodes * num_devices} "
+            f"processes, but the launcher started WORLD_SIZE={world}; make --nnodes/--devices of "
+            "`accelplug launch` match the script's num_nodes/devices."
+        )
+
+
+def main_script() -> Path | None:
+    """The file run as ``python file.py`` (not ``-m``, ``-c`` or an interactive session), if any."""
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main is None or main_file is None or getattr(main, "__spec__", None) is not None:
+        return None
+    path = Path(main_file).resolve()
+    return path if path.is_file() and path.suffix == ".py" else None

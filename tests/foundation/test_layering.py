@@ -47,6 +47,8 @@ LAYERS: list[tuple[str, ...]] = [
         "data",
         "preparation",
         "hookspecs",
+        "checkpoint_io",
+        "seed",
         "builtin_plugin",
         "status",
         "registry",
@@ -54,7 +56,7 @@ LAYERS: list[tuple[str, ...]] = [
     # what a user's script subclasses or passes in, and the selection rules
     ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
     # the Trainer and what sits beside it
-    ("trainer", "launcher", "demo", "bench", "testing", "__init__"),
+    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "__init__"),
     ("cli", "__main__"),
 ]
 
@@ -69,7 +71,6 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.logging.*",
         "trainer.display.progress",
         "trainer.checkpointing.format",
-        "trainer.checkpointing.io",
         "trainer.process.*",
     ),
     # T1: the record of one call
@@ -224,3 +225,15 @@ def test_a_cycle_through_a_package_init_is_found(tmp_path: Path) -> None:
     }
     package = _package(tmp_path, files)
     assert graphs.build(package).strongly_connected() == [["high", "high.top", "low"]]
+
+
+def test_fabric_never_imports_the_trainer(graph: object) -> None:
+    """Lightning's wall between ``fabric`` and ``pytorch``: Fabric shares only what lies below the Trainer."""
+    reached = [
+        f"accelplug.{source} imports accelplug.{target} ({_where(graph, source, target)})"
+        for source, targets in graph.targets().items()  # type: ignore[attr-defined]
+        if source.split(".")[0] == "fabric"
+        for target in sorted(targets)
+        if target.split(".")[0] in ("trainer", "cli")
+    ]
+    assert not reached, "\n".join(reached)

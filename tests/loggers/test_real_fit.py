@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 import torch
-from accelplug.trainer.callback import Callback
 
 import accelplug
-from accelplug.trainer.callbacks import ModelCheckpoint
+from accelplug.callbacks import Callback, ModelCheckpoint
 from tests.trainer.modules import quiet, regression_data
 
 from .readers import comet_archives, read_comet_archive, read_wandb_run, wandb_run_dir

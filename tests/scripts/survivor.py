@@ -20,9 +20,8 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from accelplug import Callback, Trainer
+from accelplug import Callback, Trainer, checkpoint_io
 from accelplug.callbacks import ModelCheckpoint
-from accelplug.trainer.checkpointing import io as checkpoint_io
 
 
 def _say(text: str) -> None:

@@ -39,7 +39,7 @@ def test_the_innermost_frame_says_whether_a_rank_waits_for_the_others(
 def test_one_rank_work_anywhere_on_the_stack_is_busy_not_hung() -> None:
     stack = [
         ("/usr/lib/python3.11/zipfile.py", "write", 10),
-        ("/repo/src/accelplug/trainer/checkpointing/io.py", "atomic_save", 79),
+        ("/repo/src/accelplug/checkpoint_io.py", "atomic_save", 79),
         ("/repo/src/accelplug/trainer/loops/fit.py", "run_epoch", 99),
     ]
     assert classify(stack) == (BUSY, "writing a checkpoint")

@@ -10,6 +10,7 @@ one line in a plugin's hook; nothing else in accelplug has to learn its name.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -70,6 +71,12 @@ class Precision:
         """A ``torch.distributed.fsdp.MixedPrecisionPolicy`` for sharded training, or None for none."""
         return None
 
+    def tensor_init_context(self) -> contextlib.AbstractContextManager[Any]:
+        """The context tensors are created in (Fabric's ``init_tensor``/``init_module``): the default dtype
+        is ``param_dtype`` inside it, so a module built there needs no conversion afterwards."""
+        dtype = self.param_dtype
+        return _default_dtype(dtype) if dtype is not None else contextlib.nullcontext()
+
     # ---- per batch -----------------------------------------------------------------------------
     @property
     def uses_autocast(self) -> bool:
@@ -80,14 +87,32 @@ class Precision:
         """The context the forward pass (``training_step`` etc.) runs in."""
         return contextlib.nullcontext()
 
+    def convert_input(self, data: Any) -> Any:
+        """Floating tensors in ``data`` (nested in tuples, lists, dicts) in the dtype the forward computes in,
+        what Fabric's module does to its arguments, as Lightning Fabric's precisions do: ``param_dtype`` for a
+        true precision, the autocast dtype for a mixed one, nothing at float32."""
+        dtype = (
+            self.param_dtype if self.param_dtype is not None else (self.compute_dtype if self.uses_autocast else None)
+        )
+        return _cast_floating(data, dtype) if dtype is not None else data
+
+    def convert_output(self, data: Any) -> Any:
+        """The forward's floating outputs back in torch's default dtype, when :meth:`convert_input` changed inputs."""
+        if self.param_dtype is None and not self.uses_autocast:
+            return data
+        import torch
+
+        return _cast_floating(data, torch.get_default_dtype())
+
     # ---- per optimizer step ----------------------------------------------------------------------
     @property
     def needs_help_with_steps(self) -> bool:
         """True when backward/step need this object (a scaler); False lets the loop call torch directly."""
         return False
 
-    def backward(self, loss: torch.Tensor) -> None:
-        loss.backward()  # type: ignore[no-untyped-call]
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """``loss.backward``; Fabric passes on its extra arguments (``retain_graph=True``...), the Trainer none."""
+        loss.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         """Bring scaled gradients back to their true values (needed before clipping them)."""
@@ -109,3 +134,34 @@ class Precision:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, device_type={self.device_type!r})"
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def _cast_floating(data: Any, dtype: torch.dtype) -> Any:
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return data.to(dtype) if data.is_floating_point() else data
+    if isinstance(data, tuple):
+        items = [_cast_floating(x, dtype) for x in data]
+        return type(data)(*items) if hasattr(data, "_fields") else tuple(items)
+    if isinstance(data, list):
+        return [_cast_floating(x, dtype) for x in data]
+    if isinstance(data, dict):
+        cast = {k: _cast_floating(v, dtype) for k, v in data.items()}
+        try:
+            return type(data)(cast)
+        except TypeError:  # a dict subclass with another constructor (defaultdict)
+            return cast
+    return data

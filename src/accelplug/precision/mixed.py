@@ -78,11 +78,11 @@ class FP16MixedPrecision(_AutocastPrecision):
     def needs_help_with_steps(self) -> bool:
         return self.scaler is not None
 
-    def backward(self, loss: torch.Tensor) -> None:
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         if self.scaler is not None:
-            self.scaler.scale(loss).backward()
+            self.scaler.scale(loss).backward(*args, **kwargs)
         else:
-            loss.backward()  # type: ignore[no-untyped-call]
+            loss.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         if self.scaler is not None:

@@ -6,13 +6,16 @@ what goes into a checkpoint, giving each process its share of the data, averagin
 processes, and deciding which process writes files. The Trainer's loops call these methods and stay
 the same for every strategy.
 
-The preparation order, :meth:`Strategy.setup_module_and_optimizers`, is::
+The preparation order is two steps that the Trainer and Fabric both call::
 
-    precision conversion (dtype) -> device -> strategy wrap (DDP / sharding) -> optional compile
-    -> configure_optimizers() -> strategy's optimizer setup
+    setup_module:     precision conversion (dtype) -> device -> strategy wrap (DDP / sharding) -> optional compile
+    setup_optimizers: the strategy's adjustment of optimizers built on the prepared parameters
 
-Optimizers come last because a sharding strategy replaces the parameters an optimizer would hold
-and ``torch.compile`` wraps the module; a strategy with other needs overrides the whole method.
+The Trainer runs them back to back with ``configure_optimizers()`` in between
+(:meth:`Strategy.setup_module_and_optimizers`); Fabric runs ``setup_module`` when the user calls
+``fabric.setup(...)``/``setup_module(...)`` and ``setup_optimizers`` on the optimizers the user built.
+Optimizers come last because a sharding strategy replaces the parameters an optimizer would hold and
+``torch.compile`` wraps the module; a strategy with other needs overrides ``setup_module`` (FSDP does).
 """
 
 from __future__ import annotations
@@ -111,6 +114,32 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def setup_module(
+        self,
+        module: torch.nn.Module,
+        precision: Precision,
+        *,
+        move_to_device: bool = True,
+        compile_options: dict[str, Any] | None = None,
+    ) -> PreparedModule:
+        """The module's half of the preparation order: precision, device, wrap, compile (no optimizers).
+
+        The Trainer reaches it through :meth:`setup_module_and_optimizers`, Fabric through
+        ``fabric.setup(...)``; a strategy that prepares differently overrides this step (FSDP shards before
+        anything moves to the device). ``move_to_device=False`` leaves placement to the user (Fabric's option).
+        """
+        device = self._device()
+        module = precision.convert_module(module)
+        if move_to_device:
+            module.to(device)
+        wrapped = self.wrap_module(module)
+        step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
+        if compile_options is not None:
+            step_module = compile_module(module, wrapped, compile_options, device)
+        compiled = (module,) if compile_options is not None else ()
+        router = _router_in(wrapped)
+        return PreparedModule(module, step_module, wrapped, None, compiled_modules=compiled, router=router)
+
     def setup_module_and_optimizers(
         self,
         module: torch.nn.Module,
@@ -119,22 +148,18 @@ class Strategy(ABC):
         compile_options: dict[str, Any] | None = None,
         with_optimizers: bool = True,
     ) -> PreparedModule:
-        """The whole preparation order (see the module docstring); override it as a whole if needed."""
-        device = self._device()
-        module = precision.convert_module(module)
-        module.to(device)
-        wrapped = self.wrap_module(module)
-        step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
-        if compile_options is not None:
-            step_module = compile_module(module, wrapped, compile_options, device)
-        optim = None
+        """The Trainer's preparation: :meth:`setup_module`, ``configure_optimizers()``, :meth:`setup_optimizers`."""
+        prepared = self.setup_module(module, precision, compile_options=compile_options)
         if with_optimizers:
             from ..optimizers import parse_optimizers
 
-            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
-            optim = self.setup_optimizers(parse_optimizers(configure()))
-        compiled = (module,) if compile_options is not None else ()
-        return PreparedModule(module, step_module, wrapped, optim, compiled_modules=compiled)
+            configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
+            prepared.optim = self.setup_optimizers(parse_optimizers(configure()))
+        return prepared
+
+    def register_forward_method(self, module: torch.nn.Module, name: str) -> None:  # noqa: B027 - optional hook
+        """Make calls to ``module.<name>`` run with the strategy's forward machinery (Fabric's
+        ``mark_forward_method``). A wrapper holding a :class:`StepRouter` needs nothing; FSDP registers it."""
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module | None:
         """A module whose forward runs ``training_step`` with the strategy's machinery, or None for none."""
@@ -151,14 +176,26 @@ class Strategy(ABC):
 
     # ---- the optimizer step --------------------------------------------------------------------
     def clip_gradients(
-        self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, value: float, algorithm: str
-    ) -> None:
-        """Clip this optimizer's gradients (already unscaled) by norm or by value."""
+        self,
+        module: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        value: float,
+        algorithm: str,
+        *,
+        norm_type: float = 2.0,
+        error_if_nonfinite: bool = False,
+    ) -> torch.Tensor | None:
+        """Clip this optimizer's gradients (already unscaled) by norm or by value; the total norm for "norm".
+
+        ``norm_type`` and ``error_if_nonfinite`` are ``torch.nn.utils.clip_grad_norm_``'s (Fabric passes them).
+        """
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
         if algorithm == "norm":
-            torch.nn.utils.clip_grad_norm_(params, value)
-        else:
-            torch.nn.utils.clip_grad_value_(params, value)
+            return torch.nn.utils.clip_grad_norm_(
+                params, value, norm_type=norm_type, error_if_nonfinite=error_if_nonfinite
+            )
+        torch.nn.utils.clip_grad_value_(params, value)
+        return None
 
     def optimizer_step(
         self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
@@ -209,10 +246,17 @@ class Strategy(ABC):
         return self._device()
 
     def save_checkpoint(
-        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+        self,
+        checkpoint: dict[str, Any],
+        path: Path,
+        write: Callable[[dict[str, Any], Path], object],
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
-        ``write`` (the Trainer's atomic, checksummed writer). A sharding strategy saves its tensors first."""
+        ``write`` (the atomic, checksummed writer). A sharding strategy saves the entries named by
+        ``tensor_keys`` (module and optimizer states: the Trainer's two keys, or the user's under Fabric)
+        as shards first."""
         if self.writes_checkpoints:
             write(checkpoint, path)
 
@@ -279,3 +323,10 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:
+    """The :class:`StepRouter` a strategy's wrapper holds (DDP: ``DDP(StepRouter(module))``), if any."""
+    if wrapped is None:
+        return None
+    return next((m for m in wrapped.modules() if isinstance(m, StepRouter)), None)

@@ -198,16 +198,18 @@ class FSDPStrategy(DDPStrategy):
             self._created_group = True
 
     # ---- preparing the module --------------------------------------------------------------------
-    def setup_module_and_optimizers(
+    def setup_module(
         self,
         module: torch.nn.Module,
         precision: Precision,
         *,
+        move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
-        with_optimizers: bool = True,
     ) -> PreparedModule:
         """Precision, then sharding (which moves each unit to the device: the whole model never has to
-        fit on one), compile inside it, then ``configure_optimizers()`` on the sharded parameters."""
+        fit on one; ``move_to_device`` changes nothing), then compile inside it. Parameters created on the
+        meta device (Fabric's ``init_module(empty_init=True)``) are materialised on the device after
+        sharding, shard by shard, and initialised by their modules' ``reset_parameters()``."""
         from torch.distributed.fsdp import FSDPModule
 
         module = precision.convert_module(module)
@@ -220,6 +222,7 @@ class FSDPStrategy(DDPStrategy):
             units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
             object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
         self.shard_units = units
+        _materialize_meta(module, self._device())
         compiled = tuple(units) or (module,)
         if compile_options is not None and not getattr(module, "_accelplug_compiled", False):
             for target in compiled:  # FSDP's hooks run around forward, outside the compiled frames
@@ -227,14 +230,14 @@ class FSDPStrategy(DDPStrategy):
             object.__setattr__(module, "_accelplug_compiled", True)
         self._register_step_methods(module)
         self._use_sharded_scaler(precision)
-        optim = None
-        if with_optimizers:
-            from ..optimizers import parse_optimizers
-
-            configure: Callable[[], Any] = module.configure_optimizers  # type: ignore[assignment]
-            optim = self.setup_optimizers(parse_optimizers(configure()))
         step = training_step_caller(module)
-        return PreparedModule(module, step, module, optim, compiled_modules=compiled if compile_options else ())
+        return PreparedModule(module, step, module, None, compiled_modules=compiled if compile_options else ())
+
+    def register_forward_method(self, module: torch.nn.Module, name: str) -> None:
+        """The root's parameters are gathered for ``module.<name>()`` too, not only for ``forward``."""
+        from torch.distributed.fsdp import register_fsdp_forward_method
+
+        register_fsdp_forward_method(module, name)
 
     def _shard(self, module: torch.nn.Module, precision: Precision) -> list[torch.nn.Module]:
         """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
@@ -344,11 +347,59 @@ class FSDPStrategy(DDPStrategy):
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
 
     def save_checkpoint(
-        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+        self,
+        checkpoint: dict[str, Any],
+        path: Path,
+        write: Callable[[dict[str, Any], Path], object],
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         if self.state_dict_type == "sharded":
             from .state_dicts import save_sharded
 
-            save_sharded(self, checkpoint, path, write)
+            save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)
         else:
             super().save_checkpoint(checkpoint, path, write)
+
+
+def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
+    """Give parameters and buffers created on the meta device real (sharded) storage, then their initial values.
+
+    torch's recipe for FSDP2: shard on the meta device, then ``to_empty`` on the target device (each rank
+    allocates only its shards). The values come from each module's ``reset_parameters()``, run on a full-size
+    copy of that module's own tensors (one module at a time) and scattered from rank 0, so every rank holds its
+    part of one initialisation, as if the model had been built whole: running it on the shards themselves
+    would draw the same numbers for every rank's part where DTensor has no distributed random generator
+    (the CPU), leaving duplicated neurons that never differ.
+    """
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
+    tensors = [*module.parameters(), *module.buffers()]
+    if not any(t.is_meta for t in tensors):
+        return
+    module.to_empty(device=device)
+    with torch.no_grad():
+        for sub in module.modules():
+            reset = getattr(sub, "reset_parameters", None)
+            if not callable(reset):
+                continue
+            own = {**dict(sub.named_parameters(recurse=False)), **dict(sub.named_buffers(recurse=False))}
+            sharded = {name: t for name, t in own.items() if isinstance(t, DTensor)}
+            for name, shard in sharded.items():  # a full-size stand-in for the reset to fill
+                stand_in = torch.empty(shard.shape, dtype=shard.dtype, device=device)
+                _swap(sub, name, torch.nn.Parameter(stand_in) if name in sub._parameters else stand_in)
+            try:
+                reset()
+            finally:
+                for name, shard in sharded.items():
+                    full = getattr(sub, name)
+                    part = distribute_tensor(full.detach(), shard.device_mesh, shard.placements)
+                    shard.to_local().copy_(part.to_local())
+                    _swap(sub, name, shard)
+
+
+def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
+    if name in module._parameters:
+        module._parameters[name] = value  # type: ignore[assignment]
+    else:
+        module._buffers[name] = value

@@ -6,8 +6,9 @@ it): both need these, and neither needs the other's module to say what a prepare
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,15 +36,34 @@ class PreparedModule:
     #: The modules whose forward ``torch.compile`` compiled (the fit loop times the first step, once,
     #: and warns when none of them ran in it: a ``training_step`` that never calls ``self(...)``).
     compiled_modules: tuple[torch.nn.Module, ...] = ()
+    #: The :class:`StepRouter` inside ``wrapped``, when the strategy wrapped one (DDP does).
+    router: StepRouter | None = None
 
     @property
     def compiled(self) -> bool:
         return bool(self.compiled_modules)
 
+    def call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs)`` (the module's forward or another of its methods) run inside the
+        strategy's wrapper, so DDP's gradient hooks see the computation (what Fabric's module calls).
+
+        Without a router (one device, or FSDP, whose hooks sit on the module itself) it is a plain call.
+        """
+        if self.router is None or self.wrapped is None:
+            return method(*args, **kwargs)
+        with self.router.routed(method):
+            return self.wrapped(*args, **kwargs)
+
 
 def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
-    """``module.training_step`` as a ``(batch, batch_idx)`` callable, also for ``training_step(self, batch)``."""
-    step: Callable[..., Any] = module.training_step  # type: ignore[assignment]
+    """``module.training_step`` as a ``(batch, batch_idx)`` callable, also for ``training_step(self, batch)``.
+
+    A module without one (a plain ``nn.Module`` given to Fabric) gets its own ``__call__`` (its forward):
+    the Trainer checks for ``training_step`` before it prepares anything.
+    """
+    step: Callable[..., Any] | None = getattr(module, "training_step", None)
+    if not callable(step):
+        return module.__call__
     try:
         parameters = list(inspect.signature(inspect.unwrap(step)).parameters.values())  # FSDP wraps it
     except (TypeError, ValueError):
@@ -60,12 +80,28 @@ def training_step_caller(module: torch.nn.Module) -> Callable[[Any, int], Any]:
 
 class StepRouter(torch.nn.Module):
     """An ``nn.Module`` whose forward is the user's ``training_step``, so DDP's and FSDP's forward hooks
-    (and ``torch.compile``) see the real computation rather than a bare ``forward``."""
+    (and ``torch.compile``) see the real computation rather than a bare ``forward``.
+
+    :meth:`routed` points it at another method for one call: Fabric runs the module's ``forward`` (or a
+    method marked with ``mark_forward_method``) through the same wrapper.
+    """
 
     def __init__(self, module: torch.nn.Module) -> None:
         super().__init__()
         self.module = module
         self._step = training_step_caller(module)
+        self._route: Callable[..., Any] | None = None
 
-    def forward(self, batch: Any, batch_idx: int) -> Any:
-        return self._step(batch, batch_idx)
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        route = self._route
+        if route is not None:
+            return route(*args, **kwargs)
+        return self._step(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def routed(self, method: Callable[..., Any]) -> Iterator[None]:
+        previous, self._route = self._route, method
+        try:
+            yield
+        finally:
+            self._route = previous

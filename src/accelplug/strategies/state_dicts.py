@@ -19,6 +19,7 @@ import contextlib
 import glob
 import shutil
 import uuid
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ __all__ = [
     "keyed_by_name",
     "load_named_optimizer_state",
     "load_sharded",
+    "load_sharded_entries",
     "named_optimizer_state",
     "remove_checkpoint_files",
     "save_sharded",
@@ -92,24 +94,37 @@ def load_named_optimizer_state(
 
 # ---- sharded checkpoints ---------------------------------------------------------------------------
 def save_sharded(
-    strategy: Ranks, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+    strategy: Ranks,
+    checkpoint: dict[str, Any],
+    path: Path,
+    write: Callable[[dict[str, Any], Path], object],
+    *,
+    tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
 ) -> None:
-    """Save the tensors of ``checkpoint`` with DCP (every process), then the rest as the file (one process)."""
+    """Save the entries ``tensor_keys`` names with DCP (every process), then the rest as the file (one process).
+
+    The Trainer's entries are ``state_dict`` and ``optimizer_states`` (a list, saved keyed by position);
+    Fabric names the keys the user gave its module and optimizers.
+    """
     from torch.distributed.checkpoint.state_dict_saver import save
 
     token = strategy.broadcast_object(uuid.uuid4().hex[:12])  # every rank writes into the same new folder
     folder = path.parent / f"{path.name}{_SUFFIX}{token}"
-    tensors: dict[str, Any] = {"state_dict": checkpoint["state_dict"]}
-    if "optimizer_states" in checkpoint:
-        tensors["optimizer_states"] = {str(i): s for i, s in enumerate(checkpoint["optimizer_states"])}
+    tensors: dict[str, Any] = {}
+    for key in tensor_keys:
+        if key in checkpoint:
+            value = checkpoint[key]
+            tensors[key] = {str(i): s for i, s in enumerate(value)} if isinstance(value, list) else value
     save(tensors, checkpoint_id=folder)
     strategy.barrier()
-    meta = {k: v for k, v in checkpoint.items() if k not in ("state_dict", "optimizer_states")}
-    meta["state_dict"] = {}
+    meta = {k: v for k, v in checkpoint.items() if k not in tensors}
+    if "state_dict" in tensors:
+        meta["state_dict"] = {}
     meta[SHARDED_KEY] = {
         "folder": folder.name,
         "world_size": strategy.world_size,
         "optimizers": len(checkpoint.get("optimizer_states", [])) if "optimizer_states" in checkpoint else None,
+        "keys": sorted(tensors),
     }
     if strategy.writes_checkpoints:
         write(meta, path)
@@ -133,6 +148,41 @@ def load_sharded(module: torch.nn.Module, optimizers: list[torch.optim.Optimizer
     set_model_state_dict(module, state["state_dict"])
     for index, optimizer in enumerate(optimizers):
         set_optimizer_state_dict(module, optimizer, state["optimizer_states"][str(index)])
+
+
+def load_sharded_entries(
+    folder: Path,
+    module: torch.nn.Module,
+    entries: dict[str, torch.nn.Module | torch.optim.Optimizer],
+    *,
+    strict: bool = True,
+) -> None:
+    """Load the DCP-saved entries named by ``entries``' keys into its module and optimizers (Fabric's layout:
+    one top-level key per object), resharded to this run; ``module`` is the one the optimizers step."""
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_optimizer_state_dict,
+        set_model_state_dict,
+        set_optimizer_state_dict,
+    )
+    from torch.distributed.checkpoint.state_dict_loader import load
+
+    state: dict[str, Any] = {}
+    for key, target in entries.items():
+        if isinstance(target, torch.nn.Module):
+            state[key] = get_model_state_dict(target)
+        else:
+            state[key] = get_optimizer_state_dict(module, target)
+    with warnings.catch_warnings():
+        # Without a process group torch says it "assumes" one process loads: that is what is meant here.
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
+        load(state, checkpoint_id=folder)
+    for key, target in entries.items():
+        if isinstance(target, torch.nn.Module):
+            set_model_state_dict(target, state[key], options=StateDictOptions(strict=strict))
+        else:
+            set_optimizer_state_dict(module, target, state[key])
 
 
 def shard_folder(path: Path, sharded: dict[str, Any]) -> Path:

@@ -69,7 +69,7 @@ _COLLECTIVE_FILES = ("torch/distributed/", "torch/nn/parallel/distributed.py", "
 #: autograd's engine. ``reduce_to_floats``: a CUDA read-back of reduced values waits for NCCL there.
 _COLLECTIVE_FUNCTIONS = frozenset({"_engine_run_backward", "reduce_to_floats"})
 _BUSY_FILES = {
-    "accelplug/trainer/checkpointing/io.py": "writing a checkpoint",
+    "accelplug/checkpoint_io.py": "writing a checkpoint",
     "torch/_dynamo/": "compiling",
     "torch/_inductor/": "compiling",
 }

@@ -17,6 +17,7 @@ import torch
 from ..accelerator import Accelerator
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
+from ..launcher import relaunch_if_needed
 from ..selection import Selection, select
 from .options.arguments import (
     check_checkpointing,
@@ -29,7 +30,6 @@ from .options.arguments import (
 from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
 from .options.entries import TrainerOptions, validate_options
 from .process.environment import check_mps_fallback
-from .process.relaunch import relaunch_if_needed
 from .properties import TrainerProperties
 from .state import LoopState, Stage
 
@@ -248,8 +248,8 @@ class Trainer(TrainerProperties):
 
         Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
         """
+        from ..checkpoint_io import atomic_save
         from .checkpointing.contents import build_checkpoint
-        from .checkpointing.io import atomic_save
 
         if self._run is None:
             raise MisconfigurationException(

@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 import torch
 
-from accelplug import MisconfigurationException, Trainer
+from accelplug import MisconfigurationException, Trainer, checkpoint_io
 from accelplug.callbacks import ModelCheckpoint
-from accelplug.trainer.checkpointing import io as checkpoint_io
 from tests.modules import LinearRegression, quiet, regression_data
 from tests.processes import child_env
 
@@ -75,7 +74,7 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
 _WRITER = textwrap.dedent(
     """
     import sys, torch
-    from accelplug.trainer.checkpointing.io import atomic_save
+    from accelplug.checkpoint_io import atomic_save
 
     atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     print("FIRST-SAVED", flush=True)

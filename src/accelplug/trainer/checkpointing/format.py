@@ -1,8 +1,8 @@
-"""The checkpoint format, in one place: what a checkpoint holds, how it is read back and verified.
+"""Reading a Trainer checkpoint back: the path checks, the keys a resume needs, the random-number states.
 
-Writing the file safely is :mod:`accelplug.trainer.checkpointing.io`. The file carries a SHA-256 digest
-of its contents, recomputed here on load, so a file damaged on disk or in transfer is refused with
-its path instead of resuming with corrupt weights.
+The file itself (written atomically, carrying a SHA-256 digest of its contents that is recomputed on load,
+so a file damaged on disk or in transfer is refused with its path) is :mod:`accelplug.checkpoint_io`,
+shared with Fabric.
 
 Reading: everything stored is a tensor or a plain Python value, so it loads with
 ``torch.load(weights_only=True)``: loading a checkpoint cannot run code. Every way a path can be wrong
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import random
 import sys
 from collections.abc import Iterable
@@ -22,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...checkpoint_io import CHECKPOINT_FORMAT, atomic_save, content_digest, load_verified
 from ...errors import MisconfigurationException
-from .io import DIGEST_KEY, atomic_save, content_digest
 
 if TYPE_CHECKING:
     from ...accelerator import Accelerator
@@ -37,11 +36,6 @@ __all__ = [
     "read_checkpoint",
     "restore_rng_state",
 ]
-
-#: Format written by this version (stored under ``"accelplug_checkpoint"``); format 1 still loads.
-CHECKPOINT_FORMAT = 2
-_READABLE_FORMATS = (1, 2)
-_FORMAT_KEY = "accelplug_checkpoint"
 
 
 # ---- reading ---------------------------------------------------------------------------------------
@@ -71,55 +65,11 @@ def checked_path(path: object) -> Path:
 def read_checkpoint(path: object, device: torch.device, *, weights_only: bool = True) -> dict[str, Any]:
     """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine)."""
     target = checked_path(path)
-    shown = str(target)
-    try:
-        state = torch.load(target, map_location=device, weights_only=weights_only)
-    except pickle.UnpicklingError as exc:
-        if weights_only and "weights only" in str(exc).lower().replace("_", " "):
-            raise MisconfigurationException(
-                f"ckpt_path={shown!r} holds Python objects that weights-only loading refuses to run. If you created "
-                "the file yourself and trust it, pass weights_only=False."
-            ) from None
-        raise _unreadable(shown, exc) from None
-    except Exception as exc:  # a damaged file fails deep in the unpickler (IndexError, struct.error...)
-        raise _unreadable(shown, exc) from None
-    if not isinstance(state, dict) or _FORMAT_KEY not in state:
-        raise MisconfigurationException(
-            f"ckpt_path={shown!r} is not an accelplug checkpoint (it holds "
-            f"{_describe(state)}; accelplug checkpoints are written by trainer.save_checkpoint or ModelCheckpoint)."
-        )
-    version = state[_FORMAT_KEY]
-    if version not in _READABLE_FORMATS:
-        raise MisconfigurationException(
-            f"ckpt_path={shown!r} has checkpoint format {version!r}; this accelplug reads formats "
-            f"{_READABLE_FORMATS}. Upgrade accelplug to load it."
-        )
-    stored = state.get(DIGEST_KEY)
-    if stored is not None and stored != content_digest(state):
-        raise MisconfigurationException(
-            f"ckpt_path={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
-            "saved (damaged on disk or in a copy). Use an earlier checkpoint, or ckpt_path='last' to pick the "
-            "newest one that verifies."
-        )
+    state: dict[str, Any] = load_verified(target, device, weights_only=weights_only, label="ckpt_path")
     missing = [k for k in ("state_dict", "loop") if k not in state]
     if missing:
-        raise MisconfigurationException(f"ckpt_path={shown!r} is incomplete: it has no {', '.join(missing)}.")
+        raise MisconfigurationException(f"ckpt_path={str(target)!r} is incomplete: it has no {', '.join(missing)}.")
     return state
-
-
-def _unreadable(shown: str, exc: BaseException) -> MisconfigurationException:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return MisconfigurationException(
-        f"ckpt_path={shown!r} cannot be read as a checkpoint (truncated, corrupt, or another kind of file): "
-        f"{type(exc).__name__}: {first[:200]}"
-    )
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, dict):
-        keys = sorted(map(str, value))[:6]
-        return f"a dict with keys {keys}"
-    return f"a {type(value).__name__}"
 
 
 def find_last_checkpoint(folders: Iterable[Path], device: torch.device) -> Path | None:

@@ -1,5 +1,7 @@
 """Process-wide settings a run depends on: seeding, determinism, accelerator defaults, the MPS CPU fallback.
 
+``seed_everything`` itself lives in :mod:`accelplug.seed` (Fabric uses it too) and is re-exported here.
+
 Accelerator defaults (TF32 matmuls and ``cudnn.benchmark`` on CUDA) are applied only where the
 current value is still torch's own, so a choice the user made is never silently replaced;
 ``ACCELPLUG_KEEP_TORCH_DEFAULTS=1`` opts out entirely (a user who set the "highest" matmul precision
@@ -10,7 +12,6 @@ win over both. What was changed is returned so the Trainer can say so once.
 from __future__ import annotations
 
 import os
-import random
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ...envvars import env_flag
+from ...seed import seed_everything
 
 if TYPE_CHECKING:
     from ..options.entries import TrainerOptions
@@ -32,34 +34,6 @@ __all__ = [
 
 MPS_FALLBACK_ENV = "PYTORCH_ENABLE_MPS_FALLBACK"
 KEEP_DEFAULTS_ENV = "ACCELPLUG_KEEP_TORCH_DEFAULTS"
-SEED_ENV = "PL_GLOBAL_SEED"
-
-
-def seed_everything(seed: int | None = None, workers: bool = False, verbose: bool = True) -> int:
-    """Seed Python's ``random``, numpy (when loaded) and torch on every device; returns the seed.
-
-    Lightning's signature: ``seed=None`` takes ``PL_GLOBAL_SEED`` from the environment, else 0. The
-    seed is exported in ``PL_GLOBAL_SEED`` so processes started later (launch workers) see it.
-    """
-    from ...errors import MisconfigurationException
-
-    if seed is None:
-        raw = os.environ.get(SEED_ENV, "0").strip() or "0"
-        if not (raw.lstrip("-").isascii() and raw.lstrip("-").isdigit()):
-            raise MisconfigurationException(f"environment variable {SEED_ENV}={raw!r} is not an integer seed.")
-        seed = int(raw)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
-        raise MisconfigurationException(f"seed_everything(seed={seed!r}): expected an int in [0, 2**32 - 1].")
-    os.environ[SEED_ENV] = str(seed)
-    os.environ["PL_SEED_WORKERS"] = "1" if workers else "0"
-    random.seed(seed)
-    torch.manual_seed(seed)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(seed)
-    if verbose:
-        print(f"Seed set to {seed}", file=sys.stderr)
-    return seed
 
 
 def apply_accelerator_defaults(device_type: str) -> list[str]:

@@ -1,11 +1,14 @@
-"""Writing checkpoint files that survive crashes, full disks and bit rot.
+"""The checkpoint file shared by the Trainer and Fabric: written so it survives crashes, full disks and bit rot,
+read back only when it verifies.
 
-A checkpoint is first written to a temporary file in the destination's own folder, flushed with
+Kept below ``trainer/`` and ``fabric/`` so both write the one format: what goes *into* the file differs (the
+Trainer's loop position and RNG states, Fabric's user-chosen keys), the container does not. A checkpoint is
+first written to a temporary file in the destination's own folder, flushed with
 ``fsync`` and renamed over the destination with ``os.replace``; a rename within one file system is
 atomic, so a process killed at any moment leaves either the old file or the new one, never a torn
 one. Temporary files a killed writer left behind (named with its process id) are removed by the next
 save in that folder. The file carries a SHA-256 digest of its contents (every tensor's bytes, every
-value), which :func:`accelplug.trainer.checkpointing.format.read_checkpoint` recomputes on load.
+value), which :func:`load_verified` recomputes on load; a file carries ``FORMAT_KEY`` with its format version.
 """
 
 from __future__ import annotations
@@ -14,15 +17,32 @@ import contextlib
 import errno
 import hashlib
 import os
+import pickle
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
-__all__ = ["DIGEST_KEY", "atomic_save", "content_digest", "remove_stale_temporaries"]
+from .errors import MisconfigurationException
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "DIGEST_KEY",
+    "FORMAT_KEY",
+    "READABLE_FORMATS",
+    "atomic_save",
+    "content_digest",
+    "load_verified",
+    "remove_stale_temporaries",
+]
 
 DIGEST_KEY = "sha256"
+#: Key holding the format version of a file accelplug wrote (the Trainer's and Fabric's alike).
+FORMAT_KEY = "accelplug_checkpoint"
+#: Format written by this version; format 1 still loads.
+CHECKPOINT_FORMAT = 2
+READABLE_FORMATS = (1, 2)
 _NO_SPACE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
@@ -153,3 +173,64 @@ def _fsync_directory(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# ---- reading ---------------------------------------------------------------------------------------
+def load_verified(
+    target: Path, map_location: Any, *, weights_only: bool, label: str, require_format: bool = True
+) -> Any:
+    """``torch.load(target)`` refused with ``label`` named when it cannot be trusted.
+
+    A file accelplug wrote must carry a readable format version and its SHA-256 must match; a file from
+    elsewhere (Lightning Fabric's ``fabric.save``, a plain ``torch.save``) is returned as it is when
+    ``require_format`` is False, since it has no digest to check.
+    """
+    shown = str(target)
+    try:
+        state = torch.load(target, map_location=map_location, weights_only=weights_only)
+    except pickle.UnpicklingError as exc:
+        if weights_only and "weights only" in str(exc).lower().replace("_", " "):
+            raise MisconfigurationException(
+                f"{label}={shown!r} holds Python objects that weights-only loading refuses to run. If you created "
+                "the file yourself and trust it, pass weights_only=False."
+            ) from None
+        raise _unreadable(label, shown, exc) from None
+    except Exception as exc:  # a damaged file fails deep in the unpickler (IndexError, struct.error...)
+        raise _unreadable(label, shown, exc) from None
+    if not isinstance(state, dict) or FORMAT_KEY not in state:
+        if not require_format:
+            return state
+        raise MisconfigurationException(
+            f"{label}={shown!r} is not an accelplug checkpoint (it holds "
+            f"{_describe(state)}; accelplug checkpoints are written by trainer.save_checkpoint, ModelCheckpoint "
+            "or fabric.save)."
+        )
+    version = state[FORMAT_KEY]
+    if version not in READABLE_FORMATS:
+        raise MisconfigurationException(
+            f"{label}={shown!r} has checkpoint format {version!r}; this accelplug reads formats "
+            f"{READABLE_FORMATS}. Upgrade accelplug to load it."
+        )
+    stored = state.get(DIGEST_KEY)
+    if stored is not None and stored != content_digest(state):
+        raise MisconfigurationException(
+            f"{label}={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
+            "saved (damaged on disk or in a copy). Use an earlier checkpoint (the Trainer's ckpt_path='last' "
+            "picks the newest one that verifies)."
+        )
+    return state
+
+
+def _unreadable(label: str, shown: str, exc: BaseException) -> MisconfigurationException:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return MisconfigurationException(
+        f"{label}={shown!r} cannot be read as a checkpoint (truncated, corrupt, or another kind of file): "
+        f"{type(exc).__name__}: {first[:200]}"
+    )
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        keys = sorted(map(str, value))[:6]
+        return f"a dict with keys {keys}"
+    return f"a {type(value).__name__}"

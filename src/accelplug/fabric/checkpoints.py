@@ -1,0 +1,280 @@
+"""``fabric.save``, ``load`` and ``load_raw`` on the checkpoint file the Trainer writes.
+
+A Fabric checkpoint is the user's dictionary with modules and optimizers replaced by their states, in the
+one accelplug container (:mod:`accelplug.checkpoint_io`): written atomically by one process, carrying a
+format version and a SHA-256 digest that loading verifies. The user's keys stay at the top level, so Lightning
+Fabric's ``fabric.load`` reads an accelplug Fabric checkpoint (it returns the two extra keys in its remainder),
+and ``load`` here reads Lightning Fabric's files and plain ``torch.save`` dictionaries (which carry no digest).
+
+Module and optimizer states come from the strategy, which gathers or shards them: under FSDP with
+``state_dict_type="sharded"`` they are saved by every process with ``torch.distributed.checkpoint`` into a
+folder beside the file, and loading reshards them to this run (any number of processes, one included).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..checkpoint_io import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, atomic_save, load_verified
+from ..errors import MisconfigurationException
+from ..strategies.base import Strategy
+from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
+from .wrappers import unwrap
+
+__all__ = ["load", "load_raw", "save"]
+
+_CONTAINER_KEYS = (FORMAT_KEY, DIGEST_KEY, SHARDED_KEY)
+
+
+def _stateful(obj: object) -> bool:
+    return callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))
+
+
+def _owner(optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Module]) -> torch.nn.Module | None:
+    """The module among ``modules`` whose parameters ``optimizer`` steps."""
+    stepped = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    for module in modules.values():
+        if any(id(p) in stepped for p in module.parameters()):
+            return module
+    return None
+
+
+def _keys_by_name(strategy: Strategy) -> bool:
+    """Whether the strategy keys optimizer states by parameter name (it needs the module to save them)."""
+    return type(strategy).optimizer_state_dict is not Strategy.optimizer_state_dict
+
+
+def _file_path(path: object, what: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes) or not os.fspath(path):
+        raise MisconfigurationException(f"{what}(path={path!r}): expected a file path (str or Path).")
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise MisconfigurationException(f"{what}(path={path!r}) is not a usable file path.")
+    return Path(text).expanduser()
+
+
+def _check_filter(filter: Any, state: Mapping[str, Any]) -> dict[str, Callable[[str, Any], bool]]:
+    if filter is None:
+        return {}
+    if not isinstance(filter, dict):
+        raise MisconfigurationException(
+            f"fabric.save(filter={filter!r}): expected a dict mapping state keys to callables (name, value) -> bool."
+        )
+    missing = [k for k in filter if k not in state]
+    if missing:
+        raise MisconfigurationException(
+            f"fabric.save(filter=...) names {missing[0]!r}, which is not a key of the state; keys: {sorted(state)}."
+        )
+    for key, check in filter.items():
+        if not callable(check):
+            raise MisconfigurationException(
+                f"fabric.save(filter={{{key!r}: {check!r}}}): each filter must be a callable (name, value) -> bool."
+            )
+    return filter
+
+
+def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any = None) -> None:
+    """Every process calls this; the strategy decides who writes (one writer, or every rank's shards)."""
+    if not isinstance(state, Mapping):
+        raise MisconfigurationException(
+            f"fabric.save(state={state!r}): expected a dict such as {{'model': model, 'optimizer': optimizer}}."
+        )
+    target = _file_path(path, "fabric.save")
+    filters = _check_filter(filter, state)
+    sharded = getattr(strategy, "state_dict_type", None) == "sharded"
+    if filters and sharded:
+        raise MisconfigurationException(
+            "fabric.save(filter=...) cannot filter a sharded checkpoint (torch.distributed.checkpoint loads only "
+            "whole states); use FSDPStrategy(state_dict_type='full') to save filtered states."
+        )
+    target = Path(strategy.broadcast_object(str(target.resolve())))  # rank 0's path, also for a relative one
+    objects = {key: unwrap(value) for key, value in state.items()}
+    modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
+    checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT}
+    tensor_keys: list[str] = []
+    for key, obj in objects.items():
+        if isinstance(obj, torch.nn.Module):
+            converted = strategy.module_state_dict(obj)
+            tensor_keys.append(key)
+        elif isinstance(obj, torch.optim.Optimizer):
+            converted = _optimizer_state(strategy, key, obj, modules)
+            tensor_keys.append(key)
+        elif _stateful(obj):
+            converted = obj.state_dict()
+        else:
+            converted = obj
+        if key in filters and isinstance(converted, dict):
+            converted = {k: v for k, v in converted.items() if filters[key](k, v)}
+        checkpoint[key] = converted
+    try:
+        strategy.save_checkpoint(checkpoint, target, atomic_save, tensor_keys=tuple(tensor_keys))
+    finally:
+        strategy.barrier()  # also after a failed write: the other ranks wait here
+
+
+def _optimizer_state(
+    strategy: Strategy, key: str, optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Module]
+) -> dict[str, Any]:
+    owner = _owner(optimizer, modules)
+    if owner is not None:
+        return strategy.optimizer_state_dict(owner, optimizer)
+    if _keys_by_name(strategy):
+        raise MisconfigurationException(
+            f"fabric.save: the optimizer under {key!r} steps parameters of no module in the state, and strategy "
+            f"{strategy.name!r} saves optimizer states by parameter name; save it with its model: "
+            f"state={{'model': model, {key!r}: optimizer, ...}}."
+        )
+    return optimizer.state_dict()
+
+
+def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None) -> tuple[Path, Any]:
+    target = _file_path(path, what)
+    if not target.exists():
+        raise MisconfigurationException(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
+    if target.is_dir():
+        raise MisconfigurationException(
+            f"{what}(path={str(path)!r}) is a folder; accelplug checkpoints are one file (a sharded one names its "
+            "shard folder inside). A Lightning Fabric sharded checkpoint folder cannot be read here: save it with "
+            "state_dict_type='full'."
+        )
+    if target.stat().st_size == 0:
+        raise MisconfigurationException(f"{what}(path={str(path)!r}) is empty (0 bytes): a save that never completed?")
+    loaded = load_verified(
+        target,
+        strategy.checkpoint_map_location(),
+        weights_only=True if weights_only is None else weights_only,
+        label="path",
+        require_format=False,
+    )
+    return target, loaded
+
+
+def load(
+    strategy: Strategy,
+    path: object,
+    state: dict[str, Any] | None,
+    strict: bool = True,
+    weights_only: bool | None = None,
+) -> dict[str, Any]:
+    """Restore ``state``'s objects in place; the checkpoint's other entries are returned (all of it without state)."""
+    target, checkpoint = _read(strategy, path, "fabric.load", weights_only)
+    shown = str(target)
+    if not isinstance(checkpoint, dict):
+        raise MisconfigurationException(
+            f"fabric.load(path={shown!r}) holds a {type(checkpoint).__name__}, not a checkpoint dict; load a raw "
+            "module or optimizer state with fabric.load_raw(path, obj)."
+        )
+    sharded = checkpoint.get(SHARDED_KEY)
+    if not state:
+        if sharded is not None:
+            raise MisconfigurationException(
+                f"fabric.load(path={shown!r}) is a sharded checkpoint: pass the objects to load the shards into, "
+                "state={'model': model, 'optimizer': optimizer, ...}."
+            )
+        return _remainder(checkpoint)
+    if not isinstance(state, dict):
+        raise MisconfigurationException(
+            f"fabric.load(state={state!r}): expected a dict such as {{'model': model, 'optimizer': optimizer}}."
+        )
+    in_shards = set(sharded.get("keys", ())) if sharded is not None else set()
+    available = (set(checkpoint) | in_shards) - set(_CONTAINER_KEYS)
+    missing = [key for key in state if key not in available]
+    if strict and missing:
+        raise MisconfigurationException(
+            f"fabric.load(path={shown!r}): the state asks for {missing[0]!r}, which the checkpoint does not hold "
+            f"(it holds {sorted(available)}). Pass strict=False to load the keys it has."
+        )
+    objects = {key: unwrap(value) for key, value in state.items()}
+    modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
+    if sharded is not None and in_shards:
+        _load_shards(target, sharded, objects, modules, in_shards, strict)
+    for key, obj in objects.items():
+        if key not in checkpoint or key in in_shards:
+            continue
+        value = checkpoint.pop(key)
+        try:
+            if isinstance(obj, torch.nn.Module):
+                strategy.load_module_state_dict(obj, value, strict=strict)
+            elif isinstance(obj, torch.optim.Optimizer):
+                owner = _owner(obj, modules)
+                if owner is not None:
+                    strategy.load_optimizer_state_dict(owner, obj, value)
+                else:
+                    obj.load_state_dict(value)
+            elif _stateful(obj):
+                obj.load_state_dict(value)
+            else:
+                state[key] = value
+        except (RuntimeError, KeyError, ValueError) as exc:
+            if isinstance(exc, MisconfigurationException):
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise MisconfigurationException(
+                f"fabric.load(path={shown!r}): the entry {key!r} does not fit {type(obj).__name__}: {first}"
+            ) from None
+    strategy.barrier()
+    return _remainder(checkpoint)
+
+
+def _load_shards(
+    target: Path,
+    sharded: dict[str, Any],
+    objects: dict[str, Any],
+    modules: dict[str, torch.nn.Module],
+    in_shards: set[str],
+    strict: bool,
+) -> None:
+    folder = shard_folder(target, sharded)
+    if not folder.is_dir():
+        raise MisconfigurationException(
+            f"fabric.load(path={str(target)!r}) is a sharded checkpoint whose shard folder {folder} is missing; copy "
+            "the folder along with the file."
+        )
+    entries = {
+        k: v for k, v in objects.items() if k in in_shards and isinstance(v, (torch.nn.Module, torch.optim.Optimizer))
+    }
+    shard_modules = [v for v in entries.values() if isinstance(v, torch.nn.Module)]
+    owners = {id(_owner(v, modules)) for v in entries.values() if isinstance(v, torch.optim.Optimizer)}
+    if len(shard_modules) > 1 or len(owners - {id(m) for m in shard_modules}) > 0 or not shard_modules:
+        raise MisconfigurationException(
+            f"fabric.load(path={str(target)!r}) is a sharded checkpoint: load it with exactly one model and the "
+            "optimizers that step it, state={'model': model, 'optimizer': optimizer, ...}."
+        )
+    try:
+        load_sharded_entries(folder, shard_modules[0], entries, strict=strict)
+    except (RuntimeError, KeyError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MisconfigurationException(f"fabric.load(path={str(target)!r}): the shards do not fit: {first}") from None
+
+
+def _remainder(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in checkpoint.items() if k not in _CONTAINER_KEYS}
+
+
+def load_raw(strategy: Strategy, path: object, obj: Any, strict: bool = True, weights_only: bool | None = None) -> None:
+    """A module's or optimizer's state saved as a plain ``torch.save(x.state_dict())`` loaded into ``obj``."""
+    target = unwrap(obj)
+    if not isinstance(target, (torch.nn.Module, torch.optim.Optimizer)):
+        raise MisconfigurationException(
+            f"fabric.load_raw(obj={obj!r}): expected a module or an optimizer to load the state into."
+        )
+    shown, raw = _read(strategy, path, "fabric.load_raw", weights_only)
+    if isinstance(raw, dict):
+        raw = _remainder(raw)
+    try:
+        if isinstance(target, torch.nn.Module):
+            strategy.load_module_state_dict(target, raw, strict=strict)
+        else:
+            target.load_state_dict(raw)
+    except (RuntimeError, KeyError, ValueError) as exc:
+        if isinstance(exc, MisconfigurationException):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MisconfigurationException(
+            f"fabric.load_raw(path={str(shown)!r}) does not fit {type(target).__name__}: {first}"
+        ) from None

@@ -1,0 +1,118 @@
+"""Fabric's arguments turned into a run's plan: the Trainer's selection rules, registry and plugins.
+
+``Fabric(accelerator=..., strategy=..., devices=..., precision=...)`` goes through :func:`accelplug.select`
+exactly as ``Trainer(...)`` does, so the same names, plugins and refusals apply. What is Fabric's own, as in
+Lightning Fabric: ``precision=None`` means ``"32-true"``; ``"16-mixed"`` on the CPU becomes ``"bf16-mixed"``
+(with a warning); ``plugins`` may hold a ``Precision`` object; the spellings ``ddp_spawn``/``ddp_fork``/
+``ddp_notebook`` are DDP started by ``launch(function)`` with multiprocessing instead of re-launching the
+script; and ``strategy="fsdp"`` saves sharded checkpoints by default (the Trainer's default is one full file).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..accelerator import Accelerator
+from ..errors import MisconfigurationException
+from ..precision.base import Precision
+from ..registry import get_registry
+from ..selection import Selection, select
+from ..strategies.base import Strategy
+
+__all__ = ["FabricPlan", "plan"]
+
+#: Lightning's DDP spellings that start processes from ``launch(function)`` (multiprocessing start methods).
+START_METHODS = {"ddp_spawn": "spawn", "ddp_fork": "fork", "ddp_notebook": "fork"}
+
+
+@dataclass(frozen=True)
+class FabricPlan:
+    selection: Selection
+    strategy: Strategy
+    precision: Precision
+    num_nodes: int
+    #: "popen" (a plain script re-launches itself, as ``Trainer(strategy="ddp")``), "spawn" or "fork".
+    start_method: str
+
+
+def _plugin_precision(plugins: Any) -> Precision | None:
+    """The ``Precision`` object among ``plugins`` (Lightning's ``plugins=`` argument), or None."""
+    if plugins is None:
+        return None
+    items = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
+    found: list[Precision] = []
+    for item in items:
+        if isinstance(item, Precision):
+            found.append(item)
+            continue
+        raise MisconfigurationException(
+            f"plugins={plugins!r}: {item!r} is not something Fabric can use here. Accepted: None or accelplug "
+            "Precision objects; choose the precision with precision='bf16-mixed' (etc.) and the strategy with "
+            "strategy=..., or install a plugin distribution that registers yours."
+        )
+    if len(found) > 1:
+        raise MisconfigurationException(
+            f"plugins={plugins!r} holds {len(found)} precisions ({', '.join(type(p).__name__ for p in found)}); "
+            "pass one."
+        )
+    return found[0] if found else None
+
+
+def _check_num_nodes(num_nodes: object) -> int:
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise MisconfigurationException(f"num_nodes={num_nodes!r} is invalid: expected a positive int (default 1).")
+    return num_nodes
+
+
+def plan(
+    accelerator: str | Accelerator | type[Accelerator],
+    strategy: str | Strategy,
+    devices: int | str | list[int] | tuple[int, ...],
+    num_nodes: int,
+    precision: str | int | None,
+    plugins: Any,
+) -> FabricPlan:
+    """Validate Fabric's arguments and resolve them into strategy and precision objects."""
+    num_nodes = _check_num_nodes(num_nodes)
+    start_method = "popen"
+    if isinstance(strategy, str) and strategy.strip().lower() in START_METHODS:
+        start_method = START_METHODS[strategy.strip().lower()]
+        strategy = "ddp"
+    given_precision = _plugin_precision(plugins)
+    if given_precision is not None and precision is not None:
+        raise MisconfigurationException(
+            f"precision={precision!r} and plugins={given_precision!r} both choose a precision; pass one of them."
+        )
+    registry = get_registry()
+    if given_precision is not None:
+        # A registered precision is checked against the accelerator like a name; an unregistered one is the user's.
+        chosen: str | int = given_precision.name if given_precision.name in registry.precision_names() else "32-true"
+    else:
+        chosen = "32-true" if precision is None else precision
+    selection = select(accelerator, devices, strategy, chosen)
+    if selection.precision == "16-mixed" and selection.root_device.type == "cpu" and given_precision is None:
+        warnings.warn(
+            "precision='16-mixed' on the CPU: float16 autocast has no loss scaling here, so Fabric uses "
+            "precision='bf16-mixed' instead, as Lightning Fabric does.",
+            UserWarning,
+            stacklevel=3,
+        )
+        selection = replace(selection, precision="bf16-mixed")
+    strategy_object = selection.strategy_object or _strategy_from_name(selection.strategy)
+    precision_object = given_precision or registry.get_precision(selection.precision)(selection.root_device.type)
+    if start_method != "popen" and not strategy_object.is_distributed:
+        start_method = "popen"  # one device: nothing to start
+    return FabricPlan(selection, strategy_object, precision_object, num_nodes, start_method)
+
+
+def _strategy_from_name(name: str) -> Strategy:
+    from ..strategies.fsdp import FSDPStrategy
+
+    cls = get_registry().get_strategy(name)
+    if cls is FSDPStrategy:
+        from .strategies import FSDPStrategy as FabricFSDP
+
+        return FabricFSDP()
+    return cls()

@@ -1,0 +1,465 @@
+"""``Fabric``: your own training loop on any accelerator, with Lightning Fabric 2.6's API.
+
+The hardware comes from the Trainer's selection and plugin registry (:mod:`.connector`), modules and optimizers
+are prepared by the strategy's own steps (``Strategy.setup_module`` then ``setup_optimizers``: the Trainer's
+path, cut where Fabric's user builds the optimizers), checkpoints are the Trainer's file format
+(:mod:`.checkpoints`). A script written for Lightning Fabric runs with its import changed::
+
+    from accelplug.fabric import Fabric          # was: from lightning.fabric import Fabric
+
+    fabric = Fabric(accelerator="auto", devices=2, precision="bf16-mixed")
+    fabric.launch()
+    model, optimizer = fabric.setup(model, optimizer)
+    loader = fabric.setup_dataloaders(loader)
+    for x, y in loader:
+        optimizer.zero_grad()
+        fabric.backward(loss_fn(model(x), y))
+        optimizer.step()
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import warnings
+from collections.abc import Callable, Generator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..errors import MisconfigurationException
+from ..seed import seed_everything as _seed_everything
+from . import checkpoints, collectives
+from .connector import FabricPlan, plan
+from .init import module_init_context, tensor_init_context
+from .preparation import Preparation
+from .transfer import move_to, to_tensors
+from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
+
+if TYPE_CHECKING:
+    from ..accelerator import Accelerator
+    from ..precision.base import Precision
+    from ..strategies.base import Strategy
+
+__all__ = ["Fabric"]
+
+
+class Fabric:
+    """Runs a hand-written training loop on the selected accelerator, devices, strategy and precision.
+
+    Arguments are keyword-only with Lightning's names and meanings; ``accelerator``, ``strategy``, ``devices``
+    and ``precision`` accept what ``Trainer`` accepts (plugin names included). ``callbacks`` are objects whose
+    methods :meth:`call` runs; ``loggers`` are objects with ``log_metrics(metrics, step)``.
+    """
+
+    def __init__(
+        self,
+        *,
+        accelerator: str | Accelerator | type[Accelerator] = "auto",
+        strategy: str | Strategy = "auto",
+        devices: int | str | list[int] | tuple[int, ...] = "auto",
+        num_nodes: int = 1,
+        precision: str | int | None = None,
+        plugins: Any = None,
+        callbacks: Any = None,
+        loggers: Any = None,
+    ) -> None:
+        self._plan: FabricPlan = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
+        self._strategy: Strategy = self._plan.strategy
+        self._precision: Precision = self._plan.precision
+        self._accelerator: Accelerator = self._plan.selection.accelerator
+        self._callbacks: list[Any] = _as_list(callbacks, "callbacks")
+        self._loggers: list[Any] = _as_list(loggers, "loggers")
+        for logger in self._loggers:
+            if not callable(getattr(logger, "log_metrics", None)):
+                raise MisconfigurationException(
+                    f"loggers={loggers!r}: {logger!r} has no log_metrics(metrics, step) method, so it cannot log."
+                )
+        self._launched = False
+        self._environment_up = False
+        #: Optimizers whose gradients the precision unscaled since their last step (clipping does it first).
+        self._unscaled: set[int] = set()
+        self._prepare = Preparation(self._strategy, self._precision, self._callbacks, self._unscaled)
+        self._wrap_run()
+
+    def _wrap_run(self) -> None:
+        if type(self).run is not Fabric.run:  # Lightning's subclass pattern: fabric.run(...) runs launched
+            user_run = type(self).run.__get__(self)
+            self.run = lambda *a, **k: self.launch(lambda _fabric: user_run(*a, **k))  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a process started with ``ddp_spawn`` receives (``run`` is wrapped again there)."""
+        return {k: v for k, v in self.__dict__.items() if k != "run"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._wrap_run()
+
+    # ---- where this process runs ---------------------------------------------------------------------
+    @property
+    def accelerator(self) -> Accelerator:
+        return self._accelerator
+
+    @property
+    def strategy(self) -> Strategy:
+        return self._strategy
+
+    @property
+    def device(self) -> torch.device:
+        """This process's device (create tensors on it with ``device=fabric.device``)."""
+        return self._strategy.root_device or self._plan.selection.root_device
+
+    @property
+    def global_rank(self) -> int:
+        return self._strategy.global_rank
+
+    @property
+    def local_rank(self) -> int:
+        return self._strategy.local_rank
+
+    @property
+    def node_rank(self) -> int:
+        """The index of this machine (torchrun's ``GROUP_RANK``; 0 on one machine)."""
+        if not self._strategy.is_distributed:
+            return 0
+        value = os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0")).strip()
+        return int(value) if value.isdigit() else 0
+
+    @property
+    def world_size(self) -> int:
+        return self._strategy.world_size
+
+    @property
+    def is_global_zero(self) -> bool:
+        return self._strategy.is_global_zero
+
+    @property
+    def loggers(self) -> list[Any]:
+        return self._loggers
+
+    @property
+    def logger(self) -> Any:
+        """The first logger (the main one)."""
+        if not self._loggers:
+            raise MisconfigurationException("fabric.logger: no loggers were given; pass Fabric(loggers=[...]).")
+        return self._loggers[0]
+
+    # ---- launching -----------------------------------------------------------------------------------
+    def launch(self, function: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> Any:
+        """Start one process per device if needed (see :mod:`.launching`), set this one up, run ``function``.
+
+        Without a function it returns None; calling it again without one does nothing.
+        """
+        from .launching import launch
+
+        if function is not None:
+            _check_function(function)
+            return launch(self._plan, self._bring_up, functools.partial(function, self, *args, **kwargs))
+        if self._launched:
+            return None
+        return launch(self._plan, self._bring_up, None)
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Override in a subclass: ``fabric.run(...)`` then runs it after :meth:`launch` (Lightning's pattern)."""
+
+    def _bring_up(self) -> None:
+        """This process's environment: the device, and the process group for a distributed strategy."""
+        self._launched = True
+        if not self._environment_up:
+            self._strategy.setup_environment(self._accelerator, self._plan.selection.root_device)
+            self._environment_up = True
+            from .utilities.rank_zero import rank_zero_only
+
+            rank_zero_only.rank = self._strategy.global_rank
+
+    def _require_launched(self, what: str) -> None:
+        if not self._strategy.is_distributed:
+            if not self._environment_up:
+                self._bring_up()
+            return
+        if not self._launched:
+            raise MisconfigurationException(
+                f"fabric.{what}: strategy={self._strategy.name!r} runs one process per device, so call "
+                "fabric.launch() first (or start the script with `accelplug launch --devices N script.py`, "
+                "then call fabric.launch())."
+            )
+
+    # ---- modules and optimizers ----------------------------------------------------------------------
+    def setup(
+        self,
+        module: torch.nn.Module,
+        *optimizers: torch.optim.Optimizer,
+        scheduler: Any = None,
+        move_to_device: bool = True,
+        _reapply_compile: bool = True,
+    ) -> Any:
+        """The module (and optimizers) prepared for this run: ``model, opt = fabric.setup(model, opt)``.
+
+        Returns the module alone without optimizers, else ``(module, *optimizers)`` and ``scheduler`` last
+        when one is passed. Optimizers built on the module's parameters keep working under FSDP: the
+        sharded parameters replace the originals in them. A ``torch.compile``'d module runs compiled inside
+        the strategy's wrapper (``_reapply_compile`` is accepted for Lightning's signature).
+        """
+        self._require_launched("setup")
+        original = self._prepare.check_module(module, "setup")
+        for index, optimizer in enumerate(optimizers):
+            self._prepare.check_optimizer(optimizer, index, "setup")
+            self._prepare.check_steps(optimizer, index, original)
+        fabric_module = self._prepare.module(module, move_to_device, self.device)
+        wrapped = self._prepare.optimizers(optimizers)
+        self.call("on_after_setup", fabric=self, module=fabric_module)
+        if not wrapped:
+            return fabric_module
+        return (fabric_module, *wrapped, scheduler) if scheduler is not None else (fabric_module, *wrapped)
+
+    def setup_module(
+        self, module: torch.nn.Module, move_to_device: bool = True, _reapply_compile: bool = True
+    ) -> FabricModule:
+        """The module alone (for FSDP: set it up, then build the optimizer on ``model.parameters()``)."""
+        self._require_launched("setup_module")
+        self._prepare.check_module(module, "setup_module")
+        return self._prepare.module(module, move_to_device, self.device)
+
+    def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
+        """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
+        self._require_launched("setup_optimizers")
+        if not optimizers:
+            raise MisconfigurationException("fabric.setup_optimizers() needs at least one optimizer.")
+        for index, optimizer in enumerate(optimizers):
+            self._prepare.check_optimizer(optimizer, index, "setup_optimizers")
+            self._prepare.check_not_meta(optimizer, index)
+        wrapped = self._prepare.optimizers(optimizers)
+        return wrapped[0] if len(wrapped) == 1 else tuple(wrapped)
+
+    def setup_dataloaders(
+        self, *dataloaders: Any, use_distributed_sampler: bool = True, move_to_device: bool = True
+    ) -> Any:
+        """Each loader sharded across processes (a ``DistributedSampler``) and moving batches to the device."""
+        self._require_launched("setup_dataloaders")
+        out = self._prepare.dataloaders(dataloaders, use_distributed_sampler, self.device if move_to_device else None)
+        return out[0] if len(out) == 1 else out
+
+    # ---- the step ------------------------------------------------------------------------------------
+    def backward(self, tensor: torch.Tensor, *args: Any, model: Any = None, **kwargs: Any) -> None:
+        """``loss.backward()`` through the precision (a loss scale), with ``backward``'s own arguments."""
+        set_in_backward(True)
+        try:
+            if args or kwargs:
+                self._precision.backward(tensor, *args, **kwargs)
+            else:
+                self._precision.backward(tensor)
+        finally:
+            set_in_backward(False)
+
+    def clip_gradients(
+        self,
+        module: Any,
+        optimizer: Any,
+        clip_val: float | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        error_if_nonfinite: bool = True,
+    ) -> torch.Tensor | None:
+        """Clip by value (``clip_val``) or by norm (``max_norm``; returns the total norm before clipping)."""
+        if clip_val is not None and max_norm is not None:
+            raise MisconfigurationException(
+                f"fabric.clip_gradients(clip_val={clip_val!r}, max_norm={max_norm!r}): pass one of them "
+                "(clip_val clips each value, max_norm the total norm)."
+            )
+        if clip_val is None and max_norm is None:
+            raise MisconfigurationException(
+                "fabric.clip_gradients needs clip_val=... (clip each gradient value) or max_norm=... (clip the norm)."
+            )
+        raw_module, raw_optimizer = unwrap(module), unwrap(optimizer)
+        if not isinstance(raw_optimizer, torch.optim.Optimizer):
+            raise MisconfigurationException(
+                f"fabric.clip_gradients(optimizer={optimizer!r}): expected the optimizer whose gradients to clip."
+            )
+        if id(raw_optimizer) not in self._unscaled:
+            self._precision.unscale(raw_optimizer)
+            self._unscaled.add(id(raw_optimizer))
+        value = float(clip_val if clip_val is not None else max_norm)  # type: ignore[arg-type]
+        algorithm = "value" if clip_val is not None else "norm"
+        norm = self._strategy.clip_gradients(
+            raw_module,
+            raw_optimizer,
+            value,
+            algorithm,
+            norm_type=float(norm_type),
+            error_if_nonfinite=error_if_nonfinite,
+        )
+        full = getattr(norm, "full_tensor", None)  # a sharded model's norm is a DTensor
+        return full() if callable(full) else norm
+
+    def autocast(self) -> AbstractContextManager[Any]:
+        """The precision's forward context, for computation outside ``model(...)``."""
+        stack = ExitStack()
+        stack.enter_context(self._precision.forward_context())
+        stack.enter_context(self._precision.tensor_init_context())
+        return stack
+
+    def no_backward_sync(self, module: Any, enabled: bool = True) -> AbstractContextManager[Any]:
+        """Skip the gradient all-reduce of the micro-batches that only accumulate (forward and backward inside)."""
+        if not isinstance(unwrap_compiled(module)[0], FabricModule):
+            raise MisconfigurationException(
+                f"fabric.no_backward_sync(module={type(module).__name__}): set the model up first "
+                "(model = fabric.setup(model, ...)) and pass what setup returned."
+            )
+        wrapper: FabricModule = unwrap_compiled(module)[0]
+        if not enabled or not self._strategy.is_distributed:
+            return nullcontext()
+        return self._strategy.no_gradient_sync(wrapper._prepared.wrapped)
+
+    # ---- collectives ---------------------------------------------------------------------------------
+    def barrier(self, name: str | None = None) -> None:
+        self._require_launched("barrier")
+        self._strategy.barrier()
+
+    def broadcast(self, obj: Any, src: int = 0) -> Any:
+        self._require_launched("broadcast")
+        return collectives.broadcast(obj, src)
+
+    def all_gather(self, data: Any, group: Any = None, sync_grads: bool = False) -> Any:
+        self._require_launched("all_gather")
+        return collectives.all_gather(to_tensors(data, self.device), group, sync_grads)
+
+    def all_reduce(self, data: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
+        self._require_launched("all_reduce")
+        return collectives.all_reduce(to_tensors(data, self.device), group, reduce_op)
+
+    @contextmanager
+    def rank_zero_first(self, local: bool = False) -> Generator[None, None, None]:
+        with collectives.rank_zero_first(self.local_rank if local else self.global_rank):
+            yield
+
+    # ---- creating and moving -------------------------------------------------------------------------
+    def init_tensor(self) -> AbstractContextManager[Any]:
+        """Tensors created inside are on the device, in the precision's dtype."""
+        return tensor_init_context(self.device, self._precision)
+
+    def init_module(self, empty_init: bool | None = None) -> AbstractContextManager[Any]:
+        """A model built inside is created on the device in the precision's dtype (see :mod:`.init`)."""
+        from ..strategies.fsdp import FSDPStrategy
+
+        self._require_launched("init_module")
+        sharded = isinstance(self._strategy, FSDPStrategy)
+        return module_init_context(self.device, self._precision, sharded=sharded, empty_init=empty_init)
+
+    def to_device(self, obj: Any) -> Any:
+        """A module, tensor or collection of tensors on this process's device."""
+        if isinstance(obj, torch.nn.Module):
+            obj.to(self.device)
+            return obj
+        return move_to(obj, self.device)
+
+    # ---- checkpoints ---------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str], state: Mapping[str, Any], filter: Any = None) -> None:
+        """Save ``state`` (modules and optimizers as their states); every process must call it."""
+        self._require_launched("save")
+        checkpoints.save(self._strategy, path, state, filter)
+
+    def load(
+        self,
+        path: str | os.PathLike[str],
+        state: dict[str, Any] | None = None,
+        strict: bool = True,
+        *,
+        weights_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """Restore ``state``'s objects from ``path`` in place; what the checkpoint holds beyond them is returned."""
+        self._require_launched("load")
+        return checkpoints.load(self._strategy, path, state, strict, weights_only)
+
+    def load_raw(
+        self, path: str | os.PathLike[str], obj: Any, strict: bool = True, *, weights_only: bool | None = None
+    ) -> None:
+        """Load a plain ``torch.save(x.state_dict())`` file into a module or optimizer."""
+        self._require_launched("load_raw")
+        checkpoints.load_raw(self._strategy, path, obj, strict, weights_only)
+
+    # ---- printing, logging, callbacks ----------------------------------------------------------------
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """``print`` on the first process of each machine only."""
+        if self.local_rank == 0:
+            print(*args, **kwargs)
+
+    def log(self, name: str, value: Any, step: int | None = None) -> None:
+        self.log_dict({name: value}, step=step)
+
+    def log_dict(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
+        """Send ``metrics`` (tensors become Python numbers) to every logger."""
+        scalars = {name: _scalar(name, value) for name, value in metrics.items()}
+        for logger in self._loggers:
+            logger.log_metrics(metrics=scalars, step=step)
+
+    def call(self, hook_name: str, *args: Any, **kwargs: Any) -> None:
+        """Run ``hook_name`` on every callback that has it, with the keyword arguments its signature takes."""
+        for callback in self._callbacks:
+            method = getattr(callback, hook_name, None)
+            if method is None:
+                continue
+            if not callable(method):
+                warnings.warn(
+                    f"skipping {type(callback).__name__}.{hook_name}: it is not callable.", UserWarning, stacklevel=2
+                )
+                continue
+            method(*args, **_accepted(method, kwargs))
+
+    @staticmethod
+    def seed_everything(seed: int | None = None, workers: bool | None = None, verbose: bool = True) -> int:
+        """:func:`accelplug.seed.seed_everything`, with dataloader workers seeded by default (as in Fabric)."""
+        return _seed_everything(seed, workers=True if workers is None else workers, verbose=verbose)
+
+
+# ---- helpers -------------------------------------------------------------------------------------------
+def _as_list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, (str, bytes, int, float)):
+        raise MisconfigurationException(f"{what}={value!r}: expected an object or a list of objects.")
+    return [value]
+
+
+def _check_function(function: object) -> None:
+    if not callable(function):
+        raise MisconfigurationException(
+            f"fabric.launch({function!r}): expected a function; pass it uncalled: fabric.launch(train), not "
+            "fabric.launch(train())."
+        )
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return
+    if not parameters:
+        raise MisconfigurationException(
+            f"fabric.launch({getattr(function, '__name__', function)!r}): the function must take at least one "
+            "argument, the Fabric object: def train(fabric): ..."
+        )
+
+
+def _scalar(name: str, value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise MisconfigurationException(
+                f"fabric.log({name!r}, ...): a tensor of {value.numel()} elements is not one number; log a scalar "
+                "(e.g. value.mean())."
+            )
+        return value.item()
+    if isinstance(value, Mapping):
+        return {k: _scalar(f"{name}/{k}", v) for k, v in value.items()}
+    return value
+
+
+def _accepted(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments ``method``'s signature takes (all of them when it takes ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return kwargs
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in parameters}

@@ -1,0 +1,49 @@
+"""The contexts ``fabric.init_module`` and ``fabric.init_tensor`` open: create on the device, in the precision.
+
+A model built inside ``init_module()`` has its parameters on the run's device and in the precision's dtype
+from the start (no float32 copy on the CPU first). With ``empty_init=True`` the ``torch.nn.init`` functions are
+skipped (the values are whatever memory held: only for weights a checkpoint overwrites), and under FSDP the
+model is built on the meta device and gets real, sharded storage when ``setup`` shards it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+__all__ = ["SkipInit", "module_init_context", "tensor_init_context"]
+
+
+class SkipInit(TorchFunctionMode):
+    """``torch.nn.init.*`` calls return their tensor untouched (no random draws, no writes)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if getattr(func, "__module__", None) == "torch.nn.init":
+            return kwargs["tensor"] if "tensor" in kwargs else args[0]
+        return func(*args, **kwargs)
+
+
+def tensor_init_context(device: torch.device, precision: Any) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    stack.enter_context(device)
+    stack.enter_context(precision.tensor_init_context())
+    return stack
+
+
+def module_init_context(
+    device: torch.device, precision: Any, *, sharded: bool, empty_init: bool | None
+) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    if sharded:
+        if empty_init:
+            stack.enter_context(torch.device("meta"))  # materialised shard by shard in setup
+    else:
+        stack.enter_context(device)
+        if empty_init:
+            stack.enter_context(SkipInit())
+    stack.enter_context(precision.tensor_init_context())
+    return stack

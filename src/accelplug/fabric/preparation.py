@@ -1,0 +1,192 @@
+"""What ``fabric.setup``, ``setup_module``, ``setup_optimizers`` and ``setup_dataloaders`` do, and what they
+remember between calls: the modules already set up (each once), and the parameters a strategy replaced.
+
+The strategy does the work, through the steps the Trainer uses (``Strategy.setup_module``, then
+``Strategy.setup_optimizers``). What is Fabric's own is the order (the user builds optimizers, possibly
+before the module is prepared) and the checks: under FSDP the sharded parameters replace the originals,
+so an optimizer built on the originals gets the replacements swapped in before its first step.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..errors import MisconfigurationException
+from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, unwrap_compiled
+
+if TYPE_CHECKING:
+    from ..precision.base import Precision
+    from ..strategies.base import Strategy
+
+__all__ = ["Preparation"]
+
+
+class Preparation:
+    """One Fabric's setup calls (see the module docstring)."""
+
+    def __init__(self, strategy: Strategy, precision: Precision, callbacks: list[Any], unscaled: set[int]) -> None:
+        self.strategy = strategy
+        self.precision = precision
+        self.callbacks = callbacks
+        self.unscaled = unscaled
+        self.models = 0
+        self._set_up: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
+        #: id(old parameter) -> (a weak reference to it, the parameter that replaced it).
+        self._replaced: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A process started with ``ddp_spawn`` gets the strategy and precision, not this process's bookkeeping."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_set_up", "_replaced")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._set_up = weakref.WeakSet()
+        self._replaced = {}
+
+    # ---- checks --------------------------------------------------------------------------------------
+    def check_module(self, module: object, what: str) -> torch.nn.Module:
+        """The user's module behind ``module`` (``torch.compile`` looked through), refused if set up before."""
+        original, _ = unwrap_compiled(module)
+        if isinstance(original, FabricModule):
+            raise MisconfigurationException(
+                f"fabric.{what}: this module was already set up (it is what fabric.setup returned); pass each model "
+                "once."
+            )
+        if not isinstance(original, torch.nn.Module):
+            raise MisconfigurationException(
+                f"fabric.{what}(module={module!r}): expected a torch.nn.Module, got a {type(module).__name__}."
+            )
+        if original in self._set_up:
+            raise MisconfigurationException(
+                f"fabric.{what}: {type(original).__name__} was already set up by this Fabric; use the object the "
+                "first call returned."
+            )
+        return original
+
+    @staticmethod
+    def check_optimizer(optimizer: object, index: int, what: str) -> None:
+        if isinstance(optimizer, FabricOptimizer):
+            raise MisconfigurationException(
+                f"fabric.{what}: optimizer {index} was already set up (it is what fabric.setup returned); pass each "
+                "optimizer once."
+            )
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise MisconfigurationException(
+                f"fabric.{what}: optimizer {index} is a {type(optimizer).__name__}, not a torch.optim.Optimizer."
+            )
+
+    @staticmethod
+    def check_steps(optimizer: torch.optim.Optimizer, index: int, module: torch.nn.Module) -> None:
+        """An optimizer given with its module must step some of that module's parameters."""
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        own = {id(p) for p in module.parameters()}
+        if params and not any(id(p) in own for p in params):
+            raise MisconfigurationException(
+                f"fabric.setup(module, *optimizers): optimizer {index} ({type(optimizer).__name__}) steps none of "
+                f"the parameters of {type(module).__name__}; build it from this module's parameters: "
+                f"torch.optim.{type(optimizer).__name__}(model.parameters(), ...)."
+            )
+
+    def check_not_meta(self, optimizer: torch.optim.Optimizer, index: int) -> None:
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        if any(p.is_meta and self._replacement(p) is p for p in params):
+            raise MisconfigurationException(
+                f"fabric.setup_optimizers: optimizer {index} holds parameters on the meta device; create it after "
+                "fabric.setup_module(model), from the set-up model's parameters."
+            )
+
+    # ---- preparing -----------------------------------------------------------------------------------
+    def module(self, module: torch.nn.Module, move_to_device: bool, device: torch.device) -> FabricModule:
+        original, compiled = unwrap_compiled(module)
+        before = dict(original.named_parameters())
+        if move_to_device:
+            _warn_mixed_devices(original)
+        prepared = self.strategy.setup_module(original, self.precision, move_to_device=move_to_device)
+        for name, param in prepared.module.named_parameters():
+            old = before.get(name)
+            if old is not None and old is not param:
+                self._remember(old, param)
+        self._set_up.add(original)
+        self.models += 1
+        placed = device if move_to_device else None
+        return FabricModule(prepared, self.strategy, self.precision, compiled=compiled, device=placed)
+
+    def optimizers(self, optimizers: Sequence[torch.optim.Optimizer]) -> list[FabricOptimizer]:
+        from ..optimizers import OptimizerSetup
+
+        for optimizer in optimizers:
+            if optimizer.state:
+                continue  # stepped before: its state is keyed by the old parameters; left as the user built it
+            for group in optimizer.param_groups:
+                group["params"] = [self._replacement(p) for p in group["params"]]
+        prepared = self.strategy.setup_optimizers(OptimizerSetup(list(optimizers), []))
+        return [
+            FabricOptimizer(o, self.strategy, self.precision, self.callbacks, self.unscaled)
+            for o in prepared.optimizers
+        ]
+
+    def dataloaders(
+        self, dataloaders: Sequence[Any], use_distributed_sampler: bool, device: torch.device | None
+    ) -> list[FabricDataLoader]:
+        from torch.utils.data import DataLoader
+
+        if not dataloaders:
+            raise MisconfigurationException("fabric.setup_dataloaders() needs at least one DataLoader.")
+        for index, loader in enumerate(dataloaders):
+            if isinstance(loader, FabricDataLoader):
+                raise MisconfigurationException(
+                    f"fabric.setup_dataloaders: dataloader {index} was already set up; pass each dataloader once."
+                )
+            if not isinstance(loader, DataLoader):
+                raise MisconfigurationException(
+                    f"fabric.setup_dataloaders: dataloader {index} is a {type(loader).__name__}; only "
+                    "torch.utils.data.DataLoader objects can be set up."
+                )
+        seed = _shuffle_seed()
+        out = []
+        for loader in dataloaders:
+            if use_distributed_sampler:
+                loader = self.strategy.prepare_dataloader(loader, shuffle_seed=seed)
+            out.append(FabricDataLoader(loader, device, self.strategy))
+        return out
+
+    def _remember(self, old: torch.Tensor, new: torch.Tensor) -> None:
+        key = id(old)
+
+        def forget(_ref: weakref.ref[torch.Tensor]) -> None:
+            self._replaced.pop(key, None)
+
+        self._replaced[key] = (weakref.ref(old, forget), new)
+
+    def _replacement(self, param: torch.Tensor) -> torch.Tensor:
+        entry = self._replaced.get(id(param))
+        return entry[1] if entry is not None and entry[0]() is param else param
+
+
+def _shuffle_seed() -> int:
+    """The distributed sampler's shuffling seed: ``seed_everything``'s, as in Lightning (0 without one)."""
+    raw = os.environ.get("PL_GLOBAL_SEED", "").strip() or "0"
+    if not raw.isdigit():
+        raise MisconfigurationException(
+            f"environment variable PL_GLOBAL_SEED={raw!r} is not a seed (a non-negative integer); "
+            "set it with fabric.seed_everything(seed)."
+        )
+    return int(raw)
+
+
+def _warn_mixed_devices(module: torch.nn.Module) -> None:
+    devices = {p.device for p in module.parameters()}
+    if len(devices) > 1:
+        warnings.warn(
+            f"the model given to fabric.setup has parameters on {len(devices)} devices "
+            f"({', '.join(sorted(str(d) for d in devices))}); move_to_device=True moves all of them to one. Pass "
+            "move_to_device=False to place them yourself.",
+            UserWarning,
+            stacklevel=4,
+        )

@@ -1,0 +1,132 @@
+"""``fabric.save``/``load``/``load_raw`` write and read the Trainer's checkpoint file: atomic, checksummed, verified."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from accelplug import MisconfigurationException, Trainer
+from accelplug.checkpoint_io import DIGEST_KEY, FORMAT_KEY, content_digest
+from accelplug.fabric import Fabric
+
+from . import loops
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _set_up(seed: int = 0, steps: int = 1) -> tuple[Fabric, Any, Any]:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    torch.manual_seed(seed)
+    original = loops.Net()
+    model, opt = fabric.setup(original, torch.optim.Adam(original.parameters(), lr=0.01))
+    for _ in range(steps):
+        fabric.backward(model(torch.randn(4, 4)).sum())
+        opt.step()
+    return fabric, model, opt
+
+
+class Counter:
+    """A stateful object: saved through its state_dict, restored through load_state_dict."""
+
+    def __init__(self, value: int = 0) -> None:
+        self.value = value
+
+    def state_dict(self) -> dict[str, int]:
+        return {"value": self.value}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.value = state["value"]
+
+
+def test_a_saved_state_loads_back_in_place_with_the_rest_returned(tmp_path: Path) -> None:
+    fabric, model, opt = _set_up()
+    path = tmp_path / "state.ckpt"
+    fabric.save(path, {"model": model, "optimizer": opt, "counter": Counter(5), "step": 12, "note": "hi"})
+    _, other_model, other_opt = _set_up(seed=1, steps=0)
+    assert loops.weights(other_model) != loops.weights(model) and not other_opt.state_dict()["state"]
+    counter = Counter()
+    state: dict[str, Any] = {"model": other_model, "optimizer": other_opt, "counter": counter, "step": 0}
+    remainder = fabric.load(path, state)
+    assert remainder == {"note": "hi"}
+    assert state["step"] == 12 and counter.value == 5
+    assert loops.weights(other_model) == loops.weights(model)
+    assert other_opt.state_dict()["state"].keys() == opt.state_dict()["state"].keys()
+    for saved, loaded in zip(opt.state_dict()["state"].values(), other_opt.state_dict()["state"].values(), strict=True):
+        assert torch.equal(saved["exp_avg"], loaded["exp_avg"])
+    full = fabric.load(path)
+    assert sorted(full) == ["counter", "model", "note", "optimizer", "step"]
+
+
+def test_the_file_is_the_trainers_format_with_a_checksum_verified_on_load(tmp_path: Path) -> None:
+    fabric, model, _ = _set_up()
+    path = tmp_path / "model.ckpt"
+    fabric.save(path, {"model": model})
+    raw = torch.load(path, weights_only=True)
+    assert raw[FORMAT_KEY] == 2 and raw[DIGEST_KEY] == content_digest(raw)
+    raw["model"]["out.bias"] += 1.0  # damage the weights, keep the stored digest
+    torch.save(raw, path)
+    with pytest.raises(MisconfigurationException, match=r"model\.ckpt.*corrupt"):
+        fabric.load(path, {"model": model})
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(MisconfigurationException, match="cannot be read as a checkpoint"):
+        fabric.load(path)
+    assert not list(tmp_path.glob(".*.tmp")), "the atomic writer leaves no temporary file behind"
+
+
+def test_a_trainer_checkpoint_loads_into_a_fabric_model(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    trained = loops.Net()
+    trained.configure_optimizers = lambda: torch.optim.SGD(trained.parameters(), lr=0.1)  # type: ignore[method-assign]
+    loader = torch.utils.data.DataLoader(loops.dataset(8), batch_size=4)
+    trainer = Trainer(
+        accelerator="cpu", max_steps=2, logger=False, enable_checkpointing=False, enable_progress_bar=False
+    )
+    trainer.fit(trained, loader)
+    trainer.save_checkpoint(tmp_path / "trainer.ckpt")
+    fabric = Fabric(accelerator="cpu", devices=1)
+    model = fabric.setup(loops.Net())
+    remainder = fabric.load(tmp_path / "trainer.ckpt", {"state_dict": model}, strict=False)
+    assert loops.weights(model) == loops.weights(trained)
+    assert remainder["global_step"] == 2
+
+
+def test_filter_strict_and_load_raw(tmp_path: Path) -> None:
+    fabric, model, opt = _set_up()
+    fabric.save(tmp_path / "weights.ckpt", {"model": model}, filter={"model": lambda name, _value: "out." in name})
+    assert sorted(fabric.load(tmp_path / "weights.ckpt")["model"]) == ["out.bias", "out.weight"]
+    with pytest.raises(MisconfigurationException, match="'optimizer', which the checkpoint does not hold"):
+        fabric.load(tmp_path / "weights.ckpt", {"model": model, "optimizer": opt})
+    torch.save(model.module.state_dict(), tmp_path / "raw.pt")
+    _, other, _ = _set_up()
+    other.module.inp.weight.data.zero_()
+    fabric.load_raw(tmp_path / "raw.pt", other)
+    assert loops.weights(other) == loops.weights(model)
+    with pytest.raises(MisconfigurationException, match="does not fit Linear"):
+        fabric.load_raw(tmp_path / "raw.pt", torch.nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda f, p: f.save(p, {"m": 1}, filter={"x": lambda *_: True}), "'x', which is not a key"),
+        (lambda f, p: f.save(p, {"m": 1}, filter={"m": 3}), "must be a callable"),
+        (lambda f, p: f.save(p, [1, 2]), "expected a dict"),
+        (lambda f, p: f.save(None, {"m": 1}), "expected a file path"),
+        (lambda f, p: f.load(p / "missing.ckpt"), "no such file"),
+        (lambda f, p: f.load(p), "is a folder"),
+        (lambda f, p: f.load_raw(p / "x", 3), "expected a module or an optimizer"),
+    ],
+)
+def test_bad_checkpoint_calls_name_the_value(tmp_path: Path, call: Any, words: str) -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    with pytest.raises(MisconfigurationException, match=words):
+        call(fabric, tmp_path)

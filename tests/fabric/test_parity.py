@@ -1,0 +1,164 @@
+"""The same Fabric loop under Lightning Fabric 2.6 and accelplug's Fabric: the same losses, norms and weights.
+
+One process runs in this test process; two processes are started for real (torchrun's agent, gloo), each
+framework in its own launch of ``scripts/parity.py``. On the CPU every DDP number is bit-identical; FSDP is
+compared within a tolerance, since Lightning runs torch's FSDP1 and accelplug FSDP2 (different reduction
+order of the sharded gradients).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from trainer.processes import REPO, child_env
+
+from accelplug.fabric import Fabric
+from accelplug.launcher import free_port
+
+from . import loops
+
+lightning_fabric = pytest.importorskip(
+    "lightning.fabric", reason="the parity tests compare against lightning, not installed here"
+)
+
+SCRIPT = Path(__file__).resolve().parent / "scripts" / "parity.py"
+
+ONE_PROCESS = {
+    "plain": {},
+    "accumulate-2-clip-norm": {"accumulate": 2, "clip": "norm"},
+    "clip-value-adam": {"clip": "value", "optimizer": "adam"},
+    "bf16-mixed": {"precision": "bf16-mixed"},
+    "bf16-mixed-clip-norm": {"precision": "bf16-mixed", "clip": "norm", "accumulate": 2},
+    "64-true": {"precision": "64-true"},
+    "bf16-true": {"precision": "bf16-true"},
+}
+
+
+def _quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize("case", list(ONE_PROCESS))
+def test_one_process_loop_matches_lightning_fabric_exactly(case: str) -> None:
+    options = ONE_PROCESS[case]
+    theirs = _quietly(loops.train, lightning_fabric.Fabric, **options)
+    ours = _quietly(loops.train, Fabric, **options)
+    assert ours["losses"] == theirs["losses"]
+    assert ours["norms"] == theirs["norms"]
+    assert ours["weights"] == theirs["weights"]
+    assert len(ours["losses"]) == 16
+
+
+def test_a_checkpoint_resumes_the_same_under_either_framework(tmp_path: Path) -> None:
+    """Saved after one epoch by one framework, resumed for the second by either: the same numbers every way."""
+    paths = {}
+    for saver in (lightning_fabric.Fabric, Fabric):
+        paths[saver] = tmp_path / f"{saver.__module__}.ckpt"
+        _quietly(loops.train, saver, epochs=1, save_to=str(paths[saver]))
+    reference = _quietly(
+        loops.train, lightning_fabric.Fabric, epochs=2, resume_from=str(paths[lightning_fabric.Fabric])
+    )
+    for saver, path in paths.items():
+        for loader in (lightning_fabric.Fabric, Fabric):
+            resumed = _quietly(loops.train, loader, epochs=2, resume_from=str(path))
+            assert resumed["losses"] == reference["losses"], (saver, loader)
+            assert resumed["weights"] == reference["weights"], (saver, loader)
+    fresh = _quietly(loops.train, Fabric, epochs=1)
+    assert fresh["weights"] != reference["weights"], "the resumed runs started from the saved weights"
+
+
+def _launch(framework: str, case: str, out: Path, *, torchrun: bool = True, timeout: int = 240) -> None:
+    command = [sys.executable]
+    if torchrun:
+        command += ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(free_port())]
+    command += [str(SCRIPT), framework, case, str(out)]
+    result = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def _results(out: Path, framework: str, case: str) -> list[dict[str, Any]]:
+    return [json.loads((out / f"{framework}-{case}.rank{rank}.json").read_text()) for rank in (0, 1)]
+
+
+@pytest.mark.slow
+def test_two_ddp_processes_match_lightning_fabric_exactly(tmp_path: Path) -> None:
+    for framework in ("lightning", "accelplug"):
+        _launch(framework, "ddp", tmp_path)
+    theirs, ours = _results(tmp_path, "lightning", "ddp"), _results(tmp_path, "accelplug", "ddp")
+    for rank in (0, 1):
+        for loop in ("plain", "accumulate_clip_norm", "clip_value_adam", "bf16_mixed", "saved"):
+            assert ours[rank][loop]["losses"] == theirs[rank][loop]["losses"], (rank, loop)
+            assert ours[rank][loop]["local_losses"] == theirs[rank][loop]["local_losses"], (rank, loop)
+            assert ours[rank][loop]["norms"] == theirs[rank][loop]["norms"], (rank, loop)
+            assert ours[rank][loop]["weights"] == theirs[rank][loop]["weights"], (rank, loop)
+            assert ours[rank][loop]["world_size"] == 2
+        assert ours[rank]["collectives"] == theirs[rank]["collectives"]
+    assert ours[0]["plain"]["weights"] == ours[1]["plain"]["weights"], "DDP keeps the ranks' weights equal"
+    assert ours[0]["plain"]["local_losses"] != ours[1]["plain"]["local_losses"], "each rank trains on its own shard"
+    assert ours[0]["plain"]["losses"] == ours[1]["plain"]["losses"], "all_reduce gives every rank the mean"
+    collectives = ours[1]["collectives"]
+    assert collectives["gathered"] == [[0.0, 0.0], [1.0, 10.0]]
+    assert (collectives["sum"], collectives["mean"], collectives["max"]) == (3.0, 1.5, 1.0)
+    assert collectives["broadcast"] == {"from": 1}
+    assert collectives["unmarked_method"] == "refused: mark_forward_method"
+
+    # The two-process checkpoints cross over: each framework's file loads into the other's model.
+    saved_weights = ours[0]["saved"]["weights"]
+    for saver in ("lightning", "accelplug"):
+        for loader in (lightning_fabric.Fabric, Fabric):
+            model = loops.Net()
+            remainder = _quietly(_load_into, loader, model, tmp_path / f"{saver}-ddp.ckpt")
+            assert loops.weights(model) == saved_weights, (saver, loader)
+            assert remainder.get("epoch") == 1
+
+
+def _load_into(fabric_cls: Any, model: torch.nn.Module, path: Path) -> dict[str, Any]:
+    fabric = fabric_cls(accelerator="cpu", devices=1)
+    return dict(fabric.load(path, {"model": fabric.setup(model)}))
+
+
+@pytest.mark.slow
+def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(tmp_path: Path) -> None:
+    for framework in ("lightning", "accelplug"):
+        _launch(framework, "fsdp", tmp_path)
+    theirs, ours = _results(tmp_path, "lightning", "fsdp"), _results(tmp_path, "accelplug", "fsdp")
+    for rank in (0, 1):
+        torch.testing.assert_close(
+            torch.tensor(ours[rank]["fsdp"]["losses"]),
+            torch.tensor(theirs[rank]["fsdp"]["losses"]),
+            rtol=1e-4,
+            atol=1e-6,
+        )
+        torch.testing.assert_close(
+            torch.tensor(ours[rank]["fsdp"]["norms"]), torch.tensor(theirs[rank]["fsdp"]["norms"]), rtol=1e-4, atol=1e-6
+        )
+    assert len(ours[0]["fsdp"]["losses"]) == 8
+
+    # Built on the meta device and materialised while sharding: the values an eager build draws.
+    torch.manual_seed(7)
+    eager = loops.weights(loops.Net())
+    for rank in (0, 1):
+        assert ours[rank]["meta_init"]["was_meta"]
+        assert ours[rank]["meta_init"]["weights"] == eager
+
+
+@pytest.mark.slow
+def test_a_plain_python_script_relaunches_itself_as_lightning_fabric_does(tmp_path: Path) -> None:
+    """``python script.py`` with devices=2 and no launcher: one process per device under either framework
+    (accelplug re-launches the script under torchrun's agent, Lightning starts the other ranks itself)."""
+    for framework in ("lightning", "accelplug"):
+        _launch(framework, "relaunch", tmp_path, torchrun=False)
+    theirs, ours = _results(tmp_path, "lightning", "relaunch"), _results(tmp_path, "accelplug", "relaunch")
+    assert [r["plain"]["rank"] for r in ours] == [0, 1]
+    assert all(r["plain"]["world_size"] == 2 for r in ours)
+    assert [r["plain"]["local_losses"] for r in ours] == [r["plain"]["local_losses"] for r in theirs]
+    assert [r["plain"]["weights"] for r in ours] == [r["plain"]["weights"] for r in theirs]
