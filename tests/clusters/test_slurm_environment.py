@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accelplug.cli.models import EnvReport
+from accelplug.cli.reports import EnvReport
 from accelplug.environments.hostlist import expand_hostlist
 
 from .slurm_cluster import SlurmCluster

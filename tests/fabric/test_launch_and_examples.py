@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import torch
-from trainer.processes import REPO, child_env
 
 from accelplug.fabric import Fabric
+from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 import torch
-from trainer.processes import REPO, child_env
 
 from accelplug.fabric import Fabric
 from accelplug.launcher import free_port
+from tests.processes import REPO, child_env
 
 from . import loops
 

@@ -16,7 +16,7 @@ import pytest
 from lightning.fabric.plugins import environments as lightning
 
 from accelplug import environments as ours
-from environments.captured import (
+from tests.environments.captured import (
     KUBEFLOW_WORKER_2,
     LSF_RANK_2,
     LSF_RANKFILE,

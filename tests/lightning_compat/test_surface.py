@@ -63,12 +63,10 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "import accelplug.pytorch.trainer",
         "import accelplug.pytorch.tuner",
         "import accelplug.pytorch.utilities",
-        "import accelplug.fabric",
         "import accelplug.callbacks",
         "import accelplug.loggers",
         "import accelplug.utilities",
         # lightning
-        "lightning.Fabric",
         # lightning.pytorch
         "lightning.pytorch.Trainer",
         "lightning.pytorch.LightningDataModule",
@@ -155,9 +153,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.LayerSync",
         "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
-        "lightning.fabric.Fabric",
-        "lightning.fabric.seed_everything",
-        "lightning.fabric.is_wrapped",
         # deeper paths
         "lightning.pytorch.cli.LightningCLI",
         "lightning.pytorch.cli.LightningArgumentParser",
@@ -317,43 +312,7 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "Tuner.lr_find",
         "Tuner.scale_batch_size",
         # Fabric
-        "Fabric.accelerator",
-        "Fabric.all_gather",
-        "Fabric.all_reduce",
-        "Fabric.autocast",
-        "Fabric.backward",
-        "Fabric.barrier",
-        "Fabric.broadcast",
-        "Fabric.call",
-        "Fabric.clip_gradients",
-        "Fabric.device",
-        "Fabric.global_rank",
-        "Fabric.init_module",
-        "Fabric.init_tensor",
-        "Fabric.is_global_zero",
-        "Fabric.launch",
-        "Fabric.load",
-        "Fabric.load_raw",
-        "Fabric.local_rank",
-        "Fabric.log",
-        "Fabric.log_dict",
-        "Fabric.logger",
-        "Fabric.loggers",
-        "Fabric.no_backward_sync",
-        "Fabric.node_rank",
-        "Fabric.print",
-        "Fabric.rank_zero_first",
-        "Fabric.run",
-        "Fabric.save",
-        "Fabric.seed_everything",
-        "Fabric.setup",
-        "Fabric.setup_dataloaders",
-        "Fabric.setup_module",
-        "Fabric.setup_optimizers",
         "Fabric.sharded_model",
-        "Fabric.strategy",
-        "Fabric.to_device",
-        "Fabric.world_size",
         # signatures: Trainer()
         "signature Trainer(precision=)",
         # signatures: Trainer methods
@@ -630,6 +589,8 @@ def _same_default(a: Any, b: Any) -> bool:
     """Equal values of Lightning's type (a subclass counts: accelplug marks untouched defaults that way)."""
     if a is b:
         return True
+    if inspect.isfunction(a) and a.__name__.startswith("_"):  # Lightning's private sentinel, e.g. _do_nothing
+        return b is None or (inspect.isfunction(b) and b.__name__.startswith("_"))
     if not isinstance(b, type(a)) or isinstance(a, bool) != isinstance(b, bool):
         return False
     try:

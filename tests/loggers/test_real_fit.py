@@ -18,7 +18,7 @@ import torch
 
 import accelplug
 from accelplug.callbacks import Callback, ModelCheckpoint
-from tests.trainer.modules import quiet, regression_data
+from tests.modules import quiet, regression_data
 
 from .readers import comet_archives, read_comet_archive, read_wandb_run, wandb_run_dir
 from .test_mlflow import recorded
