@@ -121,7 +121,6 @@ ACCELPLUG_TODAY: dict[str, str] = {
     "pl_finetuning_cli": _NO_PYTORCH,
     "pl_bug_report": _NO_PYTORCH,
     "pl_transformer": _NO_PYTORCH,
-    "fabric_image_classifier": "ModuleNotFoundError: No module named 'accelplug.fabric'",
     "docs_tuner": _NO_PYTORCH,
 }
 
