@@ -282,7 +282,7 @@ def _config_report() -> ConfigReport:
 def _cluster_environment(registry: AcceleratorRegistry) -> ClusterEnvReport:
     """The detected cluster environment and its answers; a wrong launcher variable is reported, not raised."""
     from ..errors import MisconfigurationException
-    from .models import ClusterEnvReport
+    from .reports import ClusterEnvReport
 
     registered = registry.environment_names()
     found = registry.detect_environment()

@@ -64,7 +64,7 @@ REFUSED_OPTIONS = {
     "share the cores)",
     "--main-training-function": "accelplug launch runs the whole script, as torchrun does",
     "--same-network": "not needed: give --master-addr and --master-port",
-    "--tpu": "TPUs are not supported by accelplug",
+    "--tpu": "install the accelplug-xla plugin (plugins/accelplug-xla) and use --accelerator xla",
     "--use-xpu": "install the accelplug-xpu plugin and use --accelerator xpu",
     "--ipex": "install the accelplug-xpu plugin and use --accelerator xpu",
     "--quiet": "accelplug launch prints a single line before the workers start",

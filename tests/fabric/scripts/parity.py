@@ -98,6 +98,18 @@ def main() -> None:
         raise SystemExit(f"unknown case {case!r}")
     rank = results[next(iter(results))]["rank"]  # type: ignore[index]
     (out / f"{framework}-{case}.rank{rank}.json").write_text(json.dumps(results))
+    _close_process_group()
+
+
+def _close_process_group() -> None:
+    """Leave together and tear the group down before the interpreter exits: a gloo group still alive at exit
+    can abort the process from its worker threads' destructors ("terminate called without an active
+    exception", seen once in CI after Lightning's FSDP run), failing a run whose results were already written."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
