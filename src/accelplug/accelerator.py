@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from .device_runtime import device_rng_state, set_device_rng_state
 from .devices import parse_devices as _parse_devices
 
 __all__ = ["NAME_PATTERN", "Accelerator"]
@@ -103,13 +104,19 @@ class Accelerator(ABC):
         """This device's own random-number state, for checkpoints and exact resumption; None when its
         random numbers come from generators accelplug already saves (torch's CPU generator, CUDA's).
 
-        A backend whose device draws from a generator of its own (a lazy device's seed) returns it here,
-        as tensors and plain values only, because checkpoints load with ``weights_only=True``.
+        By default the state of the device module's generator (``torch.get_device_module(type)``: MPS,
+        XPU, a PrivateUse1 backend), when its runtime is running. A backend whose device draws from a
+        generator of another kind (a lazy device's seed) overrides this, returning tensors and plain values
+        only, because checkpoints load with ``weights_only=True``.
         """
-        return None
+        if self.device_type in ("cpu", "cuda"):
+            return None  # the checkpoint saves torch's and every CUDA device's generator itself
+        return device_rng_state(self.device_type)
 
-    def set_rng_state(self, state: Any) -> None:  # noqa: B027 - optional hook
+    def set_rng_state(self, state: Any) -> None:
         """Put back what :meth:`get_rng_state` returned (only ever from this same accelerator)."""
+        if isinstance(state, torch.Tensor):
+            set_device_rng_state(self.device_type, state)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

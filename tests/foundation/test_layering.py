@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "accelerator",
         "accelerators",
+        "device_runtime",
         "environments",
         "precision",
         "precision_names",

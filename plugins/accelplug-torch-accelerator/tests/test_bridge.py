@@ -155,6 +155,19 @@ def test_mixed_precision_is_claimed_where_torch_has_autocast(monkeypatch: pytest
     assert TorchAcceleratorBridge.supported_precisions() == ("32-true",)
 
 
+def test_a_backend_declaring_its_autocast_dtypes_gets_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PrivateUse1 backend (openreg, torch_npu) lists its autocast dtypes in ``get_amp_supported_dtype``;
+    torch's autocast refuses the rest, so the bridge must not claim them."""
+    import types
+
+    backend = types.ModuleType("backend")
+    backend.get_amp_supported_dtype = lambda: [torch.float16]  # type: ignore[attr-defined]
+    monkeypatch.setattr(TorchAcceleratorBridge, "device_type", "npu")
+    monkeypatch.setattr(torch.amp, "is_autocast_available", lambda device_type: True)
+    monkeypatch.setattr(torch, "get_device_module", lambda device_type: backend)
+    assert TorchAcceleratorBridge.supported_precisions() == ("32-true", "16-mixed")
+
+
 def test_the_owner_is_found_in_the_process_registry(fake_torch_accelerator: Fake) -> None:
     fake_torch_accelerator("cuda", 1)
     assert TorchAcceleratorBridge.owner() == CUDAAccelerator.name

@@ -9,7 +9,7 @@ accepts), so the input pipeline is not what is measured.
 
 :func:`baseline_round` is the loop a careful user writes by hand with torch alone, step for step
 the same work: zero the gradients, forward under the precision's autocast, backward (through a
-``GradScaler`` for float16 on CUDA), step; evaluation under ``torch.inference_mode`` summing the loss
+``GradScaler`` for float16), step; evaluation under ``torch.inference_mode`` summing the loss
 on the device. It imports nothing from the Trainer, so ``--baseline`` measures the Trainer's overhead.
 """
 

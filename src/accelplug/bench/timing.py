@@ -22,26 +22,9 @@ from typing import Any
 import torch
 
 from ..callbacks.base import Callback
-from ..errors import MisconfigurationException
+from ..device_runtime import synchronize
 
 __all__ = ["StepTimer", "StepWindow", "synchronize"]
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for queued work on ``device``: ``torch.accelerator`` when it drives it, else torch.<type>."""
-    if device.type == "cpu":
-        return
-    neutral = getattr(torch, "accelerator", None)
-    if neutral is not None and neutral.is_available():
-        current = neutral.current_accelerator()
-        if current is not None and current.type == device.type:
-            neutral.synchronize(device)
-            return
-    backend = getattr(torch, device.type, None)
-    sync = getattr(backend, "synchronize", None)
-    if sync is None:
-        raise MisconfigurationException(f"accelplug bench cannot synchronize device type {device.type!r}")
-    sync()
 
 
 def _nothing() -> None:

@@ -12,18 +12,21 @@ from typing import Any
 
 import torch
 
+from ..device_runtime import copies_may_overlap
+
 __all__ = ["batch_size_of", "make_transfer"]
 
 
 def make_transfer(device: torch.device, float_dtype: torch.dtype | None) -> Callable[[Any], Any]:
     """A function that moves a batch to ``device`` (and floating tensors to ``float_dtype``).
 
-    Copies are ``non_blocking`` on CUDA, where pinned host memory lets them overlap compute; not on
-    MPS, whose unified memory gains nothing and where asynchronous copies have given wrong values.
+    Copies are ``non_blocking`` on accelerators with their own memory (CUDA, XPU, a PrivateUse1 backend),
+    where pinned host memory lets them overlap compute; not on MPS, whose unified memory gains nothing and
+    where asynchronous copies have given wrong values.
     """
     if device.type == "cpu" and float_dtype is None:
         return _identity
-    non_blocking = device.type == "cuda"
+    non_blocking = copies_may_overlap(device)
 
     def move(obj: Any) -> Any:
         if isinstance(obj, torch.Tensor):

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from ..device_runtime import copies_may_overlap
+
 __all__ = ["move_to", "to_tensors"]
 
 
@@ -20,7 +22,7 @@ def move_to(obj: Any, device: torch.device) -> Any:
     if isinstance(obj, torch.Tensor):
         if obj.device == device:
             return obj
-        return obj.to(device, non_blocking=device.type == "cuda")
+        return obj.to(device, non_blocking=copies_may_overlap(device))
     if isinstance(obj, tuple):
         items = [move_to(x, device) for x in obj]
         return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)

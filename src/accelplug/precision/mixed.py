@@ -58,15 +58,11 @@ class BF16MixedPrecision(_AutocastPrecision):
 class FP16MixedPrecision(_AutocastPrecision):
     name = "16-mixed"
     aliases = ("16",)
-    description = "float32 parameters, forward pass in float16 under autocast, loss scaling on CUDA"
+    description = "float32 parameters, forward pass in float16 under autocast, dynamic loss scaling"
 
     def __init__(self, device_type: str) -> None:
         super().__init__(device_type)
-        self.scaler: Any = None
-        if device_type == "cuda":
-            import torch
-
-            self.scaler = torch.amp.GradScaler(device_type)
+        self.scaler: Any = _grad_scaler(device_type)
 
     @property
     def autocast_dtype(self) -> torch.dtype:
@@ -105,3 +101,21 @@ class FP16MixedPrecision(_AutocastPrecision):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if self.scaler is not None and state:
             self.scaler.load_state_dict(state)
+
+
+def _grad_scaler(device_type: str) -> Any:
+    """torch's loss scaler for ``device_type``, on every device whose runtime torch's ``GradScaler``
+    supports (CUDA, the CPU, XPU, MPS, a PrivateUse1 backend), as Lightning's ``16-mixed`` does; float16
+    gradients underflow the same way on each. None where torch has no scaler for the type: the step then
+    runs unscaled, as it did before scalers existed."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "GradScaler is enabled, but <device> is not available": reported below
+        try:
+            scaler = torch.amp.GradScaler(device_type)
+        except (RuntimeError, ValueError, AttributeError):
+            return None
+    return scaler if scaler.is_enabled() else None

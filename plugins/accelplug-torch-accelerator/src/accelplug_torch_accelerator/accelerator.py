@@ -67,6 +67,22 @@ def _autocast_available(device_type: str) -> bool:
     return bool(probe(device_type)) if callable(probe) else False
 
 
+def _autocast_dtypes(device_type: str) -> tuple[torch.dtype, ...]:
+    """The dtypes torch's autocast accepts on ``device_type``: a PrivateUse1 backend declares them through
+    its module's ``get_amp_supported_dtype()`` (torch's autocast asks the same function and refuses the
+    others); a built-in type (cuda, xpu) has no such list, and its autocast takes both half types."""
+    if not _autocast_available(device_type):
+        return ()
+    try:
+        module = torch.get_device_module(device_type)
+    except (RuntimeError, AttributeError):
+        module = None
+    declared = getattr(module, "get_amp_supported_dtype", None)
+    if callable(declared):
+        return tuple(declared())
+    return (torch.bfloat16, torch.float16)
+
+
 def _distributed_backend(device_type: str | None) -> str | None:
     """torch.distributed's default backend for ``device_type`` (nccl for cuda, hccl once torch_npu
     registers it), from the map ``Backend.register_backend(..., devices=...)`` fills; None if none."""
@@ -157,10 +173,10 @@ class TorchAcceleratorBridge(Accelerator):
 
     @classmethod
     def supported_precisions(cls) -> tuple[str, ...]:
-        """Mixed precision where torch has autocast for the device type; float64 is not promised."""
-        if _autocast_available(cls.device_type):
-            return ("32-true", "bf16-mixed", "16-mixed")
-        return ("32-true",)
+        """Mixed precision in each half type torch's autocast accepts on the device; float64 is not promised."""
+        dtypes = _autocast_dtypes(cls.device_type)
+        mixed = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
+        return ("32-true", *(name for name, dtype in mixed.items() if dtype in dtypes))
 
     # ---- per run ------------------------------------------------------------------------------------
     def __init__(self) -> None:

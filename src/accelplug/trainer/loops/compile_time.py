@@ -17,19 +17,12 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import torch
+from ...device_runtime import synchronize as _synchronize
 
 if TYPE_CHECKING:
     from ..run import Run
 
 __all__ = ["timed_first_batch"]
-
-
-def _synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
 
 
 def timed_first_batch(
