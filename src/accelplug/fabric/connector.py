@@ -94,8 +94,8 @@ def plan(
     selection = select(accelerator, devices, strategy, chosen)
     if selection.precision == "16-mixed" and selection.root_device.type == "cpu" and given_precision is None:
         warnings.warn(
-            "precision='16-mixed' on the CPU: float16 autocast has no loss scaling here, so Fabric uses "
-            "precision='bf16-mixed' instead, as Lightning Fabric does.",
+            "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
+            "does (bfloat16 has float32's range, so the CPU needs no loss scaling for it).",
             UserWarning,
             stacklevel=3,
         )
