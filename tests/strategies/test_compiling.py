@@ -218,3 +218,16 @@ def test_modules_whose_forward_is_torchs_own_are_compiled_too() -> None:
     sequential(torch.randn(2, 4))
     assert counters["stats"]["unique_graphs"] == 1, "nn.Module.compile() alone compiles nothing for torch's classes"
     assert list(sequential.state_dict()) == ["0.weight", "0.bias"]
+
+
+def test_the_trainer_compiles_forward_once_as_a_hand_written_loop_does() -> None:
+    """Checking that the first step ran the compiled forward must not make dynamo compile it twice: a hook added
+    for that step and removed after it changed what dynamo guards on, so the second step recompiled and every
+    later call went through a second cache entry (BERT-base on an H100: 0.81-0.93x the hand-written loop)."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    _fit({"backend": "eager"})
+    assert counters["frames"]["ok"] == 1
+    assert counters["stats"]["unique_graphs"] == 1

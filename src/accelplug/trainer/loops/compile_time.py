@@ -17,12 +17,40 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from ...device_runtime import synchronize as _synchronize
 
 if TYPE_CHECKING:
     from ..run import Run
 
 __all__ = ["timed_first_batch"]
+
+
+def _note_calls(module: torch.nn.Module, called: list[bool]) -> Callable[[], None]:
+    """Record in ``called`` whether ``module``'s compiled code runs; returns what puts it back as it was.
+
+    The compiled callable itself is wrapped (``_compiled_call_impl``, set by ``nn.Module.compile``, or the
+    instance ``forward`` that ``compile_in_place`` compiled), never the module's hooks: a forward hook added
+    for the first step is part of what dynamo guards on, so removing it after the step recompiled forward at
+    the second step and left a second compiled entry guarded on every later call.
+    """
+    attribute = "_compiled_call_impl" if getattr(module, "_compiled_call_impl", None) is not None else "forward"
+    compiled = module.__dict__.get(attribute)
+    if compiled is None:  # compiled some other way: a hook still tells (at the cost of one recompile)
+        handle = module.register_forward_pre_hook(lambda *_: called.append(True))
+        return handle.remove
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        called.append(True)
+        return compiled(*args, **kwargs)
+
+    setattr(module, attribute, noting)
+
+    def undo() -> None:
+        setattr(module, attribute, compiled)
+
+    return undo
 
 
 def timed_first_batch(
@@ -37,13 +65,13 @@ def timed_first_batch(
 
     def first(batch: Any, batch_idx: int) -> Any:
         called: list[bool] = []
-        hooks = [m.register_forward_pre_hook(lambda *_: called.append(True)) for m in modules]
+        restore = [_note_calls(m, called) for m in modules]
         started = time.perf_counter()
         try:
             output = path(batch, batch_idx)
         finally:
-            for hook in hooks:
-                hook.remove()
+            for undo in restore:
+                undo()
         _synchronize(device)
         seconds = time.perf_counter() - started
         on_timed(seconds)
