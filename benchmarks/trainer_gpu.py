@@ -14,10 +14,11 @@ which the ``--budget-s`` cuts short if the machine is slower than planned), each
   float error; bf16-mixed: FSDP's MixedPrecisionPolicy rounds parameters once per step where autocast
   rounds per op, so close, not equal), peak memory, throughput.
 - ``compile``: ``Trainer(compile=True)`` against a hand-written loop compiled the same way
-  (``torch.compile(model)``) on ResNet50 and BERT-base, ``--compile-rounds`` interleaved rounds (medians), and ``compile="reduce-overhead"``
-  (CUDA graphs) on the tiny MLP; the speed-up is over the eager hand-written median of the same run.
-  First-step seconds (compilation) are reported; inductor's caches are on (torch's default), so the
-  second of two loops compiling the same graph is faster: the order alternates between models.
+  (``torch.compile(model)``) on ResNet50 and BERT-base, ``--compile-rounds`` interleaved rounds (medians),
+  and ``compile="reduce-overhead"`` (CUDA graphs) on the tiny MLP; the speed-up is over the eager
+  hand-written median of the same run. First-step seconds (compilation) are reported; inductor's caches
+  are on (torch's default), so the second of two loops compiling the same graph is faster: the order
+  alternates every round.
 
 Writes ``trainer_gpu.json`` and ``trainer_gpu.md`` (the tables for docs/performance.md) into ``--out``
 (default ``$OUT``). Exit status: 0 complete, 1 a part failed (its error is in both files and on stderr),
