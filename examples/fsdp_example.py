@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
 
 from accelplug import Trainer
 from accelplug.strategies import FSDPStrategy
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         logger=False,
         num_sanity_val_steps=0,
         seed=0,
+        use_distributed_sampler=False,
     )
     torch.manual_seed(0)
     model = TinyTransformer(width=args.width, depth=args.depth)
@@ -143,7 +145,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # allocator that does not exist yet); when nothing touched CUDA, the peak counts from fit already.
     if trainer.root_device.type == "cuda" and torch.cuda.is_initialized():
         torch.cuda.reset_peak_memory_stats(trainer.root_device)
-    trainer.fit(model, DataLoader(data, batch_size=args.batch_size, shuffle=False), ckpt_path=args.resume)
+    # Each process takes every world_size-th sample in order, so the loss curve equals one device's whatever the
+    # number of processes (the Trainer's own sharding shuffles a training loader, as Lightning's does).
+    in_order = DistributedSampler(data, num_replicas=trainer.world_size, rank=trainer.global_rank, shuffle=False)
+    loader = DataLoader(data, batch_size=args.batch_size, sampler=in_order)
+    trainer.fit(model, loader, ckpt_path=args.resume)
     if args.save:
         trainer.save_checkpoint(args.save)
     report = {

@@ -43,7 +43,7 @@ import torch
 from ..errors import MisconfigurationException, did_you_mean
 from .base import Strategy
 from .compiling import compile_in_place
-from .ddp import DDPStrategy, adopt_process_group, collective_timeout, launched_by_torchrun
+from .ddp import DDPStrategy, adopt_process_group, launched_by_torchrun
 from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
@@ -167,8 +167,8 @@ class FSDPStrategy(DDPStrategy):
     def needs_launcher(self, processes: int) -> bool:
         return processes > 1
 
-    def process_group_backend(self, accelerator: Accelerator, device: torch.device) -> str:
-        backend = super().process_group_backend(accelerator, device)
+    def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
+        backend = super().backend_for(accelerator, device)
         if self.cpu_offload and device.type != "cpu":
             # Offloaded shards and gradients live on the CPU; gradient clipping reduces their norms there.
             return f"{device.type}:{backend},cpu:gloo"
@@ -185,11 +185,12 @@ class FSDPStrategy(DDPStrategy):
         if launched_by_torchrun():
             super().setup_environment(accelerator, device)
             return
-        backend = self.process_group_backend(accelerator, device)
+        backend = self.backend_for(accelerator, device)
         Strategy.setup_environment(self, accelerator, device)
+        self._process_group_backend = backend
         if not dist.is_initialized():
             # One device, no launcher: a process group of one, in this process.
-            options: dict[str, Any] = {"timeout": collective_timeout()}
+            options: dict[str, Any] = {"timeout": self._collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device
             store = dist.HashStore()  # type: ignore[attr-defined]
