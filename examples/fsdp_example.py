@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--state-dict-type", default="full", choices=["full", "sharded"])
     parser.add_argument("--activation-checkpointing", action="store_true")
     parser.add_argument("--cpu-offload", action="store_true")
+    parser.add_argument("--sharding-strategy", default="FULL_SHARD")
+    parser.add_argument("--device-mesh", default=None, help="REPLICAS,SHARDS: hybrid sharding over a 2-D mesh")
     parser.add_argument("--gradient-clip-val", type=float, default=None)
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--compile", action="store_true")
@@ -118,6 +120,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             activation_checkpointing_policy={Block} if args.activation_checkpointing else None,
             cpu_offload=args.cpu_offload,
             state_dict_type=args.state_dict_type,
+            sharding_strategy=args.sharding_strategy,
+            device_mesh=tuple(int(n) for n in args.device_mesh.split(",")) if args.device_mesh else None,
         )
     devices: int | str = int(args.devices) if args.devices.isdigit() else args.devices
     trainer = Trainer(

@@ -63,6 +63,7 @@ def test_a_custom_sampler_is_wrapped_and_keeps_deciding_the_order() -> None:
 def test_a_training_loader_is_shuffled_with_seed_everythings_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     class Sharding:
         is_distributed = True
+        global_rank = 1
 
         def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
             return with_distributed_sampler(loader, 2, 1, shuffle_seed, shuffle=shuffle)
@@ -98,7 +99,9 @@ def test_a_custom_batch_sampler_is_made_again_with_its_class() -> None:
     class Chunks(BatchSampler):
         pass
 
-    loader = DataLoader(DATA, batch_sampler=Chunks(WeightedRandomSampler([1.0] * 21, 21), batch_size=3, drop_last=False))
+    loader = DataLoader(
+        DATA, batch_sampler=Chunks(WeightedRandomSampler([1.0] * 21, 21), batch_size=3, drop_last=False)
+    )
     sharded = with_distributed_sampler(loader, 3, 2, seed=0)
     assert type(sharded.batch_sampler) is Chunks
     # as Lightning: the loader's own sampler (sequential under a batch sampler) is what is shared out

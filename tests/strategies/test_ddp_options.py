@@ -142,3 +142,31 @@ def test_a_misspelled_strategy_name_gets_the_close_match() -> None:
 def test_fsdp_keeps_its_own_options() -> None:
     assert FSDPStrategy().process_group_backend is None
     assert FSDPStrategy()._ddp_kwargs == {}
+
+
+def test_post_local_sgd_averages_the_model_after_each_optimizer_step() -> None:
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks import post_localSGD_hook as post_local
+
+    from accelplug.optimizers import OptimizerSetup
+    from accelplug.precision.full import Float32Precision
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)  # type: ignore[attr-defined]
+    try:
+        state = post_local.PostLocalSGDState(process_group=None, subgroup=None, start_localSGD_iter=2)
+        strategy = DDPStrategy(
+            ddp_comm_state=state, ddp_comm_hook=post_local.post_localSGD_hook, model_averaging_period=3
+        )
+        assert not strategy.customizes_optimizer_step  # the lean path until averaging starts
+        layer = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+        strategy.setup_optimizers(OptimizerSetup([optimizer], []))
+        assert strategy.customizes_optimizer_step
+        for _ in range(4):
+            layer(torch.ones(1, 2)).sum().backward()
+            strategy.optimizer_step(optimizer, None, Float32Precision("cpu"))
+        assert strategy._model_averager.period == 3
+        assert strategy._model_averager.step == 4  # torch's averager counted every step it was handed
+    finally:
+        dist.destroy_process_group()

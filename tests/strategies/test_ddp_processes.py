@@ -2,8 +2,9 @@
 
 One script fits several small modules in one launch (a launch is the slow part): a module whose step
 leaves a head unused on odd batches (needs ``find_unused_parameters``, here through Lightning's strategy
-string), one with a head never used under ``static_graph``, and a manual-optimization GAN-shaped module
-with two optimizers (the pl_gan project's shape). Each rank writes its final weights; both ranks must agree
+string), one with a head never used under ``static_graph``, a manual-optimization GAN-shaped module
+with two optimizers (the pl_gan project's shape), and an ``IterableDataset`` without length stopped by
+``max_steps``. Each rank writes its final weights; both ranks must agree
 and accelplug's must equal Lightning's. accelplug's run also registers a communication hook that sums
 instead of averaging, which must train exactly as the averaging default does with twice the learning rate
 (Lightning registers hooks on CUDA only, so that case is accelplug's alone).
@@ -90,16 +91,25 @@ SCRIPT = textwrap.dedent(
             return (torch.optim.Adam(self.generator.parameters(), lr=0.01),
                     torch.optim.Adam(self.discriminator.parameters(), lr=0.01))
 
+    class Stream(torch.utils.data.IterableDataset):
+        # no length, not sharded by either framework: every rank reads the whole stream
+        def __iter__(self):
+            g = torch.Generator().manual_seed(5)
+            for _ in range(16):
+                x = torch.randn(4, generator=g)
+                yield x, x.sum(0, keepdim=True)
+
     def sum_hook(state, bucket):
         work = dist.all_reduce(bucket.buffer(), async_op=True)
         return work.get_future().then(lambda fut: fut.value()[0])
 
-    def fit(module, strategy):
+    def fit(module, strategy, loader=None, **limits):
         torch.manual_seed(0)
         model = module()
-        trainer = L.Trainer(accelerator="cpu", devices=2, strategy=strategy, max_epochs=2, logger=False,
-                            enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
-        trainer.fit(model, data())
+        trainer = L.Trainer(accelerator="cpu", devices=2, strategy=strategy, logger=False,
+                            enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                            **(limits or {"max_epochs": 2}))
+        trainer.fit(model, loader or data())
         return trainer, {k: v.tolist() for k, v in model.state_dict().items()}
 
     cases = {
@@ -108,13 +118,16 @@ SCRIPT = textwrap.dedent(
                                                            bucket_cap_mb=1)),
         "static_graph": (lambda: TwoHeads(always_a=True), DDPStrategy(static_graph=True)),
         "manual_gan": (Gan, "ddp_find_unused_parameters_true"),
+        "iterable_max_steps": (TwoHeads, "ddp_find_unused_parameters_true", DataLoader(Stream(), batch_size=4),
+                               {"max_steps": 3}),
     }
     if framework == "accelplug":
         cases["summing_hook"] = (TwoHeads, DDPStrategy(find_unused_parameters=True, ddp_comm_hook=sum_hook))
         cases["double_lr"] = (lambda: TwoHeads(lr=0.2), "ddp_find_unused_parameters_true")
     results = {}
-    for name, (module, strategy) in cases.items():
-        trainer, weights = fit(module, strategy)
+    for name, (module, strategy, *rest) in cases.items():
+        loader, limits = (rest + [None, {}])[:2]
+        trainer, weights = fit(module, strategy, loader, **limits)
         results[name] = {"weights": weights, "global_step": trainer.global_step, "world": trainer.world_size}
     with open(f"{out}.{trainer.global_rank}", "w") as f:
         json.dump(results, f)

@@ -24,6 +24,9 @@ class Sharding(Protocol):
     @property
     def is_distributed(self) -> bool: ...
 
+    @property
+    def global_rank(self) -> int: ...
+
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any: ...
 
     def process_dataloader(self, loader: Any) -> Any: ...
@@ -141,7 +144,8 @@ def prepare_loader(
     ``overfit_batches`` takes the same batches every epoch). ``train=True`` shuffles the shards of a training
     loader, as Lightning does whatever its own sampler. ``distributed_sampler=False`` leaves the sampler alone
     under DDP, for loaders that already shard (Lightning's ``use_distributed_sampler``). ``seed`` shuffles the
-    shards; None takes ``seed_everything``'s (``PL_GLOBAL_SEED``), as Lightning.
+    shards; None takes ``seed_everything``'s (``PL_GLOBAL_SEED``), as Lightning. After
+    ``seed_everything(..., workers=True)`` a loader without a ``worker_init_fn`` gets Lightning's worker seeding.
     """
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
@@ -152,4 +156,7 @@ def prepare_loader(
         shard_shuffle = (True if train else None) if shuffle else False
         chosen_seed = sampler_seed() if seed is None else seed
         loader = strategy.prepare_dataloader(loader, shuffle_seed=chosen_seed, shuffle=shard_shuffle)
-    return strategy.process_dataloader(loader)
+    loader = strategy.process_dataloader(loader)
+    from .workers import add_worker_seeding
+
+    return add_worker_seeding(loader, strategy.global_rank)

@@ -426,9 +426,11 @@ class DDPStrategy(Strategy):
 
     def setup_optimizers(self, optim: OptimizerSetup) -> OptimizerSetup:
         """Start post-local SGD's periodic model averaging, when ``ddp_comm_state`` asks for it."""
+        state = self._ddp_comm_state
+        if state is None:
+            return optim  # torch's post-local SGD module scripts functions when imported: only when it is used
         from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import PostLocalSGDState
 
-        state = self._ddp_comm_state
         if isinstance(state, PostLocalSGDState):
             from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
             from torch.distributed.optim import PostLocalSGDOptimizer, ZeroRedundancyOptimizer
