@@ -109,7 +109,7 @@ SCRIPT = textwrap.dedent(
         trainer = L.Trainer(accelerator="cpu", devices=2, strategy=strategy, logger=False,
                             enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                             **(limits or {"max_epochs": 2}))
-        trainer.fit(model, loader or data())
+        trainer.fit(model, data() if loader is None else loader)
         return trainer, {k: v.tolist() for k, v in model.state_dict().items()}
 
     cases = {
