@@ -3,11 +3,13 @@
 One script fits several small modules in one launch (a launch is the slow part): a module whose step
 leaves a head unused on odd batches (needs ``find_unused_parameters``, here through Lightning's strategy
 string), one with a head never used under ``static_graph``, a manual-optimization GAN-shaped module
-with two optimizers (the pl_gan project's shape), and an ``IterableDataset`` without length stopped by
-``max_steps``. Each rank writes its final weights; both ranks must agree
-and accelplug's must equal Lightning's. accelplug's run also registers a communication hook that sums
-instead of averaging, which must train exactly as the averaging default does with twice the learning rate
-(Lightning registers hooks on CUDA only, so that case is accelplug's alone).
+with two optimizers (the pl_gan project's shape), an ``IterableDataset`` without length stopped by
+``max_steps``, and a dict of two training loaders (each sharded, combined as ``max_size_cycle``). Each
+rank writes its final weights; both ranks must agree and accelplug's must equal Lightning's.
+
+accelplug's run also registers a communication hook that sums instead of averaging, which must train
+exactly as the averaging default does with twice the learning rate (Lightning registers hooks on CUDA
+only, so that case is accelplug's alone).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ SCRIPT = textwrap.dedent(
 
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=self.lr)
+
+    class DictHeads(TwoHeads):
+        def training_step(self, batch, batch_idx):
+            return sum(F.mse_loss(self.a(torch.tanh(self.body(x))), y) for x, y in batch.values())
 
     class Gan(L.LightningModule):
         def __init__(self):
@@ -118,6 +124,9 @@ SCRIPT = textwrap.dedent(
                                                            bucket_cap_mb=1)),
         "static_graph": (lambda: TwoHeads(always_a=True), DDPStrategy(static_graph=True)),
         "manual_gan": (Gan, "ddp_find_unused_parameters_true"),
+        "dict_of_loaders": (lambda: DictHeads(always_a=True), DDPStrategy(find_unused_parameters=True),
+                            {"big": data(), "small": DataLoader(TensorDataset(torch.ones(24, 4), torch.ones(24, 1)),
+                                                                batch_size=4, shuffle=True)}),
         "iterable_max_steps": (TwoHeads, "ddp_find_unused_parameters_true", DataLoader(Stream(), batch_size=4),
                                {"max_steps": 3}),
     }
@@ -126,7 +135,7 @@ SCRIPT = textwrap.dedent(
         cases["double_lr"] = (lambda: TwoHeads(lr=0.2), "ddp_find_unused_parameters_true")
     results = {}
     for name, (module, strategy, *rest) in cases.items():
-        loader, limits = (rest + [None, {}])[:2]
+        loader, limits = (rest[0] if rest else None), (rest[1] if len(rest) > 1 else {})
         trainer, weights = fit(module, strategy, loader, **limits)
         results[name] = {"weights": weights, "global_step": trainer.global_step, "world": trainer.world_size}
     with open(f"{out}.{trainer.global_rank}", "w") as f:

@@ -147,6 +147,22 @@ def prepare_loader(
     shards; None takes ``seed_everything``'s (``PL_GLOBAL_SEED``), as Lightning. After
     ``seed_everything(..., workers=True)`` a loader without a ``worker_init_fn`` gets Lightning's worker seeding.
     """
+    from .combined_loader import CombinedLoader, TrainingBatches
+
+    if isinstance(loader, CombinedLoader):  # fit on several loaders: each one prepared, the batches combined
+        loader.flattened = [
+            prepare_loader(
+                inner,
+                device,
+                strategy,
+                shuffle=shuffle,
+                train=train,
+                distributed_sampler=distributed_sampler,
+                seed=seed,
+            )
+            for inner in loader.flattened
+        ]
+        return TrainingBatches(loader)
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = pin_for_cuda(loader, device)
