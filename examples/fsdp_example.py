@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
 
 from accelplug import Trainer
 from accelplug.strategies import FSDPStrategy
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--state-dict-type", default="full", choices=["full", "sharded"])
     parser.add_argument("--activation-checkpointing", action="store_true")
     parser.add_argument("--cpu-offload", action="store_true")
+    parser.add_argument("--sharding-strategy", default="FULL_SHARD")
+    parser.add_argument("--device-mesh", default=None, help="REPLICAS,SHARDS: hybrid sharding over a 2-D mesh")
     parser.add_argument("--gradient-clip-val", type=float, default=None)
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--compile", action="store_true")
@@ -117,6 +120,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             activation_checkpointing_policy={Block} if args.activation_checkpointing else None,
             cpu_offload=args.cpu_offload,
             state_dict_type=args.state_dict_type,
+            sharding_strategy=args.sharding_strategy,
+            device_mesh=tuple(int(n) for n in args.device_mesh.split(",")) if args.device_mesh else None,
         )
     devices: int | str = int(args.devices) if args.devices.isdigit() else args.devices
     trainer = Trainer(
@@ -135,6 +140,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         logger=False,
         num_sanity_val_steps=0,
         seed=0,
+        use_distributed_sampler=False,
     )
     torch.manual_seed(0)
     model = TinyTransformer(width=args.width, depth=args.depth)
@@ -143,7 +149,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # allocator that does not exist yet); when nothing touched CUDA, the peak counts from fit already.
     if trainer.root_device.type == "cuda" and torch.cuda.is_initialized():
         torch.cuda.reset_peak_memory_stats(trainer.root_device)
-    trainer.fit(model, DataLoader(data, batch_size=args.batch_size, shuffle=False), ckpt_path=args.resume)
+    # Each process takes every world_size-th sample in order, so the loss curve equals one device's whatever the
+    # number of processes (the Trainer's own sharding shuffles a training loader, as Lightning's does).
+    in_order = DistributedSampler(data, num_replicas=trainer.world_size, rank=trainer.global_rank, shuffle=False)
+    loader = DataLoader(data, batch_size=args.batch_size, sampler=in_order)
+    trainer.fit(model, loader, ckpt_path=args.resume)
     if args.save:
         trainer.save_checkpoint(args.save)
     report = {

@@ -126,7 +126,12 @@ def test_builtins_have_no_failures() -> None:
 
 
 def test_strategies_single_device_ddp_and_fsdp_are_registered() -> None:
-    assert get_registry().strategy_names() == ["ddp", "fsdp", "single_device"]
+    ddp_names = [
+        f"{start}{suffix}"
+        for start in ("ddp", "ddp_fork", "ddp_notebook", "ddp_spawn")
+        for suffix in ("", "_find_unused_parameters_false", "_find_unused_parameters_true")
+    ]  # Lightning's registered DDP spellings
+    assert get_registry().strategy_names() == sorted([*ddp_names, "fsdp", "single_device"])
 
 
 def test_unknown_strategy_suggests_the_closest_match() -> None:

@@ -122,7 +122,7 @@ def test_validation_before_training_then_validate_and_predict_work_under_fsdp(ex
         ({"auto_wrap_policy": "Block"}, "auto_wrap_policy='Block'"),
         ({"activation_checkpointing_policy": [int]}, "activation_checkpointing_policy=[<class 'int'>]"),
         ({"sharding_strategy": "full_shrad"}, "Did you mean 'FULL_SHARD'"),
-        ({"sharding_strategy": "HYBRID_SHARD"}, "sharding_strategy='HYBRID_SHARD'"),
+        ({"sharding_strategy": "NO_SHARD"}, "use strategy='ddp'"),
         ({"state_dict_type": "shard"}, "Did you mean 'sharded'"),
         ({"cpu_offload": "yes"}, "cpu_offload='yes'"),
     ],

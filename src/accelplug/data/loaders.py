@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Protocol
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
+from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
 from ..errors import MisconfigurationException
 
@@ -24,7 +24,10 @@ class Sharding(Protocol):
     @property
     def is_distributed(self) -> bool: ...
 
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any: ...
+    @property
+    def global_rank(self) -> int: ...
+
+    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any: ...
 
     def process_dataloader(self, loader: Any) -> Any: ...
 
@@ -63,13 +66,20 @@ def pin_for_cuda(loader: Any, device: torch.device) -> Any:
     return rebuild_loader(loader, pin_memory=True)
 
 
-def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int) -> Any:
-    """``loader`` with a ``DistributedSampler`` so that each rank sees its own share of every epoch.
+def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int, *, shuffle: bool | None = None) -> Any:
+    """``loader`` with a distributed sampler, so that each rank sees its own share of every epoch (Lightning's rule).
 
-    A loader that shuffled keeps shuffling (with ``seed`` and the epoch, the same on every rank);
-    one that did not keeps its order. Loaders the Trainer cannot rebuild are returned with a warning.
+    ``shuffle=None`` shuffles the shares when the loader shuffled (Fabric, evaluation); the Trainer passes
+    True for training, as Lightning shuffles every training loader it shards. A ``RandomSampler`` or
+    ``SequentialSampler`` becomes a ``DistributedSampler`` over the dataset; a custom sampler keeps its
+    order inside a :class:`~.samplers.DistributedSamplerWrapper`; a batch sampler is rebuilt around the
+    new sampler (its class called with ``(sampler, batch_size=..., drop_last=...)``). An iterable dataset
+    and a loader already holding a ``DistributedSampler`` are left alone (they shard themselves), and a
+    loader the Trainer cannot rebuild is returned with a warning.
     """
     from torch.utils.data.distributed import DistributedSampler
+
+    from .samplers import DistributedSamplerWrapper
 
     if not isinstance(loader, DataLoader):
         warnings.warn(
@@ -78,38 +88,91 @@ def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int)
             stacklevel=3,
         )
         return loader
-    if isinstance(loader.sampler, DistributedSampler) or isinstance(loader.dataset, IterableDataset):
+    # As Lightning: the loader's sampler decides, also under a batch sampler (where the DataLoader made it
+    # sequential); the batch sampler is then made again around the distributed one.
+    inner = loader.sampler
+    if isinstance(inner, DistributedSampler) or isinstance(loader.dataset, IterableDataset):
         return loader
-    if loader.batch_size is None:
+    options: dict[str, Any] = {
+        "num_replicas": world_size,
+        "rank": rank,
+        "seed": seed,
+        "shuffle": isinstance(inner, RandomSampler) if shuffle is None else shuffle,
+    }
+    sampler: Sampler[Any]
+    if isinstance(inner, (RandomSampler, SequentialSampler)):
+        sampler = DistributedSampler(loader.dataset, **options)  # type: ignore[arg-type]
+    else:
+        sampler = DistributedSamplerWrapper(inner, **options)
+    if loader.batch_size is not None:
+        return rebuild_loader(loader, sampler=sampler)
+    return rebuild_loader(loader, batch_sampler=_rebuilt_batch_sampler(loader.batch_sampler, sampler))
+
+
+def _rebuilt_batch_sampler(batch_sampler: Any, sampler: Sampler[Any]) -> Any:
+    """The user's batch sampler, made again around ``sampler`` (its class, its batch size and drop_last)."""
+    cls = type(batch_sampler)
+    if cls is BatchSampler:
+        return BatchSampler(sampler, batch_sampler.batch_size, batch_sampler.drop_last)
+    missing = [name for name in ("batch_size", "drop_last") if not hasattr(batch_sampler, name)]
+    try:
+        if missing:
+            raise TypeError(f"it has no {' or '.join(missing)} attribute")
+        return cls(sampler, batch_size=batch_sampler.batch_size, drop_last=batch_sampler.drop_last)
+    except TypeError as exc:
         raise MisconfigurationException(
-            "this DataLoader uses a custom batch_sampler, which accelplug cannot shard across processes; "
-            "pass batch_size= and shuffle= instead, or give it a sampler that shards by rank itself."
-        )
-    shuffle = isinstance(loader.sampler, RandomSampler)
-    sampler: Sampler[int] = DistributedSampler(
-        loader.dataset,  # type: ignore[arg-type]
-        num_replicas=world_size,
-        rank=rank,
-        shuffle=shuffle,
-        seed=seed,
-        drop_last=loader.drop_last,
-    )
-    return rebuild_loader(loader, sampler=sampler)
+            f"the DataLoader's batch_sampler, a {cls.__name__}, cannot be made again around a distributed sampler "
+            f"({exc}): accelplug calls {cls.__name__}(sampler, batch_size=..., drop_last=...) so that each process "
+            "gets its share. Give it that signature, or shard it yourself and pass use_distributed_sampler=False."
+        ) from exc
 
 
 def prepare_loader(
-    loader: Any, device: torch.device, strategy: Sharding, *, shuffle: bool = True, distributed_sampler: bool, seed: int
+    loader: Any,
+    device: torch.device,
+    strategy: Sharding,
+    *,
+    shuffle: bool = True,
+    train: bool = False,
+    distributed_sampler: bool,
+    seed: int | None,
 ) -> Any:
     """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed, then
     as the strategy feeds its device (``Strategy.process_dataloader``).
 
     ``shuffle=False`` replaces a DataLoader's sampler with a sequential one (prediction keeps the order,
-    ``overfit_batches`` takes the same batches every epoch). ``distributed_sampler=False`` leaves the
-    sampler alone under DDP, for loaders that already shard (Lightning's ``use_distributed_sampler``).
+    ``overfit_batches`` takes the same batches every epoch). ``train=True`` shuffles the shards of a training
+    loader, as Lightning does whatever its own sampler. ``distributed_sampler=False`` leaves the sampler alone
+    under DDP, for loaders that already shard (Lightning's ``use_distributed_sampler``). ``seed`` shuffles the
+    shards; None takes ``seed_everything``'s (``PL_GLOBAL_SEED``), as Lightning. After
+    ``seed_everything(..., workers=True)`` a loader without a ``worker_init_fn`` gets Lightning's worker seeding.
     """
+    from .combined_loader import CombinedLoader, TrainingBatches
+
+    if isinstance(loader, CombinedLoader):  # fit on several loaders: each one prepared, the batches combined
+        loader.flattened = [
+            prepare_loader(
+                inner,
+                device,
+                strategy,
+                shuffle=shuffle,
+                train=train,
+                distributed_sampler=distributed_sampler,
+                seed=seed,
+            )
+            for inner in loader.flattened
+        ]
+        return TrainingBatches(loader)
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = pin_for_cuda(loader, device)
     if strategy.is_distributed and distributed_sampler:
-        loader = strategy.prepare_dataloader(loader, shuffle_seed=seed)
-    return strategy.process_dataloader(loader)
+        from .samplers import sampler_seed
+
+        shard_shuffle = (True if train else None) if shuffle else False
+        chosen_seed = sampler_seed() if seed is None else seed
+        loader = strategy.prepare_dataloader(loader, shuffle_seed=chosen_seed, shuffle=shard_shuffle)
+    loader = strategy.process_dataloader(loader)
+    from .workers import add_worker_seeding
+
+    return add_worker_seeding(loader, strategy.global_rank)

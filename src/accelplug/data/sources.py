@@ -81,18 +81,41 @@ def resolve_loaders(
 
 
 def _as_list(value: Any, what: str, stage: str) -> list[Any]:
-    """One or several loaders; a list of batches (not of loaders) is itself one loader."""
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value):
-        loaders = list(value)
-    elif isinstance(value, dict) and value and all(isinstance(v, DataLoader) for v in value.values()):
-        loaders = list(value.values())
+    """One or several loaders; a list of batches (not of loaders) is itself one loader.
+
+    As Lightning: ``fit`` trains on a list or dict of loaders (or a ``CombinedLoader``) as one
+    ``CombinedLoader`` (``max_size_cycle`` unless given), each step a batch of every loader in the same
+    nesting; evaluation runs several loaders one after the other (a ``CombinedLoader`` there must be
+    ``sequential``), each step given its ``dataloader_idx``.
+    """
+    from .combined_loader import CombinedLoader
+
+    several = (isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value)) or (
+        isinstance(value, dict) and value and all(isinstance(v, DataLoader) for v in value.values())
+    )
+    if stage == "fit":
+        if several:
+            value = CombinedLoader(value, "max_size_cycle")
+        if isinstance(value, CombinedLoader):
+            if value.mode == "sequential":
+                raise MisconfigurationException(
+                    f"{what} is a CombinedLoader(mode='sequential'), which fit() cannot train on (one loader per "
+                    "step); use mode 'max_size_cycle', 'min_size' or 'max_size'."
+                )
+            value.flattened = [check_loader(loader, what) for loader in value.flattened]
+            return [value]
+        return [check_loader(value, what)]
+    if isinstance(value, CombinedLoader):
+        if value.mode != "sequential":
+            raise MisconfigurationException(
+                f"{what} is a CombinedLoader(mode={value.mode!r}); {stage}() runs several loaders one after "
+                "the other and takes only CombinedLoader(..., mode='sequential')."
+            )
+        loaders = list(value.flattened)
+    elif several:
+        loaders = list(value.values()) if isinstance(value, dict) else list(value)
     else:
         loaders = [value]
-    if stage == "fit" and len(loaders) > 1:
-        raise MisconfigurationException(
-            f"{what} holds {len(loaders)} DataLoaders; fit() trains on one. Combine the datasets "
-            "(torch.utils.data.ConcatDataset) into one DataLoader."
-        )
     return [check_loader(loader, what) for loader in loaders]
 
 

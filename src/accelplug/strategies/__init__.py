@@ -6,11 +6,12 @@ one line here.
 """
 
 from .base import Strategy
-from .ddp import DDPStrategy
+from .ddp import DDP_PRESETS, DDPStrategy
 from .fsdp import FSDPStrategy
 from .single_device import SingleDeviceStrategy
 
 __all__ = ["BUILTIN_STRATEGIES", "DDPStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
 
 #: The built-in strategies, in the order they are listed.
-BUILTIN_STRATEGIES: tuple[type[Strategy], ...] = (SingleDeviceStrategy, DDPStrategy, FSDPStrategy)
+#: Lightning's other DDP names (``"ddp_spawn"``, ``"ddp_find_unused_parameters_true"``...) follow ``"ddp"``.
+BUILTIN_STRATEGIES: tuple[type[Strategy], ...] = (SingleDeviceStrategy, DDPStrategy, *DDP_PRESETS, FSDPStrategy)

@@ -221,6 +221,10 @@ class Strategy(ABC):
         """Skip gradient synchronisation for micro-batches that only accumulate."""
         yield
 
+    def pre_backward(self, loss: torch.Tensor) -> None:  # noqa: B027 - optional hook
+        """Called before each ``manual_backward(loss)`` (Lightning's name): a wrapper that reduces gradients
+        during backward gets ready for this one (DDP prepares its reducer)."""
+
     # ---- checkpoints ---------------------------------------------------------------------------
     def module_state_dict(self, module: torch.nn.Module) -> dict[str, Any]:
         """The module's full state for a checkpoint (a sharding strategy gathers it)."""
@@ -280,8 +284,9 @@ class Strategy(ABC):
         return self.is_global_zero
 
     # ---- data ----------------------------------------------------------------------------------
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
-        """This process's view of ``loader`` (DDP gives each rank its own shard)."""
+    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
+        """This process's view of ``loader`` (DDP gives each rank its own shard; ``shuffle`` None: shuffle the
+        shards when the loader shuffles)."""
         return loader
 
     def process_dataloader(self, loader: Any) -> Any:

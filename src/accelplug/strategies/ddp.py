@@ -14,19 +14,30 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import torch
+from torch.distributed.constants import default_pg_timeout
+from torch.nn.parallel import DistributedDataParallel
 
 from ..envvars import env_float, env_int
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, did_you_mean
 from .base import Strategy
 from .prepared import StepRouter
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
+    from ..optimizers import OptimizerSetup
+    from ..precision.base import Precision
 
-__all__ = ["DDPStrategy", "attempt_store", "collective_timeout", "launched_by_torchrun"]
+__all__ = [
+    "DDP_PRESETS",
+    "DDPStrategy",
+    "attempt_store",
+    "collective_timeout",
+    "ddp_keyword_names",
+    "launched_by_torchrun",
+]
 
 DDP_TIMEOUT_ENV = "ACCELPLUG_DDP_TIMEOUT_S"
 
@@ -106,18 +117,219 @@ def attempt_store(timeout: timedelta) -> Any:
     return PrefixStore(f"accelplug/attempt_{attempt}/", store)
 
 
+#: ``torch.nn.parallel.DistributedDataParallel`` arguments the strategy sets itself.
+_SET_BY_STRATEGY = ("module", "device_ids")
+START_METHODS = ("popen", "spawn", "fork", "forkserver")
+#: Arguments Lightning's strategy takes from its Trainer's connector; accelplug's Trainer chooses them itself.
+_CHOSEN_BY_TRAINER = {
+    "accelerator": "Trainer(accelerator=...)",
+    "parallel_devices": "Trainer(devices=...)",
+    "cluster_environment": "the environment detected from the launcher's variables (torchrun, SLURM, LSF, MPI...)",
+    "checkpoint_io": "the Trainer's own checkpoint writer",
+    "precision_plugin": "Trainer(precision=...)",
+}
+
+
+def ddp_keyword_names() -> tuple[str, ...]:
+    """The ``DistributedDataParallel`` arguments a user may pass through the strategy (``static_graph``...)."""
+    import inspect
+
+    from torch.nn.parallel import DistributedDataParallel
+
+    names = inspect.signature(DistributedDataParallel.__init__).parameters
+    return tuple(n for n in names if n != "self" and n not in _SET_BY_STRATEGY)
+
+
+def _check_start_method(start_method: object) -> str:
+    if start_method not in START_METHODS:
+        raise MisconfigurationException(
+            f"DDPStrategy(start_method={start_method!r}) is invalid. Accepted: "
+            f"{', '.join(repr(m) for m in START_METHODS)}.{did_you_mean(start_method, START_METHODS)}"
+        )
+    import multiprocessing
+
+    if start_method != "popen" and start_method not in multiprocessing.get_all_start_methods():
+        raise MisconfigurationException(
+            f"DDPStrategy(start_method={start_method!r}): this platform cannot start processes with "
+            f"{start_method!r} (it has {', '.join(multiprocessing.get_all_start_methods())}); use strategy='ddp' "
+            "(a launcher starts one process per device) or strategy='ddp_spawn'."
+        )
+    return str(start_method)
+
+
 class DDPStrategy(Strategy):
+    """One process per device, gradients averaged by torch's ``DistributedDataParallel`` (Lightning's arguments).
+
+    ``**kwargs`` go to ``DistributedDataParallel`` as given (``find_unused_parameters=True`` for a model
+    whose step leaves some parameters unused, ``static_graph``, ``gradient_as_bucket_view``,
+    ``bucket_cap_mb``...); a name torch does not take is refused here, when the strategy is built, rather
+    than by torch inside the first fit. ``ddp_comm_hook`` (wrapped by ``ddp_comm_wrapper``, given
+    ``ddp_comm_state``) is registered on the wrapped model; with a ``PostLocalSGDState`` and
+    ``model_averaging_period`` the parameters are averaged every that many steps after each optimizer
+    step (torch's ``PeriodicModelAverager``). ``timeout`` bounds every collective: left at its default,
+    ``ACCELPLUG_DDP_TIMEOUT_S`` (300 s) applies, so a dead peer fails the job in minutes, not half an hour.
+    """
+
     name = "ddp"
     description = "one process per device, gradients averaged with torch.distributed"
     is_distributed = True
+    #: The launch Lightning's registered name implies (``ddp_spawn`` -> "spawn"); the class's default.
+    preset_start_method: ClassVar[str] = "popen"
+    #: ``find_unused_parameters`` preset by a registered name (``ddp_find_unused_parameters_true``), or None.
+    preset_find_unused: ClassVar[bool | None] = None
 
-    def __init__(self) -> None:
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        """A preset name (``"ddp_spawn"``...) runs wherever ``"ddp"`` does."""
+        if cls.preset_start_method == "popen" and cls.preset_find_unused is None:
+            return None
+        return "ddp" in accelerator.supported_strategies()
+
+    def __init__(
+        self,
+        accelerator: Any = None,
+        parallel_devices: list[torch.device] | None = None,
+        cluster_environment: Any = None,
+        checkpoint_io: Any = None,
+        precision_plugin: Any = None,
+        ddp_comm_state: object | None = None,
+        ddp_comm_hook: Callable[..., Any] | None = None,
+        ddp_comm_wrapper: Callable[..., Any] | None = None,
+        model_averaging_period: int | None = None,
+        process_group_backend: str | None = None,
+        timeout: timedelta | None = default_pg_timeout,
+        start_method: Literal["popen", "spawn", "fork", "forkserver"] = "popen",
+        **kwargs: Any,
+    ) -> None:
         super().__init__()
+        given = {
+            "accelerator": accelerator,
+            "parallel_devices": parallel_devices,
+            "cluster_environment": cluster_environment,
+            "checkpoint_io": checkpoint_io,
+            "precision_plugin": precision_plugin,
+        }
+        for option, value in given.items():
+            if value is not None:
+                raise MisconfigurationException(
+                    f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
+                    f"{_CHOSEN_BY_TRAINER[option]} and leave {option} at None."
+                )
+        accepted = ddp_keyword_names()
+        for option in kwargs:
+            if option not in accepted:
+                where = (
+                    " (the strategy sets it from the selected device)"
+                    if option in _SET_BY_STRATEGY
+                    else did_you_mean(option, accepted)
+                )
+                raise MisconfigurationException(
+                    f"{type(self).__name__}({option}=...) is not an argument of torch's DistributedDataParallel. "
+                    f"Accepted: {', '.join(accepted)}.{where}"
+                )
+        if self.preset_find_unused is not None:
+            kwargs.setdefault("find_unused_parameters", self.preset_find_unused)
+        if start_method == "popen":
+            start_method = self.preset_start_method  # type: ignore[assignment]
+        self._start_method = _check_start_method(start_method)
+        if ddp_comm_hook is not None and not callable(ddp_comm_hook):
+            raise MisconfigurationException(
+                f"DDPStrategy(ddp_comm_hook={ddp_comm_hook!r}): the hook is not callable; expected a hook such as "
+                "torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook."
+            )
+        if ddp_comm_wrapper is not None and ddp_comm_hook is None:
+            raise MisconfigurationException(
+                "DDPStrategy(ddp_comm_wrapper=...) wraps a communication hook, and no ddp_comm_hook was given."
+            )
+        self._check_model_averaging(ddp_comm_state, model_averaging_period)
+        if process_group_backend is not None and (
+            not isinstance(process_group_backend, str) or not process_group_backend
+        ):
+            raise MisconfigurationException(
+                f"DDPStrategy(process_group_backend={process_group_backend!r}) is invalid: expected a "
+                "torch.distributed backend name such as 'gloo' or 'nccl', or None for the accelerator's own."
+            )
+        if timeout is not None and not isinstance(timeout, timedelta):
+            raise MisconfigurationException(
+                f"DDPStrategy(timeout={timeout!r}) is invalid: expected a datetime.timedelta (or None for torch's)."
+            )
+        self._ddp_kwargs: dict[str, Any] = kwargs
+        self._ddp_comm_state = ddp_comm_state
+        self._ddp_comm_hook = ddp_comm_hook
+        self._ddp_comm_wrapper = ddp_comm_wrapper
+        self._model_averaging_period = model_averaging_period
+        self._model_averager: Any = None
+        self._requested_backend = process_group_backend
+        self._process_group_backend: str | None = process_group_backend
+        self._timeout = timeout
+        self._num_nodes = 1
         self._created_group = False
         self._watched_fits = 0
+        self._ddp: DistributedDataParallel | None = None
 
-    def process_group_backend(self, accelerator: Accelerator, device: torch.device) -> str:
-        """The torch.distributed backend for this run: the accelerator's own (gloo on the CPU, nccl on CUDA)."""
+    @staticmethod
+    def _check_model_averaging(state: object, period: object) -> None:
+        if period is None:
+            return
+        if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+            raise MisconfigurationException(
+                f"DDPStrategy(model_averaging_period={period!r}) is invalid: expected a positive int (steps)."
+            )
+        from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import PostLocalSGDState
+
+        if not isinstance(state, PostLocalSGDState):
+            raise MisconfigurationException(
+                f"DDPStrategy(model_averaging_period={period}) averages models for post-local SGD, which needs "
+                "ddp_comm_state=PostLocalSGDState(...) and ddp_comm_hook=post_localSGD_hook "
+                "(torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook)."
+            )
+
+    def __repr__(self) -> str:
+        shown = [f"{k}={v!r}" for k, v in self._ddp_kwargs.items()]
+        if self._start_method != "popen":
+            shown.append(f"start_method={self._start_method!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    # ---- Lightning's read-only views -------------------------------------------------------------
+    @property
+    def process_group_backend(self) -> str | None:
+        """The torch.distributed backend: the one asked for, else (once set up) the accelerator's own."""
+        return self._process_group_backend
+
+    @property
+    def start_method(self) -> str:
+        """How the processes are started: "popen" (a launcher runs the script per device), "spawn", "fork"..."""
+        return self._start_method
+
+    @property
+    def timeout(self) -> timedelta | None:
+        """The collective timeout asked for (torch's default object when left alone)."""
+        return self._timeout
+
+    @property
+    def num_nodes(self) -> int:
+        return self._num_nodes
+
+    @num_nodes.setter
+    def num_nodes(self, num_nodes: int) -> None:
+        self._num_nodes = num_nodes
+
+    @property
+    def num_processes(self) -> int:
+        """Processes on this node (the launcher's ``LOCAL_WORLD_SIZE``)."""
+        return int(os.environ.get("LOCAL_WORLD_SIZE", str(max(1, self.world_size // max(1, self._num_nodes)))))
+
+    @property
+    def distributed_sampler_kwargs(self) -> dict[str, int]:
+        """What a ``DistributedSampler`` is given: every process is a replica, this one's rank."""
+        return {"num_replicas": self.world_size, "rank": self.global_rank}
+
+    # ---- the process -----------------------------------------------------------------------------
+    def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
+        """The torch.distributed backend for this run: ``process_group_backend`` if given, else the
+        accelerator's own (gloo on the CPU, nccl on CUDA)."""
+        if self._requested_backend is not None:
+            return self._requested_backend
         backend = accelerator.distributed_backend
         if backend is None:
             raise MisconfigurationException(
@@ -126,10 +338,14 @@ class DDPStrategy(Strategy):
             )
         return backend
 
+    def _collective_timeout(self) -> timedelta | None:
+        """``timeout`` when the user gave one; at Lightning's default object, ``ACCELPLUG_DDP_TIMEOUT_S``."""
+        return collective_timeout() if self._timeout is default_pg_timeout else self._timeout
+
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
         import torch.distributed as dist
 
-        backend = self.process_group_backend(accelerator, device)
+        backend = self.backend_for(accelerator, device)
         if not launched_by_torchrun():
             raise MisconfigurationException(
                 f"strategy={self.name!r} runs one process per device, but this process was not started by a launcher "
@@ -137,11 +353,13 @@ class DDPStrategy(Strategy):
                 "`accelplug launch --devices N script.py` or `torchrun --nproc-per-node N script.py`."
             )
         super().setup_environment(accelerator, device)
+        self._process_group_backend = backend
         if not dist.is_initialized():
-            options: dict[str, Any] = {"backend": backend, "timeout": collective_timeout()}
+            _check_backend(backend)
+            options: dict[str, Any] = {"backend": backend, "timeout": self._collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
-            store = attempt_store(options["timeout"])
+            store = attempt_store(options["timeout"] or collective_timeout())
             if store is not None:
                 options.update(store=store, rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
             dist.init_process_group(**options)
@@ -175,16 +393,82 @@ class DDPStrategy(Strategy):
         return int(os.environ.get("LOCAL_RANK", "0"))
 
     def wrap_module(self, module: torch.nn.Module) -> torch.nn.Module:
-        from torch.nn.parallel import DistributedDataParallel
-
         device = self._device()
         device_ids = None if device.type == "cpu" else [device]
-        return DistributedDataParallel(StepRouter(module), device_ids=device_ids)
+        wrapped = _StepDDP(_ManualRouter(module), device_ids=device_ids, **self._ddp_kwargs)
+        self._ddp = wrapped
+        if self._ddp_comm_hook is not None:
+            hook = self._ddp_comm_hook
+            if self._ddp_comm_wrapper is not None:
+                hook = self._ddp_comm_wrapper(hook)
+            wrapped.register_comm_hook(state=self._ddp_comm_state, hook=hook)
+        return wrapped
 
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int) -> Any:
+    def pre_backward(self, loss: torch.Tensor) -> None:
+        """Get DDP's reducer ready for the backward of ``loss`` that ``manual_backward`` is about to run.
+
+        Under manual optimization the backward passes run inside the wrapped forward (``training_step``), and
+        there may be several (a GAN's generator and discriminator); DDP prepares its reducer only after a
+        forward, so each backward is announced here, with the tensors it starts from when unused parameters are
+        looked for, and every one of them averages the gradients it produced (what Lightning does).
+        """
+        from torch.nn.parallel.distributed import _find_tensors
+
+        ddp = self._ddp
+        if ddp is None or not torch.is_grad_enabled() or not ddp.require_backward_grad_sync:
+            return
+        ddp.require_forward_param_sync = True
+        looked_for: list[torch.Tensor] = []
+        if ddp.find_unused_parameters and not ddp.static_graph:
+            looked_for = list(_find_tensors(loss))  # type: ignore[no-untyped-call]
+        ddp.reducer._rebuild_buckets()  # as DDP's own forward does before the first reduction
+        ddp.reducer.prepare_for_backward(looked_for)
+
+    def setup_optimizers(self, optim: OptimizerSetup) -> OptimizerSetup:
+        """Start post-local SGD's periodic model averaging, when ``ddp_comm_state`` asks for it."""
+        state = self._ddp_comm_state
+        if state is None:
+            return optim  # torch's post-local SGD module scripts functions when imported: only when it is used
+        from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import PostLocalSGDState
+
+        if isinstance(state, PostLocalSGDState):
+            from torch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
+            from torch.distributed.optim import PostLocalSGDOptimizer, ZeroRedundancyOptimizer
+
+            if self._model_averaging_period is None:
+                raise MisconfigurationException(
+                    "DDPStrategy(ddp_comm_state=PostLocalSGDState(...)) needs model_averaging_period=N: how many "
+                    "optimizer steps pass between two averagings of the models."
+                )
+            for optimizer in optim.optimizers:
+                if isinstance(optimizer, (ZeroRedundancyOptimizer, PostLocalSGDOptimizer)):
+                    raise MisconfigurationException(
+                        f"DDPStrategy(model_averaging_period=...) cannot average the models of a "
+                        f"{type(optimizer).__name__}, which distributes its own state; use a plain optimizer."
+                    )
+            self._model_averager = PeriodicModelAverager(
+                period=self._model_averaging_period, warmup_steps=state.start_localSGD_iter
+            )
+        return optim
+
+    def optimizer_step(
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+    ) -> Any:
+        output = super().optimizer_step(optimizer, closure, precision)
+        if self._model_averager is not None:
+            params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+            self._model_averager.average_parameters(iter(params))
+        return output
+
+    @property
+    def customizes_optimizer_step(self) -> bool:
+        """Only post-local SGD adds work after a step; otherwise the lean batch path stays open."""
+        return self._model_averager is not None or type(self).optimizer_step is not DDPStrategy.optimizer_step
+
+    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
         from ..data.loaders import with_distributed_sampler
 
-        return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed)
+        return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed, shuffle=shuffle)
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
@@ -247,3 +531,97 @@ class DDPStrategy(Strategy):
             progress=progress,
             generation=self._watched_fits,
         )
+
+
+class _ManualRouter(StepRouter):
+    """The step router inside DDP: after a manual-optimization step, DDP is told not to wait for a backward.
+
+    Its backward passes already ran inside the step (announced by :meth:`DDPStrategy.pre_backward`), so the
+    reducer must not be armed again after the forward for a backward that never comes.
+    """
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        output = super().forward(*args, **kwargs)
+        if self._route is None and not getattr(self.module, "automatic_optimization", True):
+            self.owner_sync(False)
+        return output
+
+    def owner_sync(self, on: bool) -> None:
+        owner = self.__dict__.get("_owner")
+        if owner is not None:
+            owner.require_backward_grad_sync = on
+
+
+class _StepDDP(DistributedDataParallel):
+    """``DistributedDataParallel`` around a :class:`_ManualRouter`; gradient sync is back on after each forward."""
+
+    def __init__(self, router: _ManualRouter, **options: Any) -> None:
+        super().__init__(router, **options)
+        router.__dict__["_owner"] = self  # a plain reference, not a submodule (it would be a cycle)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        router = self.module
+        manual = router._route is None and not getattr(router.module, "automatic_optimization", True)
+        try:
+            return super().forward(*inputs, **kwargs)  # type: ignore[no-untyped-call]
+        finally:
+            if manual:
+                self.require_backward_grad_sync = True
+
+
+def _check_backend(backend: str) -> None:
+    """A backend torch has (``"gloo"``, ``"nccl"``, a device map such as ``"cuda:nccl,cpu:gloo"``), or a clear error."""
+    import torch.distributed as dist
+
+    names = [part.split(":")[-1] for part in backend.split(",")]
+    known = [str(b) for b in dist.Backend.backend_list]
+    for name in names:
+        if name not in known:
+            raise MisconfigurationException(
+                f"process_group_backend={backend!r}: {name!r} is not a torch.distributed backend. Accepted: "
+                f"{', '.join(known)}.{did_you_mean(name, known)}"
+            )
+        if name in ("gloo", "nccl", "mpi", "ucc") and not dist.is_backend_available(name):
+            raise MisconfigurationException(
+                f"process_group_backend={backend!r}: this torch build has no {name!r} backend; leave "
+                "process_group_backend=None for the accelerator's own."
+            )
+
+
+def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPStrategy]:
+    """A registered spelling of Lightning's (``"ddp_spawn"``, ``"ddp_find_unused_parameters_true"``...): the
+    DDP strategy with that launch and ``find_unused_parameters`` preset (an argument given still wins)."""
+    described = f"DDP, started with {start_method!r}" + (
+        "" if find_unused is None else f", find_unused_parameters={find_unused}"
+    )
+    attributes = {
+        "name": name,
+        "description": described,
+        "preset_start_method": start_method,
+        "preset_find_unused": find_unused,
+        "__module__": __name__,
+        "__doc__": f"``strategy={name!r}``: {described}.",
+    }
+    preset: type[DDPStrategy] = type(f"DDPStrategy_{name}", (DDPStrategy,), attributes)
+    return preset
+
+
+#: Lightning's registered DDP names beyond ``"ddp"`` itself, each the DDP strategy with its presets.
+DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
+    _preset(name, start_method, find_unused)
+    for name, start_method, find_unused in (
+        ("ddp_spawn", "spawn", None),
+        ("ddp_fork", "fork", None),
+        ("ddp_notebook", "fork", None),
+        *(
+            (f"{prefix}_find_unused_parameters_{str(flag).lower()}", method, flag)
+            for prefix, method in (
+                ("ddp", "popen"),
+                ("ddp_spawn", "spawn"),
+                ("ddp_fork", "fork"),
+                ("ddp_notebook", "fork"),
+            )
+            for flag in (False, True)
+        ),
+    )
+)

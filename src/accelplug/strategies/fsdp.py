@@ -34,16 +34,20 @@ this process, so ``python script.py`` runs it without a launcher.
 from __future__ import annotations
 
 import contextlib
+import inspect
+import os
 from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
+from torch.distributed.constants import default_pg_timeout
 
 from ..errors import MisconfigurationException, did_you_mean
 from .base import Strategy
 from .compiling import compile_in_place
-from .ddp import DDPStrategy, adopt_process_group, collective_timeout, launched_by_torchrun
+from .ddp import DDPStrategy, adopt_process_group, launched_by_torchrun
 from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
@@ -54,6 +58,20 @@ __all__ = ["FSDPStrategy"]
 
 ModulePolicy = Callable[[torch.nn.Module], bool]
 _SHARDING = {"FULL_SHARD": True, "SHARD_GRAD_OP": False}
+#: Hybrid sharding (HSDP): shards within a group of processes, replicas across groups (a 2-D device mesh).
+_HYBRID = {"HYBRID_SHARD": True, "_HYBRID_SHARD_ZERO2": False}
+#: torch FSDP1 options Lightning passes through ``**kwargs``, and what FSDP2 (``fully_shard``) does instead.
+_FSDP1_ONLY = {
+    "use_orig_params": "FSDP2 always keeps the original parameters (use_orig_params=True is accepted)",
+    "limit_all_gathers": "FSDP2 bounds its all-gathers itself",
+    "forward_prefetch": "FSDP2 prefetches implicitly; call module.set_modules_to_forward_prefetch(...) for more",
+    "backward_prefetch": "FSDP2 prefetches implicitly; call module.set_modules_to_backward_prefetch(...) for more",
+    "sync_module_states": "the strategy starts every process from rank 0's parameters by sharding them",
+    "param_init_fn": "create the model under trainer.init_module(empty_init=True); reset_parameters() initialises it",
+    "ignored_modules": "leave such modules out of auto_wrap_policy; FSDP2 has no ignored modules",
+    "device_id": "the strategy places each process on the device the Trainer selected",
+    "forward_prefetch_limit": "FSDP2 prefetches implicitly",
+}
 _STATE_DICT_TYPES = ("full", "sharded")
 _STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
 _POLICY_FORMS = (
@@ -87,6 +105,85 @@ def _module_list_elements(root: torch.nn.Module) -> ModulePolicy:
     return lambda module: id(module) in elements
 
 
+def _check_fsdp1_options(options: dict[str, Any]) -> None:
+    """``**kwargs`` meant for torch's FSDP1: ``use_orig_params=True`` is what FSDP2 does; the rest are named."""
+    if options.get("use_orig_params", True) is True:
+        options.pop("use_orig_params", None)
+    for name in options:
+        if name in _FSDP1_ONLY:
+            raise MisconfigurationException(
+                f"FSDPStrategy({name}=...) is an option of torch's FSDP1 (FullyShardedDataParallel); accelplug "
+                f"shards with FSDP2 (fully_shard), which has no such option: {_FSDP1_ONLY[name]}."
+            )
+        accepted = [n for n in inspect.signature(FSDPStrategy.__init__).parameters if n not in ("self", "kwargs")]
+        raise MisconfigurationException(
+            f"FSDPStrategy({name}=...) is not an option of accelplug's FSDP strategy (torch FSDP2). Accepted: "
+            f"{', '.join(accepted)}.{did_you_mean(name, accepted)}"
+        )
+
+
+def _offload(value: object) -> bool:
+    """``cpu_offload`` as Lightning takes it: a bool, None, FSDP1's ``CPUOffload`` or FSDP2's ``CPUOffloadPolicy``."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    from torch.distributed.fsdp import CPUOffload, CPUOffloadPolicy
+
+    if isinstance(value, CPUOffload):
+        return bool(value.offload_params)
+    if isinstance(value, CPUOffloadPolicy):
+        return True
+    raise MisconfigurationException(
+        f"FSDPStrategy(cpu_offload={value!r}) is invalid: expected True or False (or torch's CPUOffload / "
+        "CPUOffloadPolicy)."
+    )
+
+
+def _mixed_precision_policy(value: object) -> Any:
+    """FSDP2's ``MixedPrecisionPolicy`` from Lightning's ``mixed_precision`` (FSDP1's ``MixedPrecision`` or FSDP2's)."""
+    if value is None:
+        return None
+    from torch.distributed.fsdp import MixedPrecision, MixedPrecisionPolicy
+
+    if isinstance(value, MixedPrecisionPolicy):
+        return value
+    if not isinstance(value, MixedPrecision):
+        raise MisconfigurationException(
+            f"FSDPStrategy(mixed_precision={value!r}) is invalid: expected torch's MixedPrecisionPolicy (FSDP2) or "
+            "MixedPrecision (FSDP1), or None to follow Trainer(precision=...)."
+        )
+    if value.buffer_dtype is not None or value.keep_low_precision_grads:
+        raise MisconfigurationException(
+            "FSDPStrategy(mixed_precision=MixedPrecision(...)): buffer_dtype and keep_low_precision_grads are FSDP1's; "
+            "FSDP2 keeps buffers in the module's dtype and reduces gradients in reduce_dtype. Leave them unset "
+            "(or pass torch.distributed.fsdp.MixedPrecisionPolicy)."
+        )
+    return MixedPrecisionPolicy(
+        param_dtype=value.param_dtype,
+        reduce_dtype=value.reduce_dtype,
+        cast_forward_inputs=value.cast_forward_inputs or value.cast_root_forward_inputs,
+    )
+
+
+def _check_mesh(value: object) -> Any:
+    """``device_mesh``: (replicas, shards) for hybrid sharding, or torch's ``DeviceMesh``."""
+    if value is None:
+        return None
+    from torch.distributed.device_mesh import DeviceMesh
+
+    if isinstance(value, DeviceMesh):
+        return value
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in value)
+    ):
+        return value
+    raise MisconfigurationException(
+        f"FSDPStrategy(device_mesh={value!r}) is invalid: expected (replicas, shards), two positive ints whose product "
+        "is the number of processes, or a torch DeviceMesh."
+    )
+
+
 def _choice(value: object, accepted: Iterable[str], option: str, *, upper: bool) -> str:
     text = getattr(value, "name", value)  # torch's ShardingStrategy enum members work as their names
     if not isinstance(text, str):
@@ -108,37 +205,69 @@ class FSDPStrategy(DDPStrategy):
 
     def __init__(
         self,
+        accelerator: Any = None,
+        parallel_devices: list[torch.device] | None = None,
+        cluster_environment: Any = None,
+        checkpoint_io: Any = None,
+        precision_plugin: Any = None,
+        process_group_backend: str | None = None,
+        timeout: timedelta | None = default_pg_timeout,
+        cpu_offload: Any = None,
+        mixed_precision: Any = None,
         auto_wrap_policy: Any = None,
-        *,
+        activation_checkpointing: Any = None,
         activation_checkpointing_policy: Any = None,
-        cpu_offload: bool = False,
-        sharding_strategy: str = "FULL_SHARD",
-        state_dict_type: str = "full",
+        sharding_strategy: Any = "FULL_SHARD",
+        state_dict_type: Literal["full", "sharded"] | str = "full",
+        device_mesh: Any = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__()
+        super().__init__(
+            accelerator=accelerator,
+            parallel_devices=parallel_devices,
+            cluster_environment=cluster_environment,
+            checkpoint_io=checkpoint_io,
+            precision_plugin=precision_plugin,
+            process_group_backend=process_group_backend,
+            timeout=timeout,
+        )
+        _check_fsdp1_options(kwargs)
+        if activation_checkpointing is not None:
+            if activation_checkpointing_policy is not None:
+                raise MisconfigurationException(
+                    "FSDPStrategy got both activation_checkpointing and activation_checkpointing_policy; pass only "
+                    "activation_checkpointing_policy (Lightning's newer name for the same thing)."
+                )
+            activation_checkpointing_policy = activation_checkpointing
         self.auto_wrap_policy = _policy(auto_wrap_policy, "auto_wrap_policy")
         self.activation_checkpointing_policy = _policy(
             activation_checkpointing_policy, "activation_checkpointing_policy"
         )
-        if not isinstance(cpu_offload, bool):
+        self.cpu_offload = _offload(cpu_offload)
+        self.mixed_precision = _mixed_precision_policy(mixed_precision)
+        sharding = _choice(sharding_strategy, (*_SHARDING, *_HYBRID, "NO_SHARD"), "sharding_strategy", upper=True)
+        if sharding == "NO_SHARD":
             raise MisconfigurationException(
-                f"FSDPStrategy(cpu_offload={cpu_offload!r}) is invalid: expected True or False."
+                "FSDPStrategy(sharding_strategy='NO_SHARD') keeps every parameter whole on every process, which is "
+                "data parallelism: use strategy='ddp' (torch FSDP2, which accelplug uses, always shards)."
             )
-        self.cpu_offload = cpu_offload
-        self.sharding_strategy = _choice(sharding_strategy, _SHARDING, "sharding_strategy", upper=True)
+        self.sharding_strategy = sharding
+        self.device_mesh = _check_mesh(device_mesh)
         self.state_dict_type = _choice(state_dict_type, _STATE_DICT_TYPES, "state_dict_type", upper=False)
         self._options = {
             "auto_wrap_policy": auto_wrap_policy,
             "activation_checkpointing_policy": activation_checkpointing_policy,
-            "cpu_offload": cpu_offload,
+            "cpu_offload": self.cpu_offload,
+            "mixed_precision": mixed_precision,
             "sharding_strategy": self.sharding_strategy,
             "state_dict_type": self.state_dict_type,
+            "device_mesh": device_mesh,
         }
         #: Submodules made shard units in the last preparation (the root module not counted).
         self.shard_units: list[torch.nn.Module] = []
 
     def __repr__(self) -> str:
-        given = ", ".join(f"{k}={v!r}" for k, v in self._options.items() if v not in (None, False))
+        given = ", ".join(f"{k}={v!r}" for k, v in self._options.items() if v is not None and v is not False)
         return f"FSDPStrategy({given})"
 
     # ---- where it runs ---------------------------------------------------------------------------
@@ -167,8 +296,8 @@ class FSDPStrategy(DDPStrategy):
     def needs_launcher(self, processes: int) -> bool:
         return processes > 1
 
-    def process_group_backend(self, accelerator: Accelerator, device: torch.device) -> str:
-        backend = super().process_group_backend(accelerator, device)
+    def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
+        backend = super().backend_for(accelerator, device)
         if self.cpu_offload and device.type != "cpu":
             # Offloaded shards and gradients live on the CPU; gradient clipping reduces their norms there.
             return f"{device.type}:{backend},cpu:gloo"
@@ -185,11 +314,12 @@ class FSDPStrategy(DDPStrategy):
         if launched_by_torchrun():
             super().setup_environment(accelerator, device)
             return
-        backend = self.process_group_backend(accelerator, device)
+        backend = self.backend_for(accelerator, device)
         Strategy.setup_environment(self, accelerator, device)
+        self._process_group_backend = backend
         if not dist.is_initialized():
             # One device, no launcher: a process group of one, in this process.
-            options: dict[str, Any] = {"timeout": collective_timeout()}
+            options: dict[str, Any] = {"timeout": self._collective_timeout()}
             if device.type != "cpu":
                 options["device_id"] = device
             store = dist.HashStore()  # type: ignore[attr-defined]
@@ -252,11 +382,11 @@ class FSDPStrategy(DDPStrategy):
         )
 
         device = self._device()
-        mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+        mesh = self._mesh(device, init_device_mesh, dist.get_world_size())
         options: dict[str, Any] = {
             "mesh": mesh,
-            "reshard_after_forward": _SHARDING[self.sharding_strategy],
-            "mp_policy": precision.fsdp_mixed_precision() or MixedPrecisionPolicy(),
+            "reshard_after_forward": {**_SHARDING, **_HYBRID}[self.sharding_strategy],
+            "mp_policy": self.mixed_precision or precision.fsdp_mixed_precision() or MixedPrecisionPolicy(),
             "offload_policy": CPUOffloadPolicy() if self.cpu_offload else OffloadPolicy(),
         }
         wrap = self.auto_wrap_policy or _module_list_elements(module)
@@ -272,6 +402,23 @@ class FSDPStrategy(DDPStrategy):
                 fully_shard(unit, **options)
         fully_shard(module, **options)
         return units
+
+    def _mesh(self, device: torch.device, init_device_mesh: Callable[..., Any], world_size: int) -> Any:
+        """The processes' layout: one dimension to shard over, or (replicate, shard) for hybrid sharding (HSDP)."""
+        chosen = self.device_mesh
+        if chosen is None and self.sharding_strategy in _HYBRID:
+            per_node = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
+            chosen = (max(1, world_size // per_node), per_node)
+        if chosen is None:
+            return init_device_mesh(device.type, (world_size,))
+        if not isinstance(chosen, tuple):
+            return chosen  # the user's DeviceMesh
+        if chosen[0] * chosen[1] != world_size:
+            raise MisconfigurationException(
+                f"FSDPStrategy(device_mesh={chosen}) lays out {chosen[0] * chosen[1]} processes, but this run has "
+                f"{world_size}; give (replicas, shards) whose product is the number of processes."
+            )
+        return init_device_mesh(device.type, chosen, mesh_dim_names=("replicate", "shard"))
 
     @staticmethod
     def _register_step_methods(module: torch.nn.Module) -> None:

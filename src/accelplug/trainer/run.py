@@ -54,7 +54,7 @@ class Run:
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
 
-    def prepare_loader(self, loader: Any, *, shuffle: bool = True) -> Any:
+    def prepare_loader(self, loader: Any, *, shuffle: bool = True, train: bool = False) -> Any:
         """This process's view of ``loader``, with this run's device, strategy and sampler options."""
         options = self.options
         return prepare_loader(
@@ -62,8 +62,9 @@ class Run:
             self.device,
             self.strategy,
             shuffle=shuffle,
+            train=train,
             distributed_sampler=options.use_distributed_sampler,
-            seed=options.seed or 0,
+            seed=options.seed,
         )
 
     def prepare_loaders(self, loaders: Sequence[Any], *, shuffle: bool = True) -> list[Any]:

@@ -175,7 +175,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
                 loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
-                train_loader = run.prepare_loader(loaders[0], shuffle=not options.overfit_batches)
+                train_loader = run.prepare_loader(loaders[0], shuffle=not options.overfit_batches, train=True)
                 loop = FitLoop(run, train_loader, val_loop, progress, resume, signals=signals)
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)

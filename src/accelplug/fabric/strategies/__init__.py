@@ -37,4 +37,4 @@ class FSDPStrategy(_FSDPStrategy):
                 f"FSDPStrategy({unknown[0]}=...) is not an option of accelplug's FSDP strategy (torch FSDP2). "
                 f"Accepted: {', '.join(accepted)}.{did_you_mean(unknown[0], accepted)}"
             )
-        super().__init__(auto_wrap_policy, state_dict_type=state_dict_type, **options)
+        super().__init__(auto_wrap_policy=auto_wrap_policy, state_dict_type=state_dict_type, **options)

@@ -247,7 +247,7 @@ class FitLoop:
         state = self.state
         every = self.run_.options.reload_dataloaders_every_n_epochs
         if self.reload is not None and every and epoch > 0 and epoch % every == 0:
-            self.loader = self.run_.prepare_loader(self.reload())
+            self.loader = self.run_.prepare_loader(self.reload(), train=True)
         state.current_epoch, state.epoch_done, state.batches_done = epoch, False, skip
         if skip == 0:
             state.epoch_schedulers_done = False

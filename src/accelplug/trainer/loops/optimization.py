@@ -168,6 +168,7 @@ class Optimization:
 
     def manual_backward(self, loss: torch.Tensor) -> None:
         """``self.manual_backward(loss)``: the backward hooks and the precision, as automatic optimisation does."""
+        self.strategy.pre_backward(loss)
         self.backward(loss, step=self.run.state.global_step)
 
     def optimizer_step(self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None) -> Any:

@@ -1,0 +1,207 @@
+"""``CombinedLoader``: several loaders iterated together, as Lightning's (``lightning.pytorch.utilities``).
+
+The loaders may sit in any nesting of dicts, lists and tuples (torch's pytree flattens them; each loader is
+a leaf). Iterating yields ``(batch, batch_idx, dataloader_idx)``, the batch having the loaders' nesting:
+
+- ``min_size``: one batch of every loader per step, until the shortest ends;
+- ``max_size_cycle``: until the longest ends, shorter loaders starting over (what ``fit`` does with a dict
+  or list of training loaders);
+- ``max_size``: until the longest ends, an ended loader giving ``None``;
+- ``sequential``: every loader in turn to its end, one batch per step (``dataloader_idx`` says whose);
+  what evaluation with several loaders is.
+
+The Trainer uses it through :func:`training_batches` (the batch alone, with a length, and ``set_epoch``
+reaching every inner sampler) and :func:`evaluation_loaders`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from ..errors import MisconfigurationException, did_you_mean
+
+__all__ = ["MODES", "CombinedLoader", "TrainingBatches"]
+
+MODES = ("min_size", "max_size_cycle", "max_size", "sequential")
+
+
+class CombinedLoader(Iterable[Any]):
+    """Several iterables (usually DataLoaders) iterated together in one of :data:`MODES`."""
+
+    def __init__(self, iterables: Any, mode: str = "min_size") -> None:
+        if mode not in MODES:
+            raise MisconfigurationException(
+                f"CombinedLoader(mode={mode!r}) is not a mode. Accepted: {', '.join(map(repr, MODES))}."
+                f"{did_you_mean(mode, MODES)}"
+            )
+        self._iterables = iterables
+        self._mode = mode
+        self._flattened, self._spec = tree_flatten(iterables)
+        self._limits: list[int | float] | None = None
+        self._iterator: _Steps | None = None
+
+    @property
+    def iterables(self) -> Any:
+        """The loaders as given (their nesting)."""
+        return self._iterables
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def flattened(self) -> list[Any]:
+        """The loaders in order, without their nesting."""
+        return self._flattened
+
+    @flattened.setter
+    def flattened(self, flattened: list[Any]) -> None:
+        """Replace the loaders (the Trainer puts each process's sharded ones here), keeping the nesting."""
+        if len(flattened) != len(self._flattened):
+            raise MisconfigurationException(
+                f"CombinedLoader.flattened: {len(flattened)} iterables given where it holds {len(self._flattened)}."
+            )
+        self._flattened = list(flattened)
+        self._iterables = tree_unflatten(self._flattened, self._spec)
+
+    @property
+    def sampler(self) -> Any:
+        """Every loader's sampler, in the loaders' nesting."""
+        return tree_unflatten([getattr(x, "sampler", None) for x in self._flattened], self._spec)
+
+    @property
+    def batch_sampler(self) -> Any:
+        """Every loader's batch sampler, in the loaders' nesting."""
+        return tree_unflatten([getattr(x, "batch_sampler", None) for x in self._flattened], self._spec)
+
+    @property
+    def limits(self) -> list[int | float] | None:
+        """How many batches each loader may give at most (None: all)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: int | float | list[int | float] | None) -> None:
+        if isinstance(limits, (int, float)):
+            limits = [limits] * len(self._flattened)
+        elif isinstance(limits, list) and len(limits) != len(self._flattened):
+            raise MisconfigurationException(
+                f"CombinedLoader.limits: {len(limits)} limits for {len(self._flattened)} iterables."
+            )
+        self._limits = limits
+
+    def __iter__(self) -> Iterator[tuple[Any, int, int]]:
+        self._iterator = _Steps(self._flattened, self._mode, self._limits)
+        for batches, batch_idx, dataloader_idx in self._iterator:
+            batch = batches if self._mode == "sequential" else tree_unflatten(batches, self._spec)
+            yield batch, batch_idx, dataloader_idx
+
+    def __len__(self) -> int:
+        """Batches in one pass (after ``iter()``, as Lightning's)."""
+        if self._iterator is None:
+            raise RuntimeError("CombinedLoader: call iter(combined_loader) before len(combined_loader).")
+        return combined_length(self._flattened, self._mode, self._limits)
+
+    def reset(self) -> None:
+        """Forget the running iteration."""
+        self._iterator = None
+
+
+def _capped(lengths: list[int], limits: list[int | float] | None) -> list[int | float]:
+    return list(lengths) if limits is None else [min(n, limit) for n, limit in zip(lengths, limits, strict=True)]
+
+
+def combined_length(iterables: list[Any], mode: str, limits: list[int | float] | None = None) -> int:
+    """Steps of one pass over ``iterables`` in ``mode`` (every iterable must have a length)."""
+    lengths = _capped([len(x) for x in iterables], limits)
+    if not lengths:
+        return 0
+    if mode == "sequential":
+        return int(sum(lengths))
+    return int(min(lengths) if mode == "min_size" else max(lengths))
+
+
+class _Steps(Iterator[tuple[Any, int, int]]):
+    """One pass: the flat list of batches (or one batch, sequential), its index, and whose it is."""
+
+    def __init__(self, iterables: list[Any], mode: str, limits: list[int | float] | None) -> None:
+        self.iterables, self.mode = iterables, mode
+        self.limits = limits if limits is not None else [float("inf")] * len(iterables)
+        self.iterators = [iter(x) for x in iterables] if mode != "sequential" else []
+        self.ended = [False] * len(iterables)
+        self.step = 0
+        self.current = 0  # sequential: which iterable
+
+    def __next__(self) -> tuple[Any, int, int]:
+        if self.mode == "sequential":
+            return self._next_sequential()
+        if not self.iterables:
+            raise StopIteration
+        # As Lightning's: limits cut a sequential pass; in the other modes they only shorten len().
+        batches: list[Any] = []
+        for position, iterator in enumerate(self.iterators):
+            done = self.ended[position] and self.mode == "max_size"
+            batches.append(None if done else self._draw(position, iterator))
+        if self.mode != "min_size" and all(self.ended):
+            raise StopIteration
+        index, self.step = self.step, self.step + 1
+        return batches, index, 0
+
+    def _draw(self, position: int, iterator: Iterator[Any]) -> Any:
+        try:
+            return next(iterator)
+        except StopIteration:
+            if self.mode == "min_size":
+                raise
+            self.ended[position] = True
+            if self.mode == "max_size":
+                return None
+            if all(self.ended):
+                raise
+            self.iterators[position] = iter(self.iterables[position])  # max_size_cycle: start over
+            return next(self.iterators[position])
+
+    def _next_sequential(self) -> tuple[Any, int, int]:
+        while self.current < len(self.iterables):
+            if not self.iterators:
+                self.iterators = [iter(self.iterables[self.current])]
+            if self.step < self.limits[self.current]:
+                try:
+                    batch = next(self.iterators[0])
+                except StopIteration:
+                    pass
+                else:
+                    index, self.step = self.step, self.step + 1
+                    return batch, index, self.current
+            self.current, self.step, self.iterators = self.current + 1, 0, []
+        raise StopIteration
+
+
+class _EpochFanout:
+    """What ``Strategy.set_epoch`` finds as the training view's ``sampler``: tells every inner sampler."""
+
+    def __init__(self, combined: CombinedLoader) -> None:
+        self.combined = combined
+
+    def set_epoch(self, epoch: int) -> None:
+        for loader in self.combined.flattened:
+            sampler = getattr(loader, "sampler", None)
+            if sampler is not None and hasattr(sampler, "set_epoch"):
+                sampler.set_epoch(epoch)
+
+
+class TrainingBatches(Iterable[Any]):
+    """A ``CombinedLoader`` as the fit loop iterates it: the combined batch alone, a length, ``set_epoch``."""
+
+    def __init__(self, combined: CombinedLoader) -> None:
+        self.combined = combined
+        self.sampler = _EpochFanout(combined)
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch, _batch_idx, _dataloader_idx in self.combined:
+            yield batch
+
+    def __len__(self) -> int:
+        return combined_length(self.combined.flattened, self.combined.mode, self.combined.limits)

@@ -1,0 +1,62 @@
+"""Sharing a loader's samples out over processes, as Lightning does under DDP.
+
+A loader's own ``RandomSampler`` or ``SequentialSampler`` is replaced by torch's ``DistributedSampler``
+over the dataset; any other sampler (weighted, bucketing by length...) keeps deciding the order and is
+wrapped by :class:`DistributedSamplerWrapper`, which hands each process every ``world_size``-th index
+of that order. Shuffling uses one seed on every process (``seed_everything``'s, ``PL_GLOBAL_SEED``, 0
+without one) and the epoch, so the ranks' shares never overlap and a resumed run sees the same order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sized
+from typing import Any
+
+from torch.utils.data import Sampler
+from torch.utils.data.distributed import DistributedSampler
+
+from ..errors import MisconfigurationException
+
+__all__ = ["DistributedSamplerWrapper", "sampler_seed"]
+
+SEED_ENV = "PL_GLOBAL_SEED"
+
+
+def sampler_seed() -> int:
+    """The shuffling seed a distributed sampler gets: ``seed_everything``'s (``PL_GLOBAL_SEED``), else 0."""
+    raw = os.environ.get(SEED_ENV, "").strip() or "0"
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise MisconfigurationException(
+            f"environment variable {SEED_ENV}={raw!r} is not a seed (a non-negative integer); it is set by "
+            "seed_everything(seed)."
+        )
+    return value
+
+
+class DistributedSamplerWrapper(DistributedSampler[Any]):
+    """A custom sampler's order shared out over processes (Lightning's ``DistributedSamplerWrapper``).
+
+    Each epoch the wrapped sampler is iterated once, in full, on every process (so a random sampler must
+    be seeded the same everywhere, as ``seed_everything`` does); the positions of that order are then
+    shared out exactly as ``DistributedSampler`` shares a dataset's: padded to a multiple of the number
+    of processes (or cut, ``drop_last=True``), shuffled with the seed and epoch when ``shuffle=True``.
+    """
+
+    def __init__(self, sampler: Sampler[Any] | Any, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(sampler, Sized):
+            raise MisconfigurationException(
+                f"a {type(sampler).__name__} has no length, so its indices cannot be shared out over processes; "
+                "give it a __len__, or pass use_distributed_sampler=False and shard the data yourself."
+            )
+        self.sampler = sampler
+        super().__init__(range(len(sampler)), *args, **kwargs)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Any]:
+        order = list(self.sampler)  # type: ignore[call-overload]
+        for position in super().__iter__():
+            yield order[position]

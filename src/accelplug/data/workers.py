@@ -1,0 +1,59 @@
+"""Seeding a DataLoader's worker processes as Lightning does after ``seed_everything(seed, workers=True)``.
+
+torch gives worker ``i`` the seed ``base + i`` for torch only; Python's ``random`` and numpy would repeat
+the same draws in every worker and every process. Lightning then installs its ``pl_worker_init_function``,
+which derives each worker's seeds from (base seed, worker id, global rank). The function here derives the
+same seeds with the same published arithmetic (the MurmurHash3 64-bit finalizer, then Knuth's MMIX linear
+congruential generator; numpy's ``SeedSequence`` for numpy), so augmentations drawn in workers match a
+Lightning run draw for draw.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import sys
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader
+
+__all__ = ["add_worker_seeding", "worker_init_function", "worker_seeds"]
+
+_MASK = (1 << 64) - 1
+SEED_WORKERS_ENV = "PL_SEED_WORKERS"
+
+
+def worker_seeds(base_seed: int, worker_id: int, global_rank: int, count: int) -> list[int]:
+    """``count`` 64-bit seeds for one worker of one process, all bits mixed even for small inputs."""
+    mixed = (base_seed << 32) | (worker_id << 16) | global_rank  # wider than 64 bits until the first multiply
+    for multiplier in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):  # MurmurHash3's fmix64
+        mixed ^= mixed >> 33
+        mixed = (mixed * multiplier) & _MASK
+    mixed ^= mixed >> 33
+    seeds = []
+    for _ in range(count):
+        mixed = (mixed * 6364136223846793005 + 1) & _MASK  # Knuth's MMIX LCG
+        seeds.append(mixed)
+    return seeds
+
+
+def worker_init_function(worker_id: int, rank: int = 0) -> None:
+    """Seed torch, ``random`` and numpy (when loaded) in a DataLoader worker from its id and the process's rank."""
+    base_seed = torch.initial_seed() - worker_id  # torch seeded this worker with base + worker_id
+    first, second, third, _ = worker_seeds(base_seed, worker_id, rank, count=4)
+    torch.manual_seed(first)
+    random.seed((second << 32) | third)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(numpy.random.SeedSequence([base_seed, worker_id, rank]).generate_state(4))
+
+
+def add_worker_seeding(loader: Any, rank: int) -> Any:
+    """Give ``loader`` the worker seeding, when ``seed_everything(..., workers=True)`` asked and it has none."""
+    if os.environ.get(SEED_WORKERS_ENV) != "1" or not isinstance(loader, DataLoader):
+        return loader
+    if loader.worker_init_fn is None:
+        loader.worker_init_fn = functools.partial(worker_init_function, rank=rank)
+    return loader

@@ -1,0 +1,160 @@
+"""``CombinedLoader`` and several loaders per stage, compared with Lightning 2.6.6 step by step.
+
+Iteration in every mode is compared triple by triple with Lightning's own class; ``fit`` on a dict of
+training loaders and ``validate`` on a sequential ``CombinedLoader`` are run under both frameworks and the
+batches each step received (with ``batch_idx``/``dataloader_idx``) and the trained weights compared.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+import accelplug
+from accelplug.data.combined_loader import CombinedLoader
+from accelplug.errors import MisconfigurationException
+
+lightning = pytest.importorskip("lightning", reason="CombinedLoader is compared with lightning's, not installed here")
+from lightning.pytorch.utilities import CombinedLoader as LightningCombinedLoader  # noqa: E402
+
+
+def _loaders() -> dict[str, Any]:
+    return {
+        "a": DataLoader(torch.arange(6), batch_size=4),
+        "b": [DataLoader(torch.arange(15), batch_size=5), DataLoader(torch.arange(4) * 10, batch_size=1)],
+    }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _walk(cls: Any, mode: str, limits: Any = None) -> tuple[list[Any], int]:
+    combined = cls(_loaders(), mode=mode)
+    if limits is not None:
+        combined.limits = limits
+    steps = [_plain(step) for step in combined]
+    iter(combined)
+    return steps, len(combined)
+
+
+@pytest.mark.parametrize("mode", ["min_size", "max_size_cycle", "max_size", "sequential"])
+def test_every_mode_iterates_as_lightnings(mode: str) -> None:
+    assert _walk(CombinedLoader, mode) == _walk(LightningCombinedLoader, mode)
+
+
+@pytest.mark.parametrize("mode", ["min_size", "sequential"])
+def test_limits_cut_as_lightnings(mode: str) -> None:
+    assert _walk(CombinedLoader, mode, [1, 2, 3]) == _walk(LightningCombinedLoader, mode, [1, 2, 3])
+    assert _walk(CombinedLoader, mode, 2) == _walk(LightningCombinedLoader, mode, 2)
+
+
+def test_the_nesting_and_samplers_are_kept() -> None:
+    combined = CombinedLoader(_loaders())
+    assert combined.mode == "min_size"  # Lightning's default
+    assert len(combined.flattened) == 3
+    assert isinstance(combined.sampler["b"][1], torch.utils.data.SequentialSampler)
+    with pytest.raises(RuntimeError, match="call iter"):
+        len(combined)
+
+
+def test_bad_modes_and_sizes_are_named() -> None:
+    with pytest.raises(MisconfigurationException, match=r"mode='max_cycle'.*Did you mean 'max_size_cycle'"):
+        CombinedLoader(_loaders(), mode="max_cycle")
+    with pytest.raises(MisconfigurationException, match=r"2 iterables given where it holds 3"):
+        CombinedLoader(_loaders()).flattened = [[], []]
+    with pytest.raises(MisconfigurationException, match=r"2 limits for 3 iterables"):
+        CombinedLoader(_loaders()).limits = [1, 2]
+
+
+# ---- the Trainer with several loaders, under both frameworks ---------------------------------------------
+def _xy(n: int, seed: int) -> DataLoader[Any]:
+    x = torch.randn(n, 3, generator=torch.Generator().manual_seed(seed))
+    return DataLoader(TensorDataset(x, x.sum(1, keepdim=True)), batch_size=4)
+
+
+def _run(framework: Any) -> dict[str, Any]:
+    seen: list[Any] = []
+    validated: list[Any] = []
+
+    class TwoSources(framework.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(3, 1)
+
+        def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+            seen.append((batch_idx, sorted(batch), batch["small"][0].shape[0]))
+            losses = [torch.nn.functional.mse_loss(self.layer(x), y) for x, y in batch.values()]
+            self.log("train_loss", sum(losses))
+            return sum(losses)
+
+        def validation_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
+            x, _ = batch
+            validated.append((batch_idx, dataloader_idx, x.shape[0]))
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.SGD(self.parameters(), lr=0.05)
+
+    torch.manual_seed(0)
+    model = TwoSources()
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=2,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
+    combined = LightningCombinedLoader if framework is lightning.pytorch else CombinedLoader
+    val = combined([_xy(8, 3), _xy(12, 4)], mode="sequential")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer.fit(model, {"big": _xy(20, 1), "small": _xy(6, 2)})
+        trainer.validate(model, val, verbose=False)
+    return {"seen": seen, "global_step": trainer.global_step, "weights": model.layer.weight.tolist(), "val": validated}
+
+
+def test_fit_on_a_dict_of_loaders_and_validate_on_a_sequential_combined_loader_as_lightning() -> None:
+    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    expected = _run(lightning.pytorch)
+    got = _run(accelplug)
+    assert got["seen"] == expected["seen"]  # max_size_cycle: 5 steps, the small loader starting over
+    assert got["global_step"] == expected["global_step"] == 10
+    torch.testing.assert_close(torch.tensor(got["weights"]), torch.tensor(expected["weights"]))
+    assert got["val"] == expected["val"]  # each loader in turn, with its dataloader_idx
+    assert {idx for _, idx, _ in got["val"]} == {0, 1}
+
+
+def test_fit_refuses_a_sequential_combined_loader_and_validate_another_mode() -> None:
+    class Steps(accelplug.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(3, 1)
+
+        def training_step(self, batch: Any, batch_idx: int) -> None:
+            return None
+
+        def validation_step(self, batch: Any, batch_idx: int) -> None:
+            return None
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = accelplug.Trainer(accelerator="cpu", devices=1, max_steps=1, logger=False, enable_checkpointing=False)
+    with pytest.raises(MisconfigurationException, match=r"mode='sequential'.*fit\(\) cannot train on"):
+        trainer.fit(Steps(), CombinedLoader([_xy(4, 1)], "sequential"))
+    with pytest.raises(MisconfigurationException, match=r"mode='min_size'.*takes only CombinedLoader"):
+        trainer.validate(Steps(), CombinedLoader([_xy(4, 1)], "min_size"), verbose=False)
