@@ -19,7 +19,10 @@ MIRROR_MODULES = sorted(
 
 
 def _origin(mirror: str) -> str:
-    """The accelplug module a mirror module re-exports: ``accelplug.pytorch.x.y`` -> ``accelplug.x.y``."""
+    """The accelplug module a mirror module re-exports: ``accelplug.pytorch.x.y`` -> ``accelplug.x.y``
+    (``accelplug.cli`` is accelplug's own command line: Lightning's CLI lives in ``accelplug.lightning_cli``)."""
+    if mirror == "accelplug.pytorch.cli":
+        return "accelplug.lightning_cli"
     return mirror.replace("accelplug.pytorch.", "accelplug.", 1)
 
 
@@ -62,6 +65,7 @@ def test_a_lightning_script_s_imports_resolve_to_the_top_level_names() -> None:
     assert ModelCheckpoint is L.ModelCheckpoint and CSVLogger is loggers.CSVLogger is L.CSVLogger
     assert rank_zero_only is utilities.rank_zero_only is pytorch.utilities.rank_zero_only
     assert pytorch.seed_everything is L.seed_everything
+    assert cli.LightningCLI is pytorch.cli.LightningCLI and pytorch.cli_lightning_logo is pytorch.cli.cli_lightning_logo
 
 
 def test_an_unknown_name_under_the_mirror_is_an_attribute_error() -> None:
@@ -87,8 +91,8 @@ def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
         "watched = ('accelplug.pytorch', 'accelplug.utilities', 'lightning_utilities', 'accelplug.trainer')\n"
         "print([m for m in watched if m in sys.modules])\n"
         "accelplug.pytorch\n"
-        "print('accelplug.pytorch' in sys.modules)\n"
+        "print('accelplug.pytorch' in sys.modules, 'jsonargparse' in sys.modules)\n"
     )
     result = run_python(code)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["[]", "True"]
+    assert result.stdout.split() == ["[]", "True", "False"]  # the CLI's jsonargparse loads with the CLI only

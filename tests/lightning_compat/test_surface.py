@@ -50,7 +50,6 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch.cli",
         "import accelplug.pytorch.demos",
         "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
@@ -110,12 +109,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
         # deeper paths
-        "lightning.pytorch.cli.LightningCLI",
-        "lightning.pytorch.cli.LightningArgumentParser",
-        "lightning.pytorch.cli.SaveConfigCallback",
         "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
-        "lightning.pytorch.cli_lightning_logo",
         # deeper paths
         "lightning.pytorch.demos.Transformer",
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
@@ -231,19 +226,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "TensorBoardLogger().hparams",
         "TensorBoardLogger().sub_dir",
         # LightningCLI
-        "LightningCLI.add_arguments_to_parser",
-        "LightningCLI.add_core_arguments_to_parser",
-        "LightningCLI.add_default_arguments_to_parser",
-        "LightningCLI.after_instantiate_classes",
-        "LightningCLI.before_instantiate_classes",
-        "LightningCLI.configure_optimizers",
-        "LightningCLI.init_parser",
-        "LightningCLI.instantiate_classes",
-        "LightningCLI.instantiate_trainer",
-        "LightningCLI.link_optimizers_and_lr_schedulers",
-        "LightningCLI.parse_arguments",
-        "LightningCLI.setup_parser",
-        "LightningCLI.subcommands",
         # Tuner
         "Tuner.lr_find",
         "Tuner.scale_batch_size",
@@ -528,6 +510,8 @@ def _same_default(a: Any, b: Any) -> bool:
     """Equal values of Lightning's type (a subclass counts: accelplug marks untouched defaults that way)."""
     if a is b:
         return True
+    if isinstance(a, type) and a.__module__.split(".")[0] == "lightning":  # Lightning's own class: accelplug's
+        return isinstance(b, type) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
     if inspect.isfunction(a) and a.__name__.startswith("_"):  # Lightning's private sentinel, e.g. _do_nothing
         return b is None or (inspect.isfunction(b) and b.__name__.startswith("_"))
     if not isinstance(b, type(a)) or isinstance(a, bool) != isinstance(b, bool):

@@ -21,10 +21,12 @@ from ..trainer import Trainer
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
 
 #: the sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first
-_SUBPACKAGES = frozenset({"accelerators", "callbacks", "core", "loggers", "strategies", "trainer", "utilities"})
+_SUBPACKAGES = frozenset({"accelerators", "callbacks", "cli", "core", "loggers", "strategies", "trainer", "utilities"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "cli_lightning_logo":  # Lightning's examples call it first; it lives with the CLI (jsonargparse)
+        return importlib.import_module(f"{__name__}.cli").cli_lightning_logo
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
