@@ -7,6 +7,7 @@ import logging
 import pickle
 import warnings
 from collections import OrderedDict, namedtuple
+from pathlib import Path
 
 import pytest
 import torch
@@ -184,3 +185,62 @@ def test_seed_everything_and_attribute_dict_are_the_top_level_objects() -> None:
     assert ours.seed_everything is accelplug.seed_everything
     assert ours.AttributeDict is accelplug.AttributeDict
     assert ours.apply_to_collection({"a": 1}, int, lambda v: v + 1) == {"a": 2}
+
+
+_SHARED_FS_SCRIPT = """
+import sys, torch
+from accelplug.accelerators import CPUAccelerator
+from accelplug.strategies import DDPStrategy
+from accelplug.utilities import is_shared_filesystem
+
+strategy = DDPStrategy()
+strategy.setup_environment(CPUAccelerator(), torch.device("cpu"))
+same, own = sys.argv[1], sys.argv[2] + str(strategy.global_rank)
+print(strategy.global_rank, is_shared_filesystem(strategy, same), is_shared_filesystem(strategy, own, timeout=1))
+strategy.teardown()
+"""
+
+
+def test_is_shared_filesystem_asks_every_process_of_a_real_gloo_group(tmp_path: Path) -> None:
+    """Two processes on this machine: one folder is shared; a path that differs per rank is not."""
+    import socket
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_env
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for rank in (0, 1):
+        (tmp_path / f"own{rank}").mkdir()
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SHARED_FS_SCRIPT, str(tmp_path), str(tmp_path / "own")],
+            env=subprocess_env(
+                {
+                    "RANK": str(rank),
+                    "LOCAL_RANK": str(rank),
+                    "WORLD_SIZE": "2",
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(port),
+                }
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
+    outputs = []
+    for process in processes:
+        try:
+            out, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            for p in processes:
+                p.kill()
+            raise
+        assert process.returncode == 0, err
+        outputs.append(out.split())
+    assert sorted(outputs) == [["0", "True", "False"], ["1", "True", "False"]]
+    assert not list(tmp_path.glob(".accelplug_shared_fs_check"))  # the marker is cleaned up
