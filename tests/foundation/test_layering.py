@@ -56,7 +56,7 @@ LAYERS: list[tuple[str, ...]] = [
     # what a user's script subclasses or passes in, and the selection rules
     ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
     # the Trainer and what sits beside it
-    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "__init__"),
+    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "demos", "__init__"),
     ("cli", "__main__", "pytorch"),
 ]
 

@@ -123,7 +123,9 @@ ACCELPLUG_TODAY: dict[str, str] = {
     "epoch=1-step=32.ckpt', 'lightning_logs/version_0/config.yaml', ...], accelplug did not",
     "pl_finetuning_cli": "ModuleNotFoundError: No module named 'accelplug.pytorch.callbacks.finetuning'",
     "pl_bug_report": _NO_PYTORCH,
-    "pl_transformer": _NO_PYTORCH,
+    # same test_loss, global_step and weights as Lightning; the files differ (default logger, checkpoint name)
+    "pl_transformer": "AssertionError: pl_transformer: Lightning wrote ['lightning_logs/version_0/checkpoints/"
+    "epoch=0-step=7.ckpt', 'lightning_logs/version_0/events.out.tfevents.*', ...], accelplug did not",
     "docs_tuner": _NO_PYTORCH,
 }
 

@@ -50,7 +50,6 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch.demos",
         "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
         "import accelplug.pytorch.tuner",
@@ -112,7 +111,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
         # deeper paths
-        "lightning.pytorch.demos.Transformer",
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
         "lightning.pytorch.utilities.combined_loader.CombinedLoader",
         # Trainer

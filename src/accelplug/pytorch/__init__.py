@@ -21,7 +21,9 @@ from ..trainer import Trainer
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
 
 #: the sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first
-_SUBPACKAGES = frozenset({"accelerators", "callbacks", "cli", "core", "loggers", "strategies", "trainer", "utilities"})
+_SUBPACKAGES = frozenset(
+    {"accelerators", "callbacks", "cli", "core", "demos", "loggers", "strategies", "trainer", "utilities"}
+)
 
 
 def __getattr__(name: str) -> Any:
