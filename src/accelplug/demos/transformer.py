@@ -45,7 +45,8 @@ class PositionalEncoding(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if self.pe is None:
             self.pe = self._table(x.device)
-        return self.dropout(x + self.pe[:, x.size(1)])  # row seq_len for every token, as Lightning's demo
+        shifted: Tensor = self.dropout(x + self.pe[:, x.size(1)])  # row seq_len for every token, as Lightning's
+        return shifted
 
 
 class Transformer(nn.Module):
