@@ -92,7 +92,14 @@ if TYPE_CHECKING:
     from .trainer import Trainer
 
 
+#: Sub-packages reachable as attributes without importing them first (``import accelplug as L; L.pytorch``),
+#: as ``lightning``'s are; each loads on first use.
+_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "utilities"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'accelplug' has no attribute {name!r}")

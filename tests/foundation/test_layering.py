@@ -57,8 +57,8 @@ LAYERS: list[tuple[str, ...]] = [
     # what a user's script subclasses or passes in, and the selection rules
     ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
     # the Trainer and what sits beside it
-    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "__init__"),
-    ("cli", "__main__"),
+    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "demos", "__init__"),
+    ("cli", "__main__", "pytorch"),
 ]
 
 #: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it. Patterns

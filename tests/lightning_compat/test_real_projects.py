@@ -117,10 +117,15 @@ ACCELPLUG_TODAY: dict[str, str] = {
     "uva_autoencoder": _NO_PYTORCH,
     "pl_gan": _NO_PYTORCH,
     "pl_gan_ddp_find_unused": _NO_PYTORCH,
-    "pl_cli_backbone": _NO_PYTORCH,
-    "pl_finetuning_cli": _NO_PYTORCH,
+    # the CLI runs and gives Lightning's values; the files differ: Lightning's default TensorBoard logger and
+    # epoch=E-step=N.ckpt name (lightning_logs/version_0/{config.yaml,hparams.yaml,events...,epoch=1-step=32.ckpt})
+    "pl_cli_backbone": "AssertionError: pl_cli_backbone: Lightning wrote ['lightning_logs/version_0/checkpoints/"
+    "epoch=1-step=32.ckpt', 'lightning_logs/version_0/config.yaml', ...], accelplug did not",
+    "pl_finetuning_cli": "ModuleNotFoundError: No module named 'accelplug.pytorch.callbacks.finetuning'",
     "pl_bug_report": _NO_PYTORCH,
-    "pl_transformer": _NO_PYTORCH,
+    # same test_loss, global_step and weights as Lightning; the files differ (default logger, checkpoint name)
+    "pl_transformer": "AssertionError: pl_transformer: Lightning wrote ['lightning_logs/version_0/checkpoints/"
+    "epoch=0-step=7.ckpt', 'lightning_logs/version_0/events.out.tfevents.*', ...], accelplug did not",
     "docs_tuner": _NO_PYTORCH,
 }
 

@@ -50,43 +50,23 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch",
-        "import accelplug.pytorch.accelerators",
-        "import accelplug.pytorch.callbacks",
-        "import accelplug.pytorch.cli",
-        "import accelplug.pytorch.core",
-        "import accelplug.pytorch.demos",
-        "import accelplug.pytorch.loggers",
         "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
-        "import accelplug.pytorch.strategies",
-        "import accelplug.pytorch.trainer",
         "import accelplug.pytorch.tuner",
-        "import accelplug.pytorch.utilities",
         "import accelplug.callbacks",
         "import accelplug.loggers",
         "import accelplug.utilities",
         # lightning
         # lightning.pytorch
-        "lightning.pytorch.Trainer",
-        "lightning.pytorch.LightningDataModule",
-        "lightning.pytorch.LightningModule",
-        "lightning.pytorch.Callback",
-        "lightning.pytorch.seed_everything",
         # lightning.pytorch.callbacks
         "lightning.pytorch.callbacks.BackboneFinetuning",
         "lightning.pytorch.callbacks.BaseFinetuning",
         "lightning.pytorch.callbacks.BasePredictionWriter",
         "lightning.pytorch.callbacks.BatchSizeFinder",
-        "lightning.pytorch.callbacks.Callback",
         "lightning.pytorch.callbacks.Checkpoint",
-        "lightning.pytorch.callbacks.DeviceStatsMonitor",
-        "lightning.pytorch.callbacks.EarlyStopping",
         "lightning.pytorch.callbacks.GradientAccumulationScheduler",
         "lightning.pytorch.callbacks.LambdaCallback",
         "lightning.pytorch.callbacks.LearningRateFinder",
-        "lightning.pytorch.callbacks.LearningRateMonitor",
-        "lightning.pytorch.callbacks.ModelCheckpoint",
         "lightning.pytorch.callbacks.ModelPruning",
         "lightning.pytorch.callbacks.ModelSummary",
         "lightning.pytorch.callbacks.OnExceptionCheckpoint",
@@ -102,30 +82,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
         "lightning.pytorch.loggers.LitLogger",
-        "lightning.pytorch.loggers.CometLogger",
-        "lightning.pytorch.loggers.CSVLogger",
-        "lightning.pytorch.loggers.Logger",
-        "lightning.pytorch.loggers.MLFlowLogger",
-        "lightning.pytorch.loggers.TensorBoardLogger",
-        "lightning.pytorch.loggers.WandbLogger",
         # lightning.pytorch.utilities
-        "lightning.pytorch.utilities.AttributeDict",
         "lightning.pytorch.utilities.CombinedLoader",
-        "lightning.pytorch.utilities.disable_possible_user_warnings",
-        "lightning.pytorch.utilities.find_shared_parameters",
-        "lightning.pytorch.utilities.grad_norm",
-        "lightning.pytorch.utilities.GradClipAlgorithmType",
-        "lightning.pytorch.utilities.is_picklable",
-        "lightning.pytorch.utilities.is_shared_filesystem",
-        "lightning.pytorch.utilities.LightningEnum",
-        "lightning.pytorch.utilities.measure_flops",
-        "lightning.pytorch.utilities.move_data_to_device",
-        "lightning.pytorch.utilities.rank_zero_deprecation",
-        "lightning.pytorch.utilities.rank_zero_info",
-        "lightning.pytorch.utilities.rank_zero_only",
-        "lightning.pytorch.utilities.rank_zero_warn",
-        "lightning.pytorch.utilities.set_shared_parameters",
-        "lightning.pytorch.utilities.suggested_max_num_workers",
         # lightning.pytorch.profilers
         "lightning.pytorch.profilers.Profiler",
         "lightning.pytorch.profilers.AdvancedProfiler",
@@ -133,12 +91,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.profilers.PyTorchProfiler",
         "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
-        "lightning.pytorch.strategies.DDPStrategy",
-        "lightning.pytorch.strategies.FSDPStrategy",
         "lightning.pytorch.strategies.ModelParallelStrategy",
         "lightning.pytorch.strategies.ParallelStrategy",
-        "lightning.pytorch.strategies.SingleDeviceStrategy",
-        "lightning.pytorch.strategies.Strategy",
         # lightning.pytorch.plugins
         "lightning.pytorch.plugins.AsyncCheckpointIO",
         "lightning.pytorch.plugins.CheckpointIO",
@@ -154,24 +108,11 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
         # deeper paths
-        "lightning.pytorch.cli.LightningCLI",
-        "lightning.pytorch.cli.LightningArgumentParser",
-        "lightning.pytorch.cli.SaveConfigCallback",
         "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
-        "lightning.pytorch.cli_lightning_logo",
         # deeper paths
-        "lightning.pytorch.core.LightningModule",
-        "lightning.pytorch.trainer.Trainer",
-        "lightning.pytorch.demos.Transformer",
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
-        "lightning.pytorch.loggers.csv_logs.CSVLogger",
-        "lightning.pytorch.loggers.tensorboard.TensorBoardLogger",
-        "lightning.pytorch.utilities.rank_zero.rank_zero_only",
-        "lightning.pytorch.utilities.types.STEP_OUTPUT",
-        "lightning.pytorch.utilities.types.OptimizerLRScheduler",
         "lightning.pytorch.utilities.combined_loader.CombinedLoader",
-        "lightning.pytorch.utilities.exceptions.MisconfigurationException",
         # Trainer
         "Trainer.ckpt_path",
         "Trainer.distributed_sampler_kwargs",
@@ -254,18 +195,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "LightningDataModule.on_exception",
         "LightningDataModule.remove_ignored_hparams",
         # Logger
-        "Logger.after_save_checkpoint",
-        "Logger.finalize",
-        "Logger.group_separator",
-        "Logger.log_dir",
-        "Logger.log_graph",
-        "Logger.log_hyperparams",
-        "Logger.log_metrics",
-        "Logger.name",
-        "Logger.root_dir",
-        "Logger.save",
-        "Logger.save_dir",
-        "Logger.version",
         # ModelCheckpoint()
         "ModelCheckpoint().CHECKPOINT_JOIN_CHAR",
         "ModelCheckpoint().CHECKPOINT_NAME_LAST",
@@ -295,19 +224,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "TensorBoardLogger().hparams",
         "TensorBoardLogger().sub_dir",
         # LightningCLI
-        "LightningCLI.add_arguments_to_parser",
-        "LightningCLI.add_core_arguments_to_parser",
-        "LightningCLI.add_default_arguments_to_parser",
-        "LightningCLI.after_instantiate_classes",
-        "LightningCLI.before_instantiate_classes",
-        "LightningCLI.configure_optimizers",
-        "LightningCLI.init_parser",
-        "LightningCLI.instantiate_classes",
-        "LightningCLI.instantiate_trainer",
-        "LightningCLI.link_optimizers_and_lr_schedulers",
-        "LightningCLI.parse_arguments",
-        "LightningCLI.setup_parser",
-        "LightningCLI.subcommands",
         # Tuner
         "Tuner.lr_find",
         "Tuner.scale_batch_size",
@@ -330,6 +246,9 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "signature CSVLogger()",
         "signature TensorBoardLogger()",
         "signature Strategy()",
+        "signature DDPStrategy()",
+        "signature FSDPStrategy()",
+        "signature SingleDeviceStrategy()",
     }
 )
 
@@ -589,6 +508,8 @@ def _same_default(a: Any, b: Any) -> bool:
     """Equal values of Lightning's type (a subclass counts: accelplug marks untouched defaults that way)."""
     if a is b:
         return True
+    if isinstance(a, type) and a.__module__.split(".")[0] == "lightning":  # Lightning's own class: accelplug's
+        return isinstance(b, type) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
     if inspect.isfunction(a) and a.__name__.startswith("_"):  # Lightning's private sentinel, e.g. _do_nothing
         return b is None or (inspect.isfunction(b) and b.__name__.startswith("_"))
     if not isinstance(b, type(a)) or isinstance(a, bool) != isinstance(b, bool):
@@ -919,7 +840,7 @@ def test_paths_map_as_the_one_line_migration_does() -> None:
     assert resolve("torch.nn.Module").__name__ == "Module"
     with pytest.raises(Missing, match="no attribute 'NoSuchThing'"):
         resolve("lightning.pytorch.callbacks.NoSuchThing")
-    with pytest.raises(Missing, match="no attribute 'pytorch'"):
+    with pytest.raises(Missing, match="no attribute 'no_such_module'"):
         resolve("accelplug.pytorch.no_such_module")
 
 

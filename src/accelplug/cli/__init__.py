@@ -20,6 +20,18 @@ from typing import NoReturn
 
 __all__ = ["EXIT_MISCONFIGURATION", "main"]
 
+#: ``from accelplug import cli; cli.LightningCLI(...)``: Lightning's CLI names, loaded (with jsonargparse) on use.
+_LIGHTNING_CLI = frozenset({"LightningArgumentParser", "LightningCLI", "SaveConfigCallback"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LIGHTNING_CLI:
+        from .. import lightning_cli
+
+        return getattr(lightning_cli, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Exit status for a configuration error, as documented in the public contract.
 EXIT_MISCONFIGURATION = 2
 

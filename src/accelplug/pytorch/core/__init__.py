@@ -1,0 +1,8 @@
+"""``lightning.pytorch.core``'s path: the classes a user's script subclasses."""
+
+from __future__ import annotations
+
+from ...datamodule import LightningDataModule
+from ...module import LightningModule
+
+__all__ = ["LightningDataModule", "LightningModule"]

@@ -1,0 +1,7 @@
+"""``lightning.pytorch.core.module``'s path: accelplug's ``LightningModule``."""
+
+from __future__ import annotations
+
+from ...module import LightningModule
+
+__all__ = ["LightningModule"]

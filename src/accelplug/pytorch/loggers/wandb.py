@@ -1,0 +1,6 @@
+"""``lightning.pytorch.loggers.wandb``'s path: ``accelplug.loggers.wandb``, the same objects."""
+
+from __future__ import annotations
+
+from ...loggers.wandb import *  # noqa: F403 - the mirror follows whatever the module exports
+from ...loggers.wandb import __all__ as __all__

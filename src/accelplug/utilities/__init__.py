@@ -1,0 +1,43 @@
+"""``accelplug.utilities``: the helpers Lightning scripts import from ``lightning.pytorch.utilities``.
+
+Each name is one object wherever it is imported from: ``rank_zero_only`` is Fabric's (so ``fabric.launch()``
+and the Trainer set the one rank it reads), ``AttributeDict`` the ``hparams`` class, ``seed_everything`` the
+one in ``accelplug.seed``. ``apply_to_collection`` and the base of ``LightningEnum`` come from
+``lightning_utilities``, the small package Lightning itself builds on. ``CombinedLoader`` is not here yet.
+"""
+
+from __future__ import annotations
+
+from ..module import AttributeDict
+from ..seed import seed_everything
+from .data import apply_to_collection, is_picklable, move_data_to_device, suggested_max_num_workers
+from .distributed import is_shared_filesystem
+from .enums import GradClipAlgorithmType, LightningEnum
+from .flops import measure_flops
+from .grads import grad_norm
+from .parameter_tying import find_shared_parameters, set_shared_parameters
+from .rank_zero import rank_zero_debug, rank_zero_deprecation, rank_zero_info, rank_zero_only, rank_zero_warn
+from .warnings import PossibleUserWarning, disable_possible_user_warnings
+
+__all__ = [
+    "AttributeDict",
+    "GradClipAlgorithmType",
+    "LightningEnum",
+    "PossibleUserWarning",
+    "apply_to_collection",
+    "disable_possible_user_warnings",
+    "find_shared_parameters",
+    "grad_norm",
+    "is_picklable",
+    "is_shared_filesystem",
+    "measure_flops",
+    "move_data_to_device",
+    "rank_zero_debug",
+    "rank_zero_deprecation",
+    "rank_zero_info",
+    "rank_zero_only",
+    "rank_zero_warn",
+    "seed_everything",
+    "set_shared_parameters",
+    "suggested_max_num_workers",
+]

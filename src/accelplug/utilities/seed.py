@@ -1,0 +1,7 @@
+"""``lightning.pytorch.utilities.seed``'s path: the one ``seed_everything`` of ``accelplug.seed``."""
+
+from __future__ import annotations
+
+from ..seed import seed_everything
+
+__all__ = ["seed_everything"]

@@ -1,0 +1,211 @@
+"""``LightningCLI`` parity: one CLI script (``cli_scripts/train_cli.py``) run under Lightning 2.6 and, with its
+imports swapped, under accelplug, with the same arguments; what each run trains and writes is compared.
+
+Left out of the comparison, each for a reason outside the CLI: the folder ``config.yaml`` goes to (the
+Trainer's ``log_dir``: Lightning's default logger and ``lightning_logs``), the Trainer arguments only one side
+has (accelplug's ``mps_fallback``, ``seed``, ...) and the ``_instantiator`` and ``_class_path`` entries Lightning
+adds to the hyper-parameters (its ``load_from_checkpoint_support``; accelplug's ``save_hyperparameters`` records what
+``__init__`` received, which for these classes is the same set of values).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("lightning", reason="the CLI is compared against Lightning's, not installed here")
+pytest.importorskip("jsonargparse", reason="LightningCLI needs jsonargparse (the test extra installs it)")
+
+from tests.lightning_compat.test_real_projects import to_accelplug
+
+SCRIPT = Path(__file__).resolve().parent / "cli_scripts" / "train_cli.py"
+FRAMEWORKS = ("lightning", "accelplug")
+QUIET = ("--trainer.logger=false", "--trainer.enable_checkpointing=false", "--trainer.enable_model_summary=false")
+
+
+def _start(tmp_path: Path, framework: str, args: list[str], mode: str) -> subprocess.Popen[str]:
+    folder = tmp_path / framework
+    folder.mkdir(exist_ok=True)
+    source = SCRIPT.read_text()
+    (folder / SCRIPT.name).write_text(to_accelplug(source) if framework == "accelplug" else source)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCELPLUG_", "PL_"))}
+    env.update({"CLI_MODE": mode, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
+    env["ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.Popen(
+        [sys.executable, SCRIPT.name, *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _run_both(
+    tmp_path: Path, args: list[str], mode: str = "subcommands"
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """The script under each framework, the two processes side by side (one thread each)."""
+    processes = {fw: _start(tmp_path, fw, args, mode) for fw in FRAMEWORKS}
+    runs = {}
+    for framework, process in processes.items():
+        try:
+            stdout, stderr = process.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+        runs[framework] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return runs
+
+
+def _both(tmp_path: Path, args: list[str], mode: str = "subcommands") -> dict[str, subprocess.CompletedProcess[str]]:
+    runs = _run_both(tmp_path, args, mode)
+    for framework, run in runs.items():
+        assert run.returncode == 0, f"{framework}: {run.stdout[-1500:]}\n{run.stderr[-3000:]}"
+    return runs
+
+
+def _results(tmp_path: Path, framework: str) -> dict[str, Any]:
+    results: dict[str, Any] = json.loads((tmp_path / framework / "results.json").read_text())
+    results["hparams"].pop("_instantiator", None)
+    results["hparams"].pop("_class_path", None)
+    return results
+
+
+def _saved_config(tmp_path: Path, framework: str) -> dict[str, Any]:
+    found = sorted((tmp_path / framework).rglob("config.yaml"))
+    assert len(found) == 1, f"{framework} saved {found}"
+    config: dict[str, Any] = yaml.safe_load(found[0].read_text())
+    return config
+
+
+def _comparable(config: dict[str, Any], trainer_keys: tuple[str, ...]) -> dict[str, Any]:
+    kept = {k: v for k, v in config.items() if k in ("model", "data", "optimizer", "lr_scheduler", "seed_everything")}
+    kept["trainer"] = {k: config["trainer"].get(k) for k in trainer_keys}
+    return kept
+
+
+def _close(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(b[key], float):
+            assert a[key] == pytest.approx(b[key], rel=1e-6), key
+        else:
+            assert a[key] == b[key], key
+
+
+def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_lightning(tmp_path: Path) -> None:
+    args = [
+        "fit",
+        "--optimizer=Adam",
+        "--optimizer.lr=0.01",
+        "--lr_scheduler=StepLR",
+        "--lr_scheduler.step_size=1",
+        "--data.targets=2",
+        *QUIET,
+    ]
+    _both(tmp_path, args)
+    mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
+    _close(mine, lightnings)
+    assert mine["hparams"] == {"hidden": 4, "out_dim": 2}  # data.targets linked into model.out_dim
+    assert (mine["optimizer"], mine["schedulers"], mine["lr"]) == ("Adam", ["StepLR"], pytest.approx(1e-4))
+    keys = ("max_epochs", "logger", "enable_checkpointing", "enable_progress_bar", "accelerator", "devices")
+    assert _comparable(_saved_config(tmp_path, "accelplug"), keys) == _comparable(
+        _saved_config(tmp_path, "lightning"), keys
+    )
+
+
+def test_a_yaml_config_file_and_the_command_line_combine_as_in_lightning(tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "seed_everything: 3\n"
+        "trainer:\n  max_epochs: 1\n"
+        "model:\n  hidden: 5\n"
+        "data:\n  batch_size: 4\n"
+        "optimizer:\n  class_path: torch.optim.SGD\n  init_args:\n    lr: 0.2\n"
+        "lr_scheduler:\n  class_path: ReduceLROnPlateau\n  init_args:\n    monitor: val_loss\n    patience: 0\n"
+    )
+    _both(tmp_path, ["fit", f"--config={config}", "--data.batch_size=16", *QUIET])
+    mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
+    _close(mine, lightnings)
+    assert (mine["batch_size"], mine["hparams"]["hidden"], mine["global_step"]) == (16, 5, 2)
+    assert mine["optimizer"] == "SGD" and mine["schedulers"] == ["ReduceLROnPlateau"]
+    assert _saved_config(tmp_path, "accelplug")["seed_everything"] == 3
+
+
+def test_print_config_prints_the_same_model_data_and_optimizer_sections(tmp_path: Path) -> None:
+    runs = _both(tmp_path, ["fit", "--model.hidden=9", "--optimizer=SGD", "--optimizer.lr=0.3", "--print_config"])
+    keys = ("max_epochs", "accelerator", "devices", "enable_progress_bar")
+    printed = {fw: yaml.safe_load(run.stdout) for fw, run in runs.items()}
+    assert _comparable(printed["accelplug"], keys) == _comparable(printed["lightning"], keys)
+    assert printed["accelplug"]["model"] == {"hidden": 9}  # out_dim is a link target: not printed
+    assert not (tmp_path / "accelplug" / "results.json").exists()  # printing the config runs nothing
+
+
+def test_run_false_builds_the_classes_and_leaves_the_call_to_the_script(tmp_path: Path) -> None:
+    _both(tmp_path, ["--trainer.max_epochs=1", "--model.hidden=3", *QUIET], mode="no_run")
+    _close(_results(tmp_path, "accelplug"), _results(tmp_path, "lightning"))
+
+
+def test_subclass_mode_picks_the_model_class_by_name(tmp_path: Path) -> None:
+    args = ["fit", "--model=ScaledNet", "--model.scale=0.5", "--trainer.max_epochs=1", *QUIET]
+    _both(tmp_path, args, mode="subclass")
+    mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
+    _close(mine, lightnings)
+    assert (mine["model"], mine["scale"]) == ("ScaledNet", 0.5)
+
+
+def test_a_bad_argument_ends_both_with_exit_2_naming_it(tmp_path: Path) -> None:
+    for framework, run in _run_both(tmp_path, ["fit", "--model.hiden=3"]).items():
+        assert run.returncode == 2, framework
+        assert "hiden" in run.stderr and "Traceback" not in run.stderr, framework
+
+
+def test_a_second_run_into_the_same_folder_refuses_to_overwrite_its_config(tmp_path: Path) -> None:
+    logger = ["--trainer.logger=CSVLogger", "--trainer.logger.save_dir=out", "--trainer.logger.name=logs"]
+    logger.append("--trainer.logger.version=fixed")
+    args = ["fit", "--trainer.max_epochs=1", *logger, *QUIET[1:]]
+    _both(tmp_path, args)
+    for framework, run in _run_both(tmp_path, args).items():
+        assert run.returncode != 0, framework
+        assert (tmp_path / framework / "out" / "logs" / "fixed" / "config.yaml").is_file(), framework
+        assert "config.yaml" in run.stderr and "overwrite" in run.stderr, framework
+
+
+# ---- accelplug's own checks (no Lightning run needed) ---------------------------------------------------------
+def test_without_jsonargparse_the_cli_names_the_package_to_install(
+    run_python: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['jsonargparse'] = None  # as if not installed\n"
+        "from accelplug.pytorch.cli import LightningCLI\n"
+        "from accelplug.errors import MisconfigurationException\n"
+        "try:\n"
+        "    LightningCLI()\n"
+        "except MisconfigurationException as error:\n"
+        "    print(error)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert "jsonargparse" in result.stdout and 'pip install "accelplug[cli]"' in result.stdout
+
+
+def test_a_class_the_cli_cannot_configure_is_refused_by_name() -> None:
+    from accelplug.errors import MisconfigurationException
+    from accelplug.pytorch.cli import LightningArgumentParser, SaveConfigCallback
+
+    parser = LightningArgumentParser()
+    with pytest.raises(MisconfigurationException, match=r"add_lightning_class_args.*subclass of Trainer"):
+        parser.add_lightning_class_args(int, "number")
+    with pytest.raises(MisconfigurationException, match=r"add_optimizer_args.*Optimizer"):
+        parser.add_optimizer_args(int)  # type: ignore[arg-type]
+    with pytest.raises(MisconfigurationException, match="save_to_log_dir=False"):
+        SaveConfigCallback(parser, {}, save_to_log_dir=False)  # type: ignore[arg-type]
