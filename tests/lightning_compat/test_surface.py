@@ -55,7 +55,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
         "import accelplug.loggers",
-        "import accelplug.utilities",
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
@@ -83,7 +82,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning.pytorch.loggers
         "lightning.pytorch.loggers.LitLogger",
         # lightning.pytorch.utilities
-        "lightning.pytorch.utilities.CombinedLoader",
         # lightning.pytorch.profilers
         "lightning.pytorch.profilers.Profiler",
         "lightning.pytorch.profilers.AdvancedProfiler",
@@ -112,7 +110,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning.pytorch
         # deeper paths
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
-        "lightning.pytorch.utilities.combined_loader.CombinedLoader",
         # Trainer
         "Trainer.ckpt_path",
         "Trainer.distributed_sampler_kwargs",

@@ -3,13 +3,15 @@
 Each name is one object wherever it is imported from: ``rank_zero_only`` is Fabric's (so ``fabric.launch()``
 and the Trainer set the one rank it reads), ``AttributeDict`` the ``hparams`` class, ``seed_everything`` the
 one in ``accelplug.seed``. ``apply_to_collection`` and the base of ``LightningEnum`` come from
-``lightning_utilities``, the small package Lightning itself builds on. ``CombinedLoader`` is not here yet.
+``lightning_utilities``, the small package Lightning itself builds on; ``CombinedLoader`` is the one the Trainer
+combines several loaders with.
 """
 
 from __future__ import annotations
 
 from ..module import AttributeDict
 from ..seed import seed_everything
+from .combined_loader import CombinedLoader
 from .data import apply_to_collection, is_picklable, move_data_to_device, suggested_max_num_workers
 from .distributed import is_shared_filesystem
 from .enums import GradClipAlgorithmType, LightningEnum
@@ -21,6 +23,7 @@ from .warnings import PossibleUserWarning, disable_possible_user_warnings
 
 __all__ = [
     "AttributeDict",
+    "CombinedLoader",
     "GradClipAlgorithmType",
     "LightningEnum",
     "PossibleUserWarning",
