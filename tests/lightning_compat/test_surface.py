@@ -243,8 +243,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "signature CSVLogger()",
         "signature TensorBoardLogger()",
         "signature Strategy()",
-        "signature DDPStrategy()",
-        "signature FSDPStrategy()",
         "signature SingleDeviceStrategy()",
     }
 )
