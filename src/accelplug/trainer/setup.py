@@ -70,6 +70,7 @@ def start_run(
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
+    state.clear_metrics()
     precision = trainer.precision_plugin
     prepared = prepare_module(
         strategy,

@@ -53,6 +53,7 @@ class StageHost(Protocol):
     state: LoopState
     setup_notes: list[str]
     _run: Run | None
+    _module: torch.nn.Module | None
     _log_dir: Path | None
     _loggers: list[Any]
     _own_loggers_open: bool
@@ -121,6 +122,7 @@ def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
 @contextlib.contextmanager
 def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup: Any) -> Iterator[Run]:
     """A run from ``start_run`` to ``end_run``, with the loggers open and ``self.log`` attached."""
+    trainer._module = module  # trainer.lightning_module/model from the start (configure_optimizers reads them)
     run = start_run(trainer, module, stage, chatty=_chatty(trainer), **setup)
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
@@ -155,7 +157,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     if options.seed is not None:
         seed_everything(options.seed, verbose=False)
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=_chatty(trainer))
-    trainer.state.reset_for_fit()
+    trainer.state.start_fit()
     fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
     with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run) as signals:
         resume = None

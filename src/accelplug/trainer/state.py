@@ -50,6 +50,9 @@ class LoopState:
     batches_done: int = 0
     #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).
     epoch_done: bool = False
+    #: Whether the loop left the current epoch (its end hooks ran, or it stopped inside it): Lightning then
+    #: counts the epoch as completed, so ``trainer.current_epoch`` shows the next one.
+    epoch_left: bool = False
     #: Whether the epoch-level schedulers stepped for the finished epoch.
     epoch_schedulers_done: bool = False
     #: Random-number state at the start of the current epoch (a resume replays the epoch's shuffle).
@@ -63,13 +66,19 @@ class LoopState:
     #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
     compile_seconds: float | None = None
 
-    def reset_for_fit(self) -> None:
-        self.global_step = 0
-        self.current_epoch = 0
+    @property
+    def epoch(self) -> int:
+        """Lightning's ``current_epoch``: the epoch being trained, or after it was left, the next one."""
+        return self.current_epoch + 1 if self.epoch_left else self.current_epoch
+
+    def start_fit(self) -> None:
+        """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""
         self.should_stop = False
         self.stop_reason = None
-        self.batches_done = 0
-        self.epoch_done = False
-        self.epoch_schedulers_done = False
-        self.epoch_start_rng = None
         self.compile_seconds = None
+
+    def clear_metrics(self) -> None:
+        """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does."""
+        self.callback_metrics.clear()
+        self.logged_metrics.clear()
+        self.progress_bar_metrics.clear()

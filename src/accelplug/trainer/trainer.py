@@ -139,6 +139,7 @@ class Trainer(TrainerProperties):
         self._loggers: list[Any] = [] if not isinstance(self.options.logger, list) else list(self.options.logger)
         self._own_loggers_open = False
         self._run: Run | None = None
+        self._module: torch.nn.Module | None = None
 
     # ---- running --------------------------------------------------------------------------------------
     def fit(

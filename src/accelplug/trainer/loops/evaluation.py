@@ -80,6 +80,9 @@ class EvaluationLoop:
         self._provider = loaders if callable(loaders) else None
         self._loaders: list[Any] | None = None if callable(loaders) else list(loaders)
         self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
+        #: Batches seen per loader over this loop's life (a fit's validations add up): the logger step of
+        #: ``on_step`` values, as in Lightning; the sanity check does not count.
+        self._seen: dict[int, int] = {}
         self.arity = step_accepts(self.method)
 
     @property
@@ -146,12 +149,15 @@ class EvaluationLoop:
             if progress is not None:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             with self._grad_context():
-                self._run_loader(loader, index, limit, collector, returned, counts)
+                self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
             if progress is not None:
                 progress.eval_end()
+        # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
+        # hooks log after them.
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
         self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
         hooks.call(f"on_{self.prefix}_epoch_end")
-        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
+        metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
         hooks.call(f"on_{self.prefix}_end")
         if was_training:
             module.train()
@@ -170,6 +176,8 @@ class EvaluationLoop:
         collector: LogCollector,
         returned: dict[str, torch.Tensor],
         counts: dict[str, int],
+        *,
+        publish: bool = True,
     ) -> None:
         run, hooks = self.run, self.run.hooks
         several = len(self.loaders) > 1
@@ -189,8 +197,21 @@ class EvaluationLoop:
                 counts[key] = counts.get(key, 0) + 1
             run.router.enter(f"on_{self.prefix}_batch_end", collector)
             hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
+            if collector.step_values:
+                self._log_step_values(collector, index, publish)
             if self.progress is not None:
                 self.progress.eval_tick()
+
+    def _log_step_values(self, collector: LogCollector, index: int, publish: bool) -> None:
+        """``self.log(..., on_step=True)`` in an evaluation step: one logger row per batch (``name_step``
+        when also on epoch), this process's values (Lightning's ``sync_dist=False`` default)."""
+        values = collector.drain_step()
+        if not publish:
+            return
+        logged = {k: float(v) for k, v in values.items() if k not in collector.step_no_logger}
+        if logged:
+            self.run.log_metrics(logged, self._seen.get(index, 0))
+        self._seen[index] = self._seen.get(index, 0) + 1
 
     def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
         arguments = (batch, batch_idx, *extra)

@@ -28,10 +28,11 @@ def resume_position(
     state: LoopState, checkpoint: dict[str, Any] | None, opt: Optimization
 ) -> tuple[int, int, dict[str, Any] | None]:
     """(epoch to run, batches of it to skip, RNG state to restore after skipping)."""
-    if checkpoint is None:
-        return state.current_epoch, 0, None
+    if checkpoint is None:  # a fresh Trainer, or a later fit of one: the epoch after the one it left
+        return state.epoch, 0, None
     accelerator = opt.strategy.accelerator
     loop = checkpoint["loop"]
+    state.epoch_left = bool(loop["epoch_done"])
     if loop["epoch_done"]:
         restore_rng_state(checkpoint["rng"], accelerator)
         if not loop.get("epoch_schedulers_done", True):
