@@ -84,7 +84,14 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.display.summary",
     ),
     # T3: the stages and the Trainer itself (and the paths kept for one release)
-    ("trainer.stages", "trainer.trainer", "trainer.properties", "trainer.callbacks", "trainer.loggers"),
+    (
+        "trainer.stages",
+        "trainer.trainer",
+        "trainer.properties",
+        "trainer.views",
+        "trainer.callbacks",
+        "trainer.loggers",
+    ),
 ]
 
 

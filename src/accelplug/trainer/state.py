@@ -7,6 +7,7 @@ Trainer's private fields and the Trainer's public properties (``global_step``, `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -65,6 +66,16 @@ class LoopState:
     progress_bar_metrics: dict[str, float] = field(default_factory=dict)
     #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
     compile_seconds: float | None = None
+    #: The loaders of the last calls as this process iterates them, with their batch counts after the limits,
+    #: by "train", "val", "test", "predict" (a loader and a count, or lists of them).
+    data: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    #: During a fit: makes (once) and returns the training loader and what remakes it.
+    train_source: Callable[[], tuple[Any, Callable[[], Any] | None]] | None = None
+    #: Whether the training batch being processed is its epoch's last.
+    is_last_batch: bool = False
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    ckpt_path: str | None = None
+    ckpt_path_set: bool = False
 
     @property
     def epoch(self) -> int:

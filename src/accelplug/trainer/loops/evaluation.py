@@ -24,7 +24,7 @@ import torch
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import Stage
-from .limits import batch_limit, epoch_length
+from .limits import batch_limit, count_batches, epoch_length
 from .readback import finish_eval_epoch, output_scalars
 from .transfer import transfer_batch
 
@@ -83,6 +83,7 @@ class EvaluationLoop:
         #: Batches seen per loader over this loop's life (a fit's validations add up): the logger step of
         #: ``on_step`` values, as in Lightning; the sanity check does not count.
         self._seen: dict[int, int] = {}
+        self._recorded = False
         self.arity = step_accepts(self.method)
 
     @property
@@ -90,6 +91,11 @@ class EvaluationLoop:
         if self._loaders is None:
             assert self._provider is not None
             self._loaders = list(self._provider())
+        if not self._recorded:  # trainer.val_dataloaders/num_val_batches... (Lightning's)
+            self._recorded = True
+            option = f"limit_{self.short}_batches"
+            counts = [count_batches(loader, self._limit, option) for loader in self._loaders]
+            self.run.state.data[self.short] = (list(self._loaders), counts)
         return self._loaders
 
     @property
@@ -225,6 +231,8 @@ class PredictionLoop:
         self.run = run
         self.loaders = list(loaders)
         self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
+        counts = [count_batches(loader, limit, "limit_predict_batches") for loader in self.loaders]
+        run.state.data["predict"] = (list(self.loaders), counts)
 
     def predict(self) -> list[Any] | list[list[Any]]:
         run, hooks, module = self.run, self.run.hooks, self.run.module

@@ -100,7 +100,8 @@ class FitLoop:
         self._start_epoch(epoch, skip)
         stopped = False
         accelerator = self.run_.strategy.accelerator
-        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator):
+        batches = epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
+        for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
                 break
