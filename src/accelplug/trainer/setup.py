@@ -103,6 +103,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     """Teardown hooks, the strategy's (and accelerator's) teardown and the loggers, whatever happened."""
     if failed is not None:
         run.hooks.call_callbacks("on_exception", failed)
+        _call_datamodule(run.datamodule, "on_exception", failed)
     try:
         run.hooks.call("teardown", run.stage.value)
         _call_datamodule(run.datamodule, "teardown", run.stage.value)
