@@ -9,7 +9,7 @@ works the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import MisconfigurationException
 from .module import AttributeDict
@@ -18,12 +18,63 @@ from .overrides import default_hook
 __all__ = ["LightningDataModule"]
 
 
+_D = TypeVar("_D", bound="LightningDataModule")
+
+
 class LightningDataModule:
     """Subclass and define the ``*_dataloader()`` methods your stages need (and ``setup`` to build them)."""
 
-    def __init__(self) -> None:
+    #: Where checkpoints keep a datamodule's hyper-parameters (Lightning's keys).
+    CHECKPOINT_HYPER_PARAMS_KEY = "datamodule_hyper_parameters"
+    CHECKPOINT_HYPER_PARAMS_NAME = "datamodule_hparams_name"
+    CHECKPOINT_HYPER_PARAMS_TYPE = "datamodule_hparams_type"
+    #: A name for the datamodule (Lightning's attribute; None unless a subclass sets one).
+    name: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.trainer: Any = None
         self._hparams: AttributeDict = AttributeDict()
+        self._hparams_initial: AttributeDict = AttributeDict()
+
+    @classmethod
+    def from_datasets(
+        cls: type[_D],
+        train_dataset: Any = None,
+        val_dataset: Any = None,
+        test_dataset: Any = None,
+        predict_dataset: Any = None,
+        batch_size: int = 1,
+        num_workers: int = 0,
+        **datamodule_kwargs: Any,
+    ) -> _D:
+        """A datamodule whose loaders are plain ``DataLoader``s over the given datasets (or lists/dicts of them);
+        the training ones shuffle (unless iterable). ``batch_size``/``num_workers`` reach ``__init__`` when it
+        takes them, and ``datamodule_kwargs`` always."""
+        from .datamodule_datasets import loader_methods, special_arguments
+
+        datamodule = cls(**datamodule_kwargs, **special_arguments(cls, batch_size, num_workers))
+        datasets = {"train": train_dataset, "val": val_dataset, "test": test_dataset, "predict": predict_dataset}
+        for stage, method in loader_methods(datasets, batch_size, num_workers).items():
+            setattr(datamodule, f"{stage}_dataloader", method)
+        return datamodule
+
+    @classmethod
+    def load_from_checkpoint(
+        cls: type[_D],
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> _D:
+        """The datamodule rebuilt from a checkpoint's datamodule hyper-parameters (``kwargs`` override them),
+        its ``state_dict`` restored."""
+        from .module_saving import load_from_checkpoint
+
+        loaded: _D = load_from_checkpoint(
+            cls, checkpoint_path, map_location, hparams_file, None, weights_only, **kwargs
+        )
+        return loaded
 
     def save_hyperparameters(self, *args: Any, ignore: Any = None, frame: Any = None, logger: bool = True) -> None:
         import inspect
@@ -36,10 +87,20 @@ class LightningDataModule:
         if args:
             values = {a: values[a] for a in args if a in values}
         self._hparams.update({k: v for k, v in values.items() if k not in ignored})
+        self._hparams_initial = AttributeDict(dict(self._hparams))
 
     @property
     def hparams(self) -> AttributeDict:
         return self._hparams
+
+    @property
+    def hparams_initial(self) -> AttributeDict:
+        """The hyper-parameters as ``save_hyperparameters`` recorded them (later changes to ``hparams`` aside)."""
+        return self._hparams_initial
+
+    @default_hook
+    def on_exception(self, exception: BaseException) -> None:
+        """Called when a Trainer call this datamodule takes part in fails."""
 
     @default_hook
     def prepare_data(self) -> None:

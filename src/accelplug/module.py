@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 import warnings
 from argparse import Namespace
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 import torch
 
@@ -77,11 +78,21 @@ class AttributeDict(dict[str, Any]):
         del self[key]
 
 
+_M = TypeVar("_M", bound="LightningModule")
+
+
 class LightningModule(ModuleHooks, torch.nn.Module):
     """Subclass this (or ``torch.nn.Module``) and define ``training_step`` and ``configure_optimizers``."""
 
+    #: Where checkpoints keep the hyper-parameters (Lightning's keys, so each reads the other's).
+    CHECKPOINT_HYPER_PARAMS_KEY = "hyper_parameters"
+    CHECKPOINT_HYPER_PARAMS_NAME = "hparams_name"
+    CHECKPOINT_HYPER_PARAMS_TYPE = "hparams_type"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._strict_loading: bool | None = None
+        self._example_input_array: Any = None
         self._trainer: Any = None
         self._log_sink: LogSink | None = None
         self._optimizer_control: OptimizerControl | None = None
@@ -141,21 +152,116 @@ class LightningModule(ModuleHooks, torch.nn.Module):
     def hparams_initial(self) -> AttributeDict:
         return self._hparams_initial
 
+    # ---- checkpoints and export -------------------------------------------------------------------------
+    @classmethod
+    def load_from_checkpoint(
+        cls: type[_M],
+        checkpoint_path: str | os.PathLike[str] | IO[bytes],
+        map_location: Any = None,
+        hparams_file: str | os.PathLike[str] | None = None,
+        strict: bool | None = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> _M:
+        """The module rebuilt from a checkpoint (accelplug's or Lightning's): its saved hyper-parameters are the
+        constructor's arguments (``kwargs`` override them), then its weights are loaded (see :mod:`.module_saving`)."""
+        from .module_saving import load_from_checkpoint
+
+        arguments = (map_location, hparams_file, strict, weights_only)
+        loaded: _M = load_from_checkpoint(cls, checkpoint_path, *arguments, **kwargs)
+        return loaded
+
+    @property
+    def strict_loading(self) -> bool:
+        """Whether ``load_from_checkpoint`` (and a resume) require the checkpoint's keys to match exactly."""
+        return self._strict_loading in (None, True)
+
+    @strict_loading.setter
+    def strict_loading(self, value: bool) -> None:
+        self._strict_loading = value
+
+    @property
+    def example_input_array(self) -> Any:
+        """An input for ``to_onnx``/``to_torchscript(method="trace")`` when none is passed."""
+        return self._example_input_array
+
+    @example_input_array.setter
+    def example_input_array(self, example: Any) -> None:
+        self._example_input_array = example
+
+    def freeze(self: _M) -> _M:
+        """No parameter requires a gradient, and evaluation mode: ready for inference."""
+        for parameter in self.parameters():
+            parameter.requires_grad = False
+        return self.eval()
+
+    def unfreeze(self: _M) -> _M:
+        for parameter in self.parameters():
+            parameter.requires_grad = True
+        return self.train()
+
+    def to_onnx(self, file_path: Any = None, input_sample: Any = None, **kwargs: Any) -> Any:
+        """``torch.onnx.export`` of this module (needs the ``onnx`` package); ``input_sample`` defaults to
+        ``example_input_array``; ``kwargs`` go to ``torch.onnx.export``."""
+        from .module_saving import export_onnx
+
+        return export_onnx(self, file_path, input_sample, **kwargs)
+
+    def to_torchscript(
+        self, file_path: Any = None, method: str | None = "script", example_inputs: Any = None, **kwargs: Any
+    ) -> Any:
+        """This module as TorchScript (``torch.jit.script``, or ``trace`` with ``example_inputs``), in eval mode."""
+        from .module_saving import export_torchscript
+
+        return export_torchscript(self, file_path, method, example_inputs, **kwargs)
+
     # ---- logging ------------------------------------------------------------------------------------
-    def log(self, name: str, value: Any, *args: Any, **kwargs: Any) -> None:
+    def log(
+        self,
+        name: str,
+        value: Any,
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: str | Callable[[Any], Any] = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        metric_attribute: str | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
         """Report a metric (Lightning's meaning: step or epoch value depending on the hook; see the docs)."""
         sink = self._log_sink
         if sink is None:
             self._warn_unattached("self.log")
             return
-        sink.log(name, value, *args, **kwargs)
+        options = {k: v for k, v in locals().items() if k not in ("self", "sink", "name", "value")}
+        sink.log(name, value, **options)
 
-    def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+    def log_dict(
+        self,
+        dictionary: Mapping[str, Any],
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: str | Callable[[Any], Any] = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
         sink = self._log_sink
         if sink is None:
             self._warn_unattached("self.log_dict")
             return
-        sink.log_dict(dictionary, *args, **kwargs)
+        options = {k: v for k, v in locals().items() if k not in ("self", "sink", "dictionary")}
+        sink.log_dict(dictionary, **options)
 
     def _warn_unattached(self, what: str) -> None:
         if not self._warned_no_trainer:
@@ -172,9 +278,14 @@ class LightningModule(ModuleHooks, torch.nn.Module):
             print(*args, **kwargs)
 
     # ---- where the module runs ------------------------------------------------------------------------
+    #: True while torch.jit scripts the module (``to_torchscript``): ``trainer`` then reads as None.
+    _jit_is_scripting = False
+    #: Properties torch.jit must not compile (filled in below the class: all of this class's own).
+    __jit_unused_properties__: ClassVar[list[str]] = []
+
     @property
     def trainer(self) -> Any:
-        if self._trainer is None:
+        if self._trainer is None and not self._jit_is_scripting:
             raise RuntimeError(f"{type(self).__qualname__} is not attached to a Trainer (call trainer.fit first).")
         return self._trainer
 
@@ -330,6 +441,11 @@ class LightningModule(ModuleHooks, torch.nn.Module):
         super().__init_subclass__(**kwargs)
         check_removed_hooks(cls)
 
+
+#: torch.jit.script compiles every property it finds unless told not to; these read the Trainer or Python state.
+LightningModule.__jit_unused_properties__ = sorted(
+    n for n, v in vars(LightningModule).items() if isinstance(v, property)
+)
 
 #: The hooks a module may define, called as ``module.hook(*args)`` (Lightning 2.x's ``ModelHooks``, data and
 #: checkpoint hooks): read from ``LightningModule``'s marked methods, so a hook is declared once, as its method.

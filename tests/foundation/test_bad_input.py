@@ -53,7 +53,6 @@ BAD_INPUTS: list[tuple[dict[str, Any], str]] = [
     ({"precision": 8}, "precision=8"),
     ({"precision": "8-true"}, "precision='8-true'"),
     ({"precision": 32.0}, "precision=32.0"),
-    ({"precision": None}, "precision=None"),
     ({"precision": True}, "precision=True"),
 ]
 

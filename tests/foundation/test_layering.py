@@ -55,7 +55,17 @@ LAYERS: list[tuple[str, ...]] = [
         "registry",
     ),
     # what a user's script subclasses or passes in, and the selection rules
-    ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
+    (
+        "module",
+        "module_hooks",
+        "module_saving",
+        "datamodule",
+        "datamodule_datasets",
+        "callbacks",
+        "loggers",
+        "selection",
+        "config",
+    ),
     # the Trainer and what sits beside it
     ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "demos", "__init__"),
     ("cli", "__main__", "pytorch"),
@@ -85,7 +95,14 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.display.summary",
     ),
     # T3: the stages and the Trainer itself (and the paths kept for one release)
-    ("trainer.stages", "trainer.trainer", "trainer.properties", "trainer.callbacks", "trainer.loggers"),
+    (
+        "trainer.stages",
+        "trainer.trainer",
+        "trainer.properties",
+        "trainer.views",
+        "trainer.callbacks",
+        "trainer.loggers",
+    ),
 ]
 
 

@@ -33,6 +33,7 @@ class TrainerProperties:
     _strategy: Strategy
     _precision: Precision
     _run: Run | None
+    _module: torch.nn.Module | None
     _log_dir: Path | None
     _loggers: list[Any]
 
@@ -102,12 +103,12 @@ class TrainerProperties:
 
     @property
     def current_epoch(self) -> int:
-        """The epoch being trained (0-based)."""
-        return self.state.current_epoch
+        """The epoch being trained (0-based); after its end hooks ran (and after fit), the next one (Lightning's)."""
+        return self.state.epoch
 
     @current_epoch.setter
     def current_epoch(self, value: int) -> None:
-        self.state.current_epoch = value
+        self.state.current_epoch, self.state.epoch_left = value, False
 
     @property
     def should_stop(self) -> bool:
@@ -234,11 +235,16 @@ class TrainerProperties:
 
     @property
     def lightning_module(self) -> torch.nn.Module | None:
-        return self._run.module if self._run is not None else None
+        """The module of the current (or last) call, set before its hooks run, as in Lightning."""
+        return self._module
 
     @property
     def model(self) -> torch.nn.Module | None:
-        return self.lightning_module
+        """The module as the strategy runs it (DDP's wrapper once prepared), else the module itself."""
+        run = self._run
+        if run is not None and run.module is self._module and run.prepared.wrapped is not None:
+            return run.prepared.wrapped
+        return self._module
 
     @property
     def datamodule(self) -> Any:

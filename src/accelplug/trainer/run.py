@@ -77,7 +77,9 @@ class Run:
             if callable(save):
                 save()
 
-    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
+    def log_metrics(self, metrics: dict[str, float], step: int, epoch: int | None = None) -> None:
+        """One row to every logger; ``epoch`` joins the row but not ``logged_metrics`` (as in Lightning)."""
         self.state.logged_metrics.update(metrics)
+        row = metrics if epoch is None else {**metrics, "epoch": float(epoch)}
         for logger in self.loggers:
-            logger.log_metrics(metrics, step)
+            logger.log_metrics(row, step)

@@ -70,6 +70,7 @@ def start_run(
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
+    state.clear_metrics()
     precision = trainer.precision_plugin
     prepared = prepare_module(
         strategy,
@@ -102,6 +103,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     """Teardown hooks, the strategy's (and accelerator's) teardown and the loggers, whatever happened."""
     if failed is not None:
         run.hooks.call_callbacks("on_exception", failed)
+        _call_datamodule(run.datamodule, "on_exception", failed)
     try:
         run.hooks.call("teardown", run.stage.value)
         _call_datamodule(run.datamodule, "teardown", run.stage.value)

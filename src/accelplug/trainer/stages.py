@@ -38,6 +38,7 @@ from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .run import Run
 from .setup import end_run, start_run
 from .state import LoopState, Stage, StopReason
+from .views import train_loader_source
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -53,6 +54,8 @@ class StageHost(Protocol):
     state: LoopState
     setup_notes: list[str]
     _run: Run | None
+    _module: torch.nn.Module | None
+    _signals: SignalGuard | None
     _log_dir: Path | None
     _loggers: list[Any]
     _own_loggers_open: bool
@@ -111,16 +114,27 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
     run.csv_path = next((getattr(lg, "path", None) for lg in run.loggers if hasattr(lg, "path")), None)
 
 
+def _asked_path(trainer: StageHost, given: Any) -> Any:
+    """The call's ``ckpt_path``, else one the user set on ``trainer.ckpt_path`` for it (used once)."""
+    state = trainer.state
+    asked = given if given is not None or not state.ckpt_path_set else state.ckpt_path
+    state.ckpt_path_set = False
+    return asked
+
+
 def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
     best = getattr(trainer.checkpoint_callback, "best_model_path", None)
     # Candidates are verified where the strategy loads checkpoints, as the resume will.
     map_location = run.strategy.checkpoint_map_location()
-    return resolve_ckpt_path(ckpt_path, map_location, run.strategy, folders=trainer._checkpoint_folders, best=best)
+    path = resolve_ckpt_path(ckpt_path, map_location, run.strategy, folders=trainer._checkpoint_folders, best=best)
+    trainer.state.ckpt_path = None if path is None else str(path)
+    return path
 
 
 @contextlib.contextmanager
 def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup: Any) -> Iterator[Run]:
     """A run from ``start_run`` to ``end_run``, with the loggers open and ``self.log`` attached."""
+    trainer._module = module  # trainer.lightning_module/model from the start (configure_optimizers reads them)
     run = start_run(trainer, module, stage, chatty=_chatty(trainer), **setup)
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
@@ -155,11 +169,14 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     if options.seed is not None:
         seed_everything(options.seed, verbose=False)
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=_chatty(trainer))
-    trainer.state.reset_for_fit()
+    trainer.state.start_fit()
+    trainer.state.data.clear()
+    trainer.state.train_source = source = train_loader_source(trainer, call.dataloaders, module, datamodule)
     fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
     with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run) as signals:
+        trainer._signals = signals
         resume = None
-        ckpt_path, restart = implied_ckpt_path(call.ckpt_path)
+        ckpt_path, restart = implied_ckpt_path(_asked_path(trainer, call.ckpt_path))
         path = _resolve(trainer, ckpt_path, run)
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
@@ -174,8 +191,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
                 if val_loop is not None and options.num_sanity_val_steps and resume is None:
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
-                loaders, reload, _ = resolve_loaders("fit", call.dataloaders, module, datamodule, required=True)
-                train_loader = run.prepare_loader(loaders[0], shuffle=not options.overfit_batches, train=True)
+                train_loader, reload = source()
                 loop = FitLoop(run, train_loader, val_loop, progress, resume, signals=signals)
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
@@ -228,7 +244,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = _resolve(trainer, call.ckpt_path, run)
+        path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
@@ -244,7 +260,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
 def run_prediction(trainer: StageHost, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
     with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = _resolve(trainer, call.ckpt_path, run)
+        path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)

@@ -7,6 +7,7 @@ Trainer's private fields and the Trainer's public properties (``global_step``, `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -50,6 +51,9 @@ class LoopState:
     batches_done: int = 0
     #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).
     epoch_done: bool = False
+    #: Whether the loop left the current epoch (its end hooks ran, or it stopped inside it): Lightning then
+    #: counts the epoch as completed, so ``trainer.current_epoch`` shows the next one.
+    epoch_left: bool = False
     #: Whether the epoch-level schedulers stepped for the finished epoch.
     epoch_schedulers_done: bool = False
     #: Random-number state at the start of the current epoch (a resume replays the epoch's shuffle).
@@ -62,14 +66,30 @@ class LoopState:
     progress_bar_metrics: dict[str, float] = field(default_factory=dict)
     #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
     compile_seconds: float | None = None
+    #: The loaders of the last calls as this process iterates them, with their batch counts after the limits,
+    #: by "train", "val", "test", "predict" (a loader and a count, or lists of them).
+    data: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    #: During a fit: makes (once) and returns the training loader and what remakes it.
+    train_source: Callable[[], tuple[Any, Callable[[], Any] | None]] | None = None
+    #: Whether the training batch being processed is its epoch's last.
+    is_last_batch: bool = False
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    ckpt_path: str | None = None
+    ckpt_path_set: bool = False
 
-    def reset_for_fit(self) -> None:
-        self.global_step = 0
-        self.current_epoch = 0
+    @property
+    def epoch(self) -> int:
+        """Lightning's ``current_epoch``: the epoch being trained, or after it was left, the next one."""
+        return self.current_epoch + 1 if self.epoch_left else self.current_epoch
+
+    def start_fit(self) -> None:
+        """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""
         self.should_stop = False
         self.stop_reason = None
-        self.batches_done = 0
-        self.epoch_done = False
-        self.epoch_schedulers_done = False
-        self.epoch_start_rng = None
         self.compile_seconds = None
+
+    def clear_metrics(self) -> None:
+        """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does."""
+        self.callback_metrics.clear()
+        self.logged_metrics.clear()
+        self.progress_bar_metrics.clear()

@@ -32,9 +32,11 @@ from .options.entries import TrainerOptions, validate_options
 from .process.environment import check_mps_fallback
 from .properties import TrainerProperties
 from .state import LoopState, Stage
+from .views import TrainerViews
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
+    from .process.interrupts import SignalGuard
     from .run import Run
 
 __all__ = ["Trainer"]
@@ -42,7 +44,7 @@ __all__ = ["Trainer"]
 _OPTION_NAMES = frozenset(TrainerOptions.__dataclass_fields__)
 
 
-class Trainer(TrainerProperties):
+class Trainer(TrainerProperties, TrainerViews):
     """Trains a ``torch.nn.Module`` written in Lightning's protocol on the chosen accelerator.
 
     The module needs ``training_step(batch, batch_idx)`` (a loss tensor, a dict with ``"loss"``, or None
@@ -55,7 +57,7 @@ class Trainer(TrainerProperties):
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
         devices: int | str | list[int] | tuple[int, ...] = UNSET_AUTO,
         strategy: str | Strategy = UNSET_AUTO,
-        precision: str | int = UNSET_PRECISION,
+        precision: str | int | None = None,
         *,
         logger: Any = None,
         callbacks: list[Any] | Any | None = None,
@@ -101,6 +103,9 @@ class Trainer(TrainerProperties):
         **unknown: Any,
     ) -> None:
         given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
+        #: Lightning keeps these two as given (``trainer.fast_dev_run`` is True, not 1).
+        self._given = {"fast_dev_run": fast_dev_run, "gradient_clip_algorithm": gradient_clip_algorithm}
+        precision = UNSET_PRECISION if precision is None else precision
         defaults = resolve_defaults(
             accelerator=accelerator,
             devices=devices,
@@ -139,6 +144,8 @@ class Trainer(TrainerProperties):
         self._loggers: list[Any] = [] if not isinstance(self.options.logger, list) else list(self.options.logger)
         self._own_loggers_open = False
         self._run: Run | None = None
+        self._module: torch.nn.Module | None = None
+        self._signals: SignalGuard | None = None
 
     # ---- running --------------------------------------------------------------------------------------
     def fit(
@@ -148,10 +155,12 @@ class Trainer(TrainerProperties):
         val_dataloaders: Any = None,
         datamodule: Any = None,
         ckpt_path: str | os.PathLike[str] | None = None,
-        *,
-        weights_only: bool = True,
+        weights_only: bool | None = None,
     ) -> None:
-        """Train ``model``; with ``ckpt_path`` (a file or ``"last"``), continue exactly where it left off."""
+        """Train ``model``; with ``ckpt_path`` (a file or ``"last"``), continue exactly where it left off.
+
+        ``weights_only=None`` loads as torch does by default (``True``: tensors and plain values only).
+        """
         from ..data.sources import split_datamodule
         from .stages import StageCall, run_fit
 
@@ -159,68 +168,50 @@ class Trainer(TrainerProperties):
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
-        call = StageCall(
-            model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only, compile=compile_options
-        )
+        loaders = (train_dataloaders, val_dataloaders)
+        call = StageCall(model, *loaders, datamodule, ckpt_path, weights_only is not False, compile=compile_options)
         run_fit(self, call)
 
     def validate(
         self,
         model: torch.nn.Module | None = None,
         dataloaders: Any = None,
-        datamodule: Any = None,
         ckpt_path: str | os.PathLike[str] | None = None,
         verbose: bool = True,
-        *,
-        weights_only: bool = True,
+        datamodule: Any = None,
+        weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``validation_step`` over the data; the averaged metrics, one dict per dataloader."""
-        return self._evaluate(
-            Stage.VALIDATING,
-            model,
-            dataloaders,
-            datamodule,
-            ckpt_path=ckpt_path,
-            verbose=verbose,
-            weights_only=weights_only,
-        )
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": weights_only is not False}
+        return self._evaluate(Stage.VALIDATING, model, dataloaders, datamodule, **options)
 
     def test(
         self,
         model: torch.nn.Module | None = None,
         dataloaders: Any = None,
-        datamodule: Any = None,
         ckpt_path: str | os.PathLike[str] | None = None,
         verbose: bool = True,
-        *,
-        weights_only: bool = True,
+        datamodule: Any = None,
+        weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``test_step`` over the data; the averaged metrics, one dict per dataloader."""
-        return self._evaluate(
-            Stage.TESTING,
-            model,
-            dataloaders,
-            datamodule,
-            ckpt_path=ckpt_path,
-            verbose=verbose,
-            weights_only=weights_only,
-        )
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": weights_only is not False}
+        return self._evaluate(Stage.TESTING, model, dataloaders, datamodule, **options)
 
     def predict(
         self,
         model: torch.nn.Module | None = None,
         dataloaders: Any = None,
         datamodule: Any = None,
-        ckpt_path: str | os.PathLike[str] | None = None,
         return_predictions: bool | None = None,
-        *,
-        weights_only: bool = True,
+        ckpt_path: str | os.PathLike[str] | None = None,
+        weights_only: bool | None = None,
     ) -> Any:
         """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader)."""
         from .stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
-        outputs = run_prediction(self, StageCall(**{**call, "weights_only": weights_only}))
+        outputs = run_prediction(self, StageCall(**{**call, "weights_only": weights_only is not False}))
         return None if return_predictions is False else outputs
 
     def _evaluate(
@@ -243,10 +234,13 @@ class Trainer(TrainerProperties):
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
 
-    def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path:
+    def save_checkpoint(
+        self, filepath: str | os.PathLike[str], weights_only: bool | None = None, storage_options: Any = None
+    ) -> Path:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
 
-        Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
+        ``weights_only=True`` leaves the optimizer and scheduler states out. Under DDP every rank must call
+        this (it ends with a barrier); only rank 0 writes.
         """
         from ..checkpoint_io import atomic_save
         from .checkpointing.contents import build_checkpoint
@@ -255,8 +249,14 @@ class Trainer(TrainerProperties):
             raise MisconfigurationException(
                 "save_checkpoint() needs a model and its optimizers: call it during or after trainer.fit()."
             )
+        path = filepath
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
             raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
+        if storage_options is not None:
+            raise MisconfigurationException(
+                f"save_checkpoint(storage_options={storage_options!r}): the Trainer writes checkpoints to files "
+                "itself and takes no storage options; leave it None."
+            )
         target = Path(path).expanduser().resolve()
         checkpoint = build_checkpoint(self._run)
         if weights_only:

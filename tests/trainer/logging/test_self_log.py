@@ -26,8 +26,9 @@ def test_self_log_from_a_lightning_style_module_reaches_the_metrics(tmp_path: Pa
     model, data = LogsLikeLightning(), regression_data(shuffle=False)
     trainer = Trainer(**quiet(max_epochs=2, log_every_n_steps=4, default_root_dir=tmp_path))
     trainer.fit(model, data, data)
-    (validated,) = trainer.validate(model, data, verbose=False)
     assert {"my_train_loss", "my_val_mse"} <= set(trainer.callback_metrics)
+    (validated,) = trainer.validate(model, data, verbose=False)
+    assert set(trainer.callback_metrics) == {"my_val_mse"}, "validate() starts with no metrics, as in Lightning"
     with torch.no_grad():
         expected = sum(float(torch.nn.functional.mse_loss(model.linear(x), y)) for x, y in data) / len(data)
     assert validated["my_val_mse"] == pytest.approx(expected, rel=1e-5)

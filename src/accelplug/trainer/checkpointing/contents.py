@@ -77,6 +77,11 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
             saved = state_dict()
             if saved:
                 checkpoint["callbacks"][key] = saved
+    datamodule_hparams = dict(getattr(run.datamodule, "hparams", {}) or {})
+    if datamodule_hparams:  # Lightning's key: DataModule.load_from_checkpoint rebuilds it from these
+        checkpoint["datamodule_hyper_parameters"] = {
+            k: v for k, v in datamodule_hparams.items() if _weights_only_safe(v)
+        }
     datamodule_state = getattr(run.datamodule, "state_dict", None)
     if callable(datamodule_state):
         checkpoint["datamodule"] = datamodule_state()

@@ -130,11 +130,13 @@ class _EpochValue:
 class LogCollector:
     """Everything ``self.log`` received during one stage (training, validation or test)."""
 
-    def __init__(self) -> None:
+    def __init__(self, live: dict[str, Any] | None = None) -> None:
         #: Step values since they were last read, by logged name (``name`` or ``name_step``).
         self.step_values: dict[str, torch.Tensor] = {}
-        #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``).
-        self.callback_step: dict[str, torch.Tensor] = {}
+        #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``):
+        #: with ``live`` (training), the Trainer's ``callback_metrics`` itself, so a value is there as soon as it
+        #: is logged (Lightning's are computed when read), a hook later in the same step included.
+        self.callback_step: dict[str, Any] = live if live is not None else {}
         #: Names logged both on step and on epoch: ``callback_metrics`` also shows them unsuffixed.
         self.forked: set[str] = set()
         self.step_prog_bar: set[str] = set()

@@ -24,7 +24,7 @@ import torch
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import Stage
-from .limits import batch_limit, epoch_length
+from .limits import batch_limit, count_batches, epoch_length
 from .readback import finish_eval_epoch, output_scalars
 from .transfer import transfer_batch
 
@@ -80,6 +80,10 @@ class EvaluationLoop:
         self._provider = loaders if callable(loaders) else None
         self._loaders: list[Any] | None = None if callable(loaders) else list(loaders)
         self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
+        #: Batches seen per loader over this loop's life (a fit's validations add up): the logger step of
+        #: ``on_step`` values, as in Lightning; the sanity check does not count.
+        self._seen: dict[int, int] = {}
+        self._recorded = False
         self.arity = step_accepts(self.method)
 
     @property
@@ -87,6 +91,11 @@ class EvaluationLoop:
         if self._loaders is None:
             assert self._provider is not None
             self._loaders = list(self._provider())
+        if not self._recorded:  # trainer.val_dataloaders/num_val_batches... (Lightning's)
+            self._recorded = True
+            option = f"limit_{self.short}_batches"
+            counts = [count_batches(loader, self._limit, option) for loader in self._loaders]
+            self.run.state.data[self.short] = (list(self._loaders), counts)
         return self._loaders
 
     @property
@@ -146,12 +155,15 @@ class EvaluationLoop:
             if progress is not None:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             with self._grad_context():
-                self._run_loader(loader, index, limit, collector, returned, counts)
+                self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
             if progress is not None:
                 progress.eval_end()
+        # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
+        # hooks log after them.
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
         self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
         hooks.call(f"on_{self.prefix}_epoch_end")
-        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
+        metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
         hooks.call(f"on_{self.prefix}_end")
         if was_training:
             module.train()
@@ -170,6 +182,8 @@ class EvaluationLoop:
         collector: LogCollector,
         returned: dict[str, torch.Tensor],
         counts: dict[str, int],
+        *,
+        publish: bool = True,
     ) -> None:
         run, hooks = self.run, self.run.hooks
         several = len(self.loaders) > 1
@@ -189,8 +203,21 @@ class EvaluationLoop:
                 counts[key] = counts.get(key, 0) + 1
             run.router.enter(f"on_{self.prefix}_batch_end", collector)
             hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
+            if collector.step_values:
+                self._log_step_values(collector, index, publish)
             if self.progress is not None:
                 self.progress.eval_tick()
+
+    def _log_step_values(self, collector: LogCollector, index: int, publish: bool) -> None:
+        """``self.log(..., on_step=True)`` in an evaluation step: one logger row per batch (``name_step``
+        when also on epoch), this process's values (Lightning's ``sync_dist=False`` default)."""
+        values = collector.drain_step()
+        if not publish:
+            return
+        logged = {k: float(v) for k, v in values.items() if k not in collector.step_no_logger}
+        if logged:
+            self.run.log_metrics(logged, self._seen.get(index, 0))
+        self._seen[index] = self._seen.get(index, 0) + 1
 
     def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
         arguments = (batch, batch_idx, *extra)
@@ -204,6 +231,8 @@ class PredictionLoop:
         self.run = run
         self.loaders = list(loaders)
         self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
+        counts = [count_batches(loader, limit, "limit_predict_batches") for loader in self.loaders]
+        run.state.data["predict"] = (list(self.loaders), counts)
 
     def predict(self) -> list[Any] | list[list[Any]]:
         run, hooks, module = self.run, self.run.hooks, self.run.module

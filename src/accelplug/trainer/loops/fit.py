@@ -27,7 +27,7 @@ from .compile_time import timed_first_batch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
-from .readback import finish_train_epoch, latest_loss, read_step_metrics
+from .readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
 from .resume import epoch_batches, resume_position
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class FitLoop:
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
-        self.collector = LogCollector()
+        self.collector = LogCollector(live=run.state.callback_metrics)
         self.started = time.monotonic()
         self._last_loss: float | None = None
         self._last_logged_step = -1
@@ -80,6 +80,8 @@ class FitLoop:
     def run(self) -> StopReason:
         """Train until a limit or a stop request; returns why it stopped."""
         epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
+        if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
+            return self.state.stop_reason or StopReason.MAX_EPOCHS
         self.hooks.call("on_train_start")
         while not self._finished(epoch):
             self.run_epoch(epoch, skip, saved_rng)
@@ -98,7 +100,8 @@ class FitLoop:
         self._start_epoch(epoch, skip)
         stopped = False
         accelerator = self.run_.strategy.accelerator
-        for batch_idx, batch in epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator):
+        batches = epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
+        for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
                 break
@@ -198,8 +201,6 @@ class FitLoop:
         state.batches_done = batch_idx + 1
         self._last_output = output
         self._epoch_has_batches = True
-        if self.collector.callback_step:
-            state.callback_metrics.update(self.collector.callback_step)
         hooks = self._batch_end_hooks
         if hooks:
             self.run_.router.enter("on_train_batch_end", self.collector)
@@ -248,7 +249,7 @@ class FitLoop:
         every = self.run_.options.reload_dataloaders_every_n_epochs
         if self.reload is not None and every and epoch > 0 and epoch % every == 0:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
-        state.current_epoch, state.epoch_done, state.batches_done = epoch, False, skip
+        state.current_epoch, state.epoch_done, state.batches_done, state.epoch_left = epoch, False, skip, False
         if skip == 0:
             state.epoch_schedulers_done = False
         length = self.limits.epoch_length
@@ -288,9 +289,10 @@ class FitLoop:
         if complete:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
-        self.progress.epoch_end(state.global_step, epoch, {k: float(v) for k, v in state.callback_metrics.items()})
+        self.progress.epoch_end(state.global_step, epoch, epoch_line(state, self._last_loss))
         self.progress.show_metrics(state.progress_bar_metrics)
         self.run_.flush_loggers()
+        state.epoch_left = True
 
     def _validate(self) -> None:
         assert self.val_loop is not None

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..options.entries import TrainerOptions
     from ..state import LoopState
 
-__all__ = ["DEFAULT_MAX_EPOCHS", "Limits", "batch_limit", "epoch_length"]
+__all__ = ["DEFAULT_MAX_EPOCHS", "Limits", "batch_limit", "count_batches", "epoch_length"]
 
 DEFAULT_MAX_EPOCHS = 1000
 
@@ -48,6 +48,12 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
     except TypeError:
         return limit
     return length if limit is None else min(length, limit)
+
+
+def count_batches(loader: Any, limit: float | int, option: str) -> float:
+    """Batches one pass over ``loader`` takes under ``limit`` (Lightning's ``max_batches``; ``inf``: no length)."""
+    length = epoch_length(loader, batch_limit(limit, loader, option))
+    return math.inf if length is None else length
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,10 @@ import torch
 if TYPE_CHECKING:
     from ..logging.collector import LogCollector
     from ..run import Run
+    from ..state import LoopState
 
 __all__ = [
+    "epoch_line",
     "finish_eval_epoch",
     "finish_train_epoch",
     "latest_loss",
@@ -53,15 +55,21 @@ def reduce_to_floats(run: Run, values: dict[str, torch.Tensor]) -> dict[str, flo
 
 
 def _publish(
-    run: Run, values: dict[str, float], collector: LogCollector, no_logger: set[str], prog_bar: set[str]
+    run: Run,
+    values: dict[str, float],
+    collector: LogCollector,
+    no_logger: set[str],
+    prog_bar: set[str],
+    not_callback: frozenset[str] = frozenset(),
 ) -> None:
     """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers."""
     state = run.state
-    state.callback_metrics.update({k: torch.tensor(v) for k, v in {**values, **collector.aliases(values)}.items()})
+    shown = {**values, **collector.aliases(values)}
+    state.callback_metrics.update({k: torch.tensor(v) for k, v in shown.items() if k not in not_callback})
     state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
     logged = {k: v for k, v in values.items() if k not in no_logger}
     if logged:
-        run.log_metrics({**logged, "epoch": float(state.current_epoch)}, state.global_step)
+        run.log_metrics(logged, state.global_step, epoch=state.epoch)
 
 
 def read_step_metrics(
@@ -75,7 +83,10 @@ def read_step_metrics(
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
     values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
     public = {k: v for k, v in values.items() if k not in private} if private else values
-    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"})
+    # The returned loss goes to the loggers and the progress bar; callback_metrics holds what self.log
+    # recorded, as Lightning's does.
+    automatic = frozenset() if "train_loss" in pending else frozenset({"train_loss"})
+    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"}, automatic)
     return values
 
 
@@ -106,8 +117,8 @@ def finish_eval_epoch(
 def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
     """The loss of the epoch's last step, so the epoch's line never shows a value from steps ago.
 
-    One read-back per epoch (averaged across processes); ``train_loss`` in ``callback_metrics`` and
-    the progress bar becomes that value.
+    One read-back per epoch (averaged across processes); ``train_loss`` on the progress bar becomes
+    that value.
     """
     found = output_scalars(output, "train_loss").get("train_loss") if output is not None else None
     # Every process takes part in the average (NaN where its last batch had no loss), so a skipped
@@ -116,6 +127,14 @@ def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
     loss = reduce_to_floats(run, {"train_loss": mine})["train_loss"]
     if loss != loss:
         return fallback
-    run.state.callback_metrics["train_loss"] = torch.tensor(loss)
     run.state.progress_bar_metrics["train_loss"] = loss
     return loss
+
+
+def epoch_line(state: LoopState, last_loss: float | None) -> dict[str, float]:
+    """What an epoch's progress line shows: ``callback_metrics``, and the returned loss (not one of them,
+    as in Lightning, but worth seeing)."""
+    shown = {k: float(v) for k, v in state.callback_metrics.items()}
+    if last_loss is not None:
+        shown.setdefault("train_loss", last_loss)
+    return shown

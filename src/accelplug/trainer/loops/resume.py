@@ -28,10 +28,11 @@ def resume_position(
     state: LoopState, checkpoint: dict[str, Any] | None, opt: Optimization
 ) -> tuple[int, int, dict[str, Any] | None]:
     """(epoch to run, batches of it to skip, RNG state to restore after skipping)."""
-    if checkpoint is None:
-        return state.current_epoch, 0, None
+    if checkpoint is None:  # a fresh Trainer, or a later fit of one: the epoch after the one it left
+        return state.epoch, 0, None
     accelerator = opt.strategy.accelerator
     loop = checkpoint["loop"]
+    state.epoch_left = bool(loop["epoch_done"])
     if loop["epoch_done"]:
         restore_rng_state(checkpoint["rng"], accelerator)
         if not loop.get("epoch_schedulers_done", True):
@@ -45,7 +46,12 @@ def resume_position(
 
 
 def epoch_batches(
-    loader: Any, skip: int, saved_rng: dict[str, Any] | None, length: int | None, accelerator: Accelerator | None = None
+    loader: Any,
+    skip: int,
+    saved_rng: dict[str, Any] | None,
+    length: int | None,
+    accelerator: Accelerator | None = None,
+    state: LoopState | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """``(batch_idx, batch)`` of one epoch after the first ``skip`` (a resume), ``length`` batches in all.
 
@@ -63,8 +69,11 @@ def epoch_batches(
     if length is not None:
         batches = itertools.islice(batches, max(length - skip, 0))
     # One batch is fetched ahead, as Lightning's fetcher does: a stream whose items depend on the
-    # model (an RL agent acting in the environment) then sees the same model state in both.
+    # model (an RL agent acting in the environment) then sees the same model state in both; and so
+    # ``trainer.is_last_batch`` (in ``state``) is known before the batch's hooks run.
     upcoming = next(batches, None)
     while upcoming is not None:
         current, upcoming = upcoming, next(batches, None)
+        if state is not None:
+            state.is_last_batch = upcoming is None
         yield current

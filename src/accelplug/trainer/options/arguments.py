@@ -53,9 +53,13 @@ def warn_unknown_variables() -> None:
 
 
 def path_in_datamodule_slot(datamodule: Any, ckpt_path: Any) -> tuple[Any, Any]:
-    """Lightning's order puts ckpt_path third; a path in the datamodule slot can only be meant as one."""
+    """(datamodule, ckpt_path) whichever slot each was passed in: a path can only be meant as the checkpoint,
+    and an object that is not one as the datamodule (``predict`` takes the datamodule third, ``validate``
+    and ``test`` the checkpoint, as in Lightning)."""
     if isinstance(datamodule, (str, os.PathLike)) and ckpt_path is None:
         return None, datamodule
+    if ckpt_path is not None and not isinstance(ckpt_path, (str, os.PathLike)) and datamodule is None:
+        return ckpt_path, None
     return datamodule, ckpt_path
 
 

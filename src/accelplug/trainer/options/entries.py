@@ -74,7 +74,9 @@ class TrainerOptions:
     accumulate_grad_batches: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
     gradient_clip_val: float | None = option(None, checks.number, "a number >= 0, or None for no clipping")
     gradient_clip_algorithm: str = option(
-        None, lambda v: "norm" if v is None else checks.choice(v, ("norm", "value")), "'norm' or 'value'"
+        None,
+        lambda v: "norm" if v is None else checks.choice(v.lower() if isinstance(v, str) else v, ("norm", "value")),
+        "'norm' or 'value' (any case, as in Lightning)",
     )
     val_check_interval: float | int | None = option(
         None,
