@@ -266,27 +266,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "Logger.save",
         "Logger.save_dir",
         "Logger.version",
-        # ModelCheckpoint()
-        "ModelCheckpoint().CHECKPOINT_JOIN_CHAR",
-        "ModelCheckpoint().CHECKPOINT_NAME_LAST",
-        "ModelCheckpoint().STARTING_VERSION",
-        "ModelCheckpoint().check_monitor_top_k",
-        "ModelCheckpoint().current_score",
-        "ModelCheckpoint().file_exists",
-        "ModelCheckpoint().kth_best_model_path",
-        "ModelCheckpoint().kth_value",
-        "ModelCheckpoint().save_on_exception",
-        "ModelCheckpoint().to_yaml",
-        # EarlyStopping()
-        "EarlyStopping().log_rank_zero_only",
-        "EarlyStopping().mode_dict",
-        "EarlyStopping().monitor_op",
-        "EarlyStopping().order_dict",
-        "EarlyStopping().stopping_reason",
-        # LearningRateMonitor()
-        "LearningRateMonitor().last_momentum_values",
-        "LearningRateMonitor().last_weight_decay_values",
-        "LearningRateMonitor().lrs",
         # CSVLogger()
         "CSVLogger().LOGGER_JOIN_CHAR",
         # TensorBoardLogger()
@@ -326,7 +305,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "signature LightningModule.log_dict",
         # signatures: constructors
         "signature LightningDataModule()",
-        "signature ModelCheckpoint()",
         "signature CSVLogger()",
         "signature TensorBoardLogger()",
         "signature Strategy()",

@@ -4,9 +4,9 @@ Lightning's ``lightning.pytorch.callbacks`` names. Nothing here imports the Trai
 an argument of each hook and uses its public properties, so callbacks sit below ``accelplug.trainer``.
 """
 
-from .base import Callback
+from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
 from .model_checkpoint import ModelCheckpoint
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
 
-__all__ = ["Callback", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]
+__all__ = ["Callback", "Checkpoint", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]
