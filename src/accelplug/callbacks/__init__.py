@@ -7,6 +7,16 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
 from .model_checkpoint import ModelCheckpoint
+from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
 
-__all__ = ["Callback", "Checkpoint", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]
+__all__ = [
+    "Callback",
+    "Checkpoint",
+    "DeviceStatsMonitor",
+    "EarlyStopping",
+    "LearningRateMonitor",
+    "ModelCheckpoint",
+    "ModelSummary",
+    "RichModelSummary",
+]

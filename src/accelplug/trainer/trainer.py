@@ -19,6 +19,7 @@ from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
 from ..launcher import relaunch_if_needed
 from ..selection import Selection, select
+from .display.defaults import configure_callbacks
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -132,6 +133,7 @@ class Trainer(TrainerProperties):
         check_checkpointing(self.options, self.callbacks)
         if self.options.enable_checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())
+        self.callbacks = configure_callbacks(self.options, self.callbacks)
         self.state = LoopState()
         #: What the run changed in torch's global settings (reported once at setup).
         self.setup_notes: list[str] = []
