@@ -54,7 +54,7 @@ def make_module(framework: Any, *, validation: bool = True, fail_at_step: int | 
                 raise RuntimeError(f"failing at step {fail_at_step}")
             x, y = batch
             loss = torch.nn.functional.mse_loss(self(x), y)
-            self.log("train_loss", loss, on_step=True, on_epoch=True)
+            self.log("train_loss", loss, on_step=True, on_epoch=True, prog_bar=extra.get("prog_bar", False))
             return loss
 
         def configure_optimizers(self) -> Any:
@@ -68,7 +68,7 @@ def make_module(framework: Any, *, validation: bool = True, fail_at_step: int | 
 
         def validation_step(self: Any, batch: Any, batch_idx: int) -> None:
             x, y = batch
-            self.log("val_loss", torch.nn.functional.mse_loss(self(x), y))
+            self.log("val_loss", torch.nn.functional.mse_loss(self(x), y), prog_bar=extra.get("prog_bar", False))
 
         def val_dataloader(self: Any) -> DataLoader[Any]:
             return data(16, seed=1)

@@ -9,6 +9,7 @@ from .early_stopping import EarlyStopping
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
+from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
 
 __all__ = [
     "Callback",
@@ -18,5 +19,9 @@ __all__ = [
     "LearningRateMonitor",
     "ModelCheckpoint",
     "ModelSummary",
+    "ProgressBar",
     "RichModelSummary",
+    "RichProgressBar",
+    "RichProgressBarTheme",
+    "TQDMProgressBar",
 ]
