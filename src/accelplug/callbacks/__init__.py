@@ -6,9 +6,11 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 
 from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
+from .lambda_function import LambdaCallback
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
+from .on_exception_checkpoint import OnExceptionCheckpoint
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
 
 __all__ = [
@@ -16,9 +18,11 @@ __all__ = [
     "Checkpoint",
     "DeviceStatsMonitor",
     "EarlyStopping",
+    "LambdaCallback",
     "LearningRateMonitor",
     "ModelCheckpoint",
     "ModelSummary",
+    "OnExceptionCheckpoint",
     "ProgressBar",
     "RichModelSummary",
     "RichProgressBar",
