@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,49 @@ def test_on_exception_checkpoint_needs_a_file_name(tmp_path: Path) -> None:
         lightning.pytorch.callbacks.OnExceptionCheckpoint(tmp_path, filename="")
     with pytest.raises(MisconfigurationException, match="filename"):
         accelplug.callbacks.OnExceptionCheckpoint(tmp_path, filename="")  # type: ignore[attr-defined]
+
+
+# ---- Timer -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("interval", ["step", "epoch"])
+def test_an_elapsed_timer_stops_fit_where_lightnings_stops(interval: str, tmp_path: Path) -> None:
+    def make(framework: Any) -> list[Any]:
+        return [_callbacks(framework).Timer(duration=timedelta(0), interval=interval, verbose=False)]
+
+    sides = fit_both(tmp_path, make, max_epochs=3)
+    theirs, ours = sides["lightning"], sides["accelplug"]
+    assert ours.trainer.global_step == theirs.trainer.global_step
+    timer, their_timer = ours.callbacks[0], theirs.callbacks[0]
+    assert timer.state_dict().keys() == their_timer.state_dict().keys()
+    assert timer.state_dict()["time_elapsed"].keys() == their_timer.state_dict()["time_elapsed"].keys()
+    assert timer.time_elapsed("train") > 0 and timer.time_remaining() is not None and timer.time_remaining() < 0
+
+
+def test_a_timer_without_duration_measures_without_stopping(tmp_path: Path) -> None:
+    sides = fit_both(tmp_path, lambda f: [_callbacks(f).Timer()], max_epochs=2)
+    assert sides["accelplug"].trainer.global_step == sides["lightning"].trainer.global_step == 12
+    timer = sides["accelplug"].callbacks[0]
+    assert timer.time_remaining() is None
+    assert timer.end_time("validate") >= timer.start_time("validate") > timer.start_time("train")
+
+
+@pytest.mark.parametrize("duration", ["00:01:30:05", {"hours": 2, "minutes": 3}, timedelta(seconds=90), None], ids=str)
+def test_timer_durations_read_as_lightnings(duration: Any) -> None:
+    ours = accelplug.callbacks.Timer(duration=duration)  # type: ignore[attr-defined]
+    theirs = lightning.pytorch.callbacks.Timer(duration=duration)
+    assert ours.time_remaining() == theirs.time_remaining()
+
+
+@pytest.mark.parametrize("arguments", [{"duration": "1:30"}, {"interval": "stpe"}, {"duration": {"hour": 1}}])
+def test_timer_refuses_bad_arguments(arguments: dict[str, Any]) -> None:
+    with pytest.raises(MisconfigurationException, match="Timer"):
+        accelplug.callbacks.Timer(**arguments)  # type: ignore[attr-defined]
+
+
+def test_a_resumed_timer_keeps_its_training_time() -> None:
+    timer = accelplug.callbacks.Timer(duration="00:00:01:00")  # type: ignore[attr-defined]
+    their_timer = lightning.pytorch.callbacks.Timer(duration="00:00:01:00")
+    state = {"time_elapsed": {"train": 42.0, "validate": 3.0}}
+    timer.load_state_dict(state)
+    their_timer.load_state_dict(state)
+    assert timer.time_elapsed() == their_timer.time_elapsed() == 42.0
+    assert timer.time_remaining() == their_timer.time_remaining() == 18.0

@@ -12,6 +12,7 @@ from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
 from .on_exception_checkpoint import OnExceptionCheckpoint
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+from .timer import Timer
 
 __all__ = [
     "Callback",
@@ -28,4 +29,5 @@ __all__ = [
     "RichProgressBar",
     "RichProgressBarTheme",
     "TQDMProgressBar",
+    "Timer",
 ]
