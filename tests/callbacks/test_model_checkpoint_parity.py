@@ -174,3 +174,43 @@ def _checkpoint(framework: Any) -> Any:
     return (
         framework.pytorch.callbacks.ModelCheckpoint if framework.__name__ == "lightning" else framework.ModelCheckpoint
     )
+
+
+def test_loggers_hear_of_each_save_as_in_lightning(tmp_path: Path) -> None:
+    def logger(framework: Any, root: Path) -> Any:
+        import importlib
+
+        base = importlib.import_module(
+            "lightning.pytorch.loggers" if framework.__name__ == "lightning" else "accelplug.loggers"
+        ).Logger
+
+        class Recorder(base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.saves: list[tuple[str, str, str]] = []
+
+            name = "recorder"
+            version = 0
+
+            def log_metrics(self, metrics: dict[str, Any], step: int | None = None) -> None:
+                pass
+
+            def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+                pass
+
+            def after_save_checkpoint(self, checkpoint_callback: Any) -> None:
+                best, last = checkpoint_callback.best_model_path, checkpoint_callback.last_model_path
+                # __class__: Lightning hands a weakref proxy, accelplug the callback itself; both answer it the same
+                self.saves.append((Path(best).name, Path(last).name, checkpoint_callback.__class__.__name__))
+
+        return Recorder()
+
+    sides = fit_both(
+        tmp_path,
+        lambda f: [_checkpoint(f)(dirpath=tmp_path / f.__name__ / "ckpt", monitor="val_loss", save_last=True)],
+        logger=logger,
+        max_epochs=3,
+    )
+    wanted = sides["lightning"].trainer.logger.saves
+    assert sides["accelplug"].trainer.loggers[0].saves == wanted
+    assert len(wanted) >= 4
