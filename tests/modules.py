@@ -62,5 +62,5 @@ class NoisyNet(torch.nn.Module):
 
 
 def quiet(**options: Any) -> dict[str, Any]:
-    """Trainer options for tests: CPU, no progress output, plus ``options``."""
-    return {"accelerator": "cpu", "devices": 1, "enable_progress_bar": False, **options}
+    """Trainer options for tests: CPU, no progress output and no model summary, plus ``options``."""
+    return {"accelerator": "cpu", "devices": 1, "enable_progress_bar": False, "enable_model_summary": False, **options}

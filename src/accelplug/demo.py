@@ -145,7 +145,8 @@ def run_demo(
         accelerator=trainer.accelerator.name,
         reason=trainer.selection.reason,
         accuracy=accuracy,
-        checkpoint=callback.last_model_path if callback else None,
+        # the newest file the checkpoint callback wrote (Lightning's default writes no last.ckpt)
+        checkpoint=Path(callback.last_model_path or callback.best_model_path) if callback else None,
         metrics_csv=trainer.metrics_path,
     )
     if trainer.is_global_zero:

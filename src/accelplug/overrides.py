@@ -27,6 +27,8 @@ def default_hook(function: _F) -> _F:
 
 def overrides(obj: object, name: str) -> bool:
     """Whether ``obj`` has its own ``name``: a callable that is not a base class's marked default."""
+    if name in getattr(obj, "__dict__", ()):  # set on this instance (LambdaCallback): it wins over the class's
+        return callable(vars(obj)[name])
     attr = getattr(type(obj), name, None)
     if attr is None:
         return callable(getattr(obj, name, None))  # set on the instance

@@ -74,13 +74,14 @@ LAYERS: list[tuple[str, ...]] = [
 #: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it. Patterns
 #: ending in ``.*`` cover a sub-package's modules.
 TIERS: list[tuple[str, ...]] = [
-    # T0: what the run is made of, none of which knows a run
+    # T0: what the run is made of, none of which knows a run (display.defaults: the callbacks a Trainer adds)
     (
         "trainer.state",
         "trainer.hooks",
         "trainer.options.*",
         "trainer.logging.*",
         "trainer.display.progress",
+        "trainer.display.defaults",
         "trainer.checkpointing.format",
         "trainer.process.*",
     ),

@@ -47,7 +47,8 @@ def test_two_process_ddp_on_gloo_leaves_identical_weights_on_both_ranks(tmp_path
     csv_files = list(tmp_path.glob("accelplug_logs/version_*/metrics.csv"))
     assert len(csv_files) == 1, "only rank 0 writes logs"
     assert len(list(tmp_path.glob("accelplug_logs/version_*"))) == 1, "all ranks share one run folder"
-    assert (csv_files[0].parent / "checkpoints" / "last.ckpt").is_file()
+    # Lightning's default ModelCheckpoint: the newest epoch's file, no last.ckpt
+    assert [p.name for p in (csv_files[0].parent / "checkpoints").iterdir()] == ["epoch=1-step=16.ckpt"]
 
 
 def test_a_crashing_rank_ends_the_whole_job_fast_with_its_error(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_autoencoder_with_hyperparameters_trains_validates_and_tests(tmp_path: P
         "on_fit_end",
         "on_test_epoch_end",
     ]
-    checkpoint = torch.load(trainer.checkpoint_callback.last_model_path, weights_only=True)  # type: ignore[union-attr]
+    checkpoint = torch.load(trainer.checkpoint_callback.best_model_path, weights_only=True)  # type: ignore[union-attr]
     assert checkpoint["hyper_parameters"] == {"code_dim": 4, "lr": 1e-2}
     assert json.loads((trainer.log_dir / "hparams.json").read_text()) == {"code_dim": 4, "lr": 1e-2}
 
@@ -145,7 +145,7 @@ def test_a_datamodule_drives_fit_and_test_with_its_stages_and_state(tmp_path: Pa
     (results,) = trainer.test(model, datamodule=dm, verbose=False)
     assert dm.calls == ["prepare_data", "setup:fit", "teardown:fit", "prepare_data", "setup:test", "teardown:test"]
     assert results["test_loss"] < 0.05
-    last = trainer.checkpoint_callback.last_model_path  # type: ignore[union-attr]
+    last = trainer.checkpoint_callback.best_model_path  # type: ignore[union-attr]
     assert torch.load(last, weights_only=True)["datamodule"] == {"batch_size": 16}
     trainer.fit(MODULES["LinearOnDataModule"](), dm)  # Lightning also takes the datamodule positionally
 

@@ -138,27 +138,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # LightningDataModule
         "LightningDataModule.remove_ignored_hparams",
         # Logger
-        # ModelCheckpoint()
-        "ModelCheckpoint().CHECKPOINT_JOIN_CHAR",
-        "ModelCheckpoint().CHECKPOINT_NAME_LAST",
-        "ModelCheckpoint().STARTING_VERSION",
-        "ModelCheckpoint().check_monitor_top_k",
-        "ModelCheckpoint().current_score",
-        "ModelCheckpoint().file_exists",
-        "ModelCheckpoint().kth_best_model_path",
-        "ModelCheckpoint().kth_value",
-        "ModelCheckpoint().save_on_exception",
-        "ModelCheckpoint().to_yaml",
-        # EarlyStopping()
-        "EarlyStopping().log_rank_zero_only",
-        "EarlyStopping().mode_dict",
-        "EarlyStopping().monitor_op",
-        "EarlyStopping().order_dict",
-        "EarlyStopping().stopping_reason",
-        # LearningRateMonitor()
-        "LearningRateMonitor().last_momentum_values",
-        "LearningRateMonitor().last_weight_decay_values",
-        "LearningRateMonitor().lrs",
         # CSVLogger()
         "CSVLogger().LOGGER_JOIN_CHAR",
         # TensorBoardLogger()
@@ -176,7 +155,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # signatures: Trainer methods
         # signatures: LightningModule methods
         # signatures: constructors
-        "signature ModelCheckpoint()",
         "signature CSVLogger()",
         "signature TensorBoardLogger()",
         "signature Strategy()",

@@ -144,7 +144,7 @@ def test_enable_model_summary_false_prints_no_summary(tmp_path: Path, capsys: py
         Counting(), _data()
     )
     err = capsys.readouterr().err
-    assert "accelplug: cpu" in err and "trainable params" not in err
+    assert "accelplug: cpu" in err and "Trainable params" not in err
 
 
 def test_inference_mode_decides_how_evaluation_runs(tmp_path: Path) -> None:

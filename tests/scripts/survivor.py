@@ -108,7 +108,7 @@ def main() -> None:
     y = torch.sin(x.sum(dim=1, keepdim=True))
     callbacks: list[Callback] = [ReportStop()]
     if args.every_n_steps:
-        callbacks.append(ModelCheckpoint(dirpath=args.dirpath, every_n_train_steps=args.every_n_steps))
+        callbacks.append(ModelCheckpoint(dirpath=args.dirpath, every_n_train_steps=args.every_n_steps, save_last=True))
     trainer = Trainer(
         accelerator=args.accelerator,
         devices=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),

@@ -4,9 +4,30 @@ Lightning's ``lightning.pytorch.callbacks`` names. Nothing here imports the Trai
 an argument of each hook and uses its public properties, so callbacks sit below ``accelplug.trainer``.
 """
 
-from .base import Callback
+from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
+from .lambda_function import LambdaCallback
 from .model_checkpoint import ModelCheckpoint
+from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
+from .on_exception_checkpoint import OnExceptionCheckpoint
+from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+from .timer import Timer
 
-__all__ = ["Callback", "DeviceStatsMonitor", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"]
+__all__ = [
+    "Callback",
+    "Checkpoint",
+    "DeviceStatsMonitor",
+    "EarlyStopping",
+    "LambdaCallback",
+    "LearningRateMonitor",
+    "ModelCheckpoint",
+    "ModelSummary",
+    "OnExceptionCheckpoint",
+    "ProgressBar",
+    "RichModelSummary",
+    "RichProgressBar",
+    "RichProgressBarTheme",
+    "TQDMProgressBar",
+    "Timer",
+]

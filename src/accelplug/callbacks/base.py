@@ -15,7 +15,7 @@ from ..overrides import default_hook, hook_names
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CALLBACK_HOOKS", "Callback"]
+__all__ = ["CALLBACK_HOOKS", "Callback", "Checkpoint"]
 
 
 class Callback:
@@ -25,6 +25,11 @@ class Callback:
     def state_key(self) -> str:
         """The key of this callback's ``state_dict`` in a checkpoint."""
         return type(self).__qualname__
+
+    def _generate_state_key(self, **kwargs: Any) -> str:
+        """A ``state_key`` that tells apart two instances configured differently (Lightning's format, so a
+        checkpoint written by Lightning restores the same callback here)."""
+        return f"{type(self).__qualname__}{kwargs!r}"
 
     def state_dict(self) -> dict[str, Any]:
         return {}
@@ -159,3 +164,7 @@ class Callback:
 
 #: The hooks a callback may define, called as ``hook(trainer, module, *args)``: read from ``Callback``'s marked methods.
 CALLBACK_HOOKS = hook_names(Callback)
+
+
+class Checkpoint(Callback):
+    """The base of checkpointing callbacks: the Trainer runs them after the others and saves their state."""

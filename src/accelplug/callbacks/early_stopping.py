@@ -1,22 +1,48 @@
-"""``EarlyStopping``: stop fit when a monitored metric stops improving (Lightning's arguments and meaning).
+"""``EarlyStopping``: stop fit when a monitored metric stops improving (Lightning 2.6's arguments and meaning).
 
-The check runs after each validation pass when the fit validates, else at the end of each training
-epoch; it never runs during the sanity check. It sets ``trainer.should_stop``, which the loop honours
-once ``min_epochs``/``min_steps`` are met.
+The check runs at the end of each training epoch when validation runs once per epoch (Lightning's
+``check_on_train_epoch_end=None`` resolved at ``setup``), else after each validation pass; never during the
+sanity check or outside ``fit``. In order it stops on: a non-finite value (``check_finite``), the
+``stopping_threshold`` reached, the ``divergence_threshold`` passed, or ``patience`` checks without an
+improvement larger than ``min_delta``. It sets ``trainer.should_stop``, which the loop honours once
+``min_epochs``/``min_steps`` are met; ``stopping_reason`` says which rule fired.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any
+import logging
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ClassVar
 
-from ..errors import MisconfigurationException
+import torch
+
+from ..errors import MisconfigurationException, did_you_mean
 from .base import Callback
 
-__all__ = ["EarlyStopping"]
+__all__ = ["EarlyStopping", "EarlyStoppingReason", "MissingMonitoredMetric"]
+
+log = logging.getLogger(__name__)
+
+
+class EarlyStoppingReason(Enum):
+    """Why the fit was stopped (Lightning's values, so a saved ``stopping_reason`` reads back the same)."""
+
+    NOT_STOPPED = 0
+    STOPPING_THRESHOLD = 1
+    DIVERGENCE_THRESHOLD = 2
+    PATIENCE_EXHAUSTED = 3
+    NON_FINITE_METRIC = 4
+
+
+class MissingMonitoredMetric(MisconfigurationException, RuntimeError):
+    """The monitored metric was never logged (a RuntimeError too: what Lightning raises, so its handlers match)."""
 
 
 class EarlyStopping(Callback):
+    mode_dict: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {"min": torch.lt, "max": torch.gt}
+    order_dict: ClassVar[dict[str, str]] = {"min": "<", "max": ">"}
+
     def __init__(
         self,
         monitor: str,
@@ -33,12 +59,14 @@ class EarlyStopping(Callback):
     ) -> None:
         if not isinstance(monitor, str) or not monitor:
             raise MisconfigurationException(f"EarlyStopping(monitor={monitor!r}): name the metric to watch.")
-        if mode not in ("min", "max"):
-            raise MisconfigurationException(f"EarlyStopping(mode={mode!r}) is invalid: use 'min' or 'max'.")
+        if mode not in self.mode_dict:
+            raise MisconfigurationException(
+                f"EarlyStopping(mode={mode!r}) is invalid: use 'min' or 'max'.{did_you_mean(mode, self.mode_dict)}"
+            )
         if not isinstance(patience, int) or isinstance(patience, bool) or patience < 0:
             raise MisconfigurationException(f"EarlyStopping(patience={patience!r}) is invalid: use an int >= 0.")
         self.monitor = monitor
-        self.min_delta = abs(float(min_delta)) * (1 if mode == "max" else -1)
+        self.min_delta = min_delta * (1 if mode == "max" else -1)
         self.patience = patience
         self.verbose = verbose
         self.mode = mode
@@ -46,16 +74,21 @@ class EarlyStopping(Callback):
         self.check_finite = check_finite
         self.stopping_threshold = stopping_threshold
         self.divergence_threshold = divergence_threshold
-        self.check_on_train_epoch_end = check_on_train_epoch_end
+        self.log_rank_zero_only = log_rank_zero_only
         self.wait_count = 0
         self.stopped_epoch = 0
-        self.best_score = math.inf if mode == "min" else -math.inf
+        self.stopping_reason = EarlyStoppingReason.NOT_STOPPED
         self.stopping_reason_message: str | None = None
-        self._validated = False
+        self.best_score = torch.tensor(torch.inf if mode == "min" else -torch.inf)
+        self._check_on_train_epoch_end = check_on_train_epoch_end
 
     @property
     def state_key(self) -> str:
-        return f"EarlyStopping{{monitor={self.monitor!r}, mode={self.mode!r}}}"
+        return self._generate_state_key(monitor=self.monitor, mode=self.mode)
+
+    @property
+    def monitor_op(self) -> Callable[..., torch.Tensor]:
+        return self.mode_dict[self.mode]
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -63,59 +96,99 @@ class EarlyStopping(Callback):
             "stopped_epoch": self.stopped_epoch,
             "best_score": self.best_score,
             "patience": self.patience,
+            "stopping_reason": self.stopping_reason.value,
+            "stopping_reason_message": self.stopping_reason_message,
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.wait_count = int(state_dict["wait_count"])
-        self.stopped_epoch = int(state_dict["stopped_epoch"])
-        self.best_score = float(state_dict["best_score"])
+        self.wait_count = state_dict["wait_count"]
+        self.stopped_epoch = state_dict["stopped_epoch"]
+        self.best_score = torch.as_tensor(state_dict["best_score"])
+        self.patience = state_dict["patience"]
+        self.stopping_reason = EarlyStoppingReason(state_dict.get("stopping_reason", 0))
+        self.stopping_reason_message = state_dict.get("stopping_reason_message")
 
-    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
-        if trainer.sanity_checking or trainer.state.fn != "fit" or self.check_on_train_epoch_end:
-            return  # only validation inside fit counts (not the sanity check, not trainer.validate())
-        self._validated = True
-        self._check(trainer)
+    # ---- when ---------------------------------------------------------------------------------------
+    def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        if self._check_on_train_epoch_end is None:  # validation once per epoch: check with the epoch's end
+            options = trainer.options
+            once_per_epoch = options.val_check_interval in (None, 1.0) and options.check_val_every_n_epoch == 1
+            self._check_on_train_epoch_end = once_per_epoch
+
+    def _skip(self, trainer: Any) -> bool:
+        return bool(trainer.state.fn != "fit" or trainer.sanity_checking)
 
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
-        if self.check_on_train_epoch_end is False or (self.check_on_train_epoch_end is None and self._validated):
-            return
-        self._check(trainer)
+        if self._check_on_train_epoch_end and not self._skip(trainer):
+            self._check(trainer)
 
+    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
+        if not self._check_on_train_epoch_end and not self._skip(trainer):
+            self._check(trainer)
+
+    # ---- the check ------------------------------------------------------------------------------------
     def _check(self, trainer: Any) -> None:
         metrics = trainer.callback_metrics
-        if self.monitor not in metrics:
-            if self.strict:
-                raise MisconfigurationException(
-                    f"EarlyStopping(monitor={self.monitor!r}) found no metric {self.monitor!r}; logged: "
-                    f"{sorted(metrics)}. Log it with self.log, or pass strict=False."
-                )
+        if trainer.options.fast_dev_run:
             return
-        current = float(metrics[self.monitor])
+        if self.monitor not in metrics:
+            message = (
+                f"EarlyStopping(monitor={self.monitor!r}) found no metric {self.monitor!r}; logged: "
+                f"{sorted(metrics)}.{did_you_mean(self.monitor, metrics)} Log it with self.log, or pass strict=False."
+            )
+            if self.strict:
+                raise MissingMonitoredMetric(message)
+            if self.verbose:
+                log.warning(message)
+            return
+        current = torch.as_tensor(metrics[self.monitor]).detach().float().squeeze().cpu()
         stop, reason = self._evaluate(current)
+        stop = bool(trainer.strategy.reduce_any(stop))  # every process stops when any one does
+        trainer.should_stop = trainer.should_stop or stop
         if stop:
             self.stopped_epoch = trainer.current_epoch
             self.stopping_reason_message = reason
-            trainer.should_stop = True
-            if self.verbose and trainer.is_global_zero:
-                print(f"EarlyStopping: {reason}")
+        if reason and self.verbose:
+            rank = trainer.global_rank if trainer.world_size > 1 else None
+            if rank is None or not self.log_rank_zero_only or rank == 0:
+                log.info(reason if rank is None else f"[rank: {rank}] {reason}")
 
-    def _better(self, current: float, reference: float) -> bool:
-        return current < reference if self.mode == "min" else current > reference
-
-    def _evaluate(self, current: float) -> tuple[bool, str | None]:
-        if self.check_finite and not math.isfinite(current):
-            return True, f"{self.monitor} = {current} is not finite; stopping"
-        if self.stopping_threshold is not None and self._better(current, self.stopping_threshold):
-            return True, f"{self.monitor} = {current:.6g} reached the stopping threshold {self.stopping_threshold}"
-        if self.divergence_threshold is not None and self._better(self.divergence_threshold, current):
-            return True, f"{self.monitor} = {current:.6g} diverged past {self.divergence_threshold}"
-        if self._better(current - self.min_delta, self.best_score):
+    def _evaluate(self, current: torch.Tensor) -> tuple[bool, str | None]:
+        order = self.order_dict[self.mode]
+        if self.check_finite and not torch.isfinite(current):
+            self.stopping_reason = EarlyStoppingReason.NON_FINITE_METRIC
+            return True, (
+                f"Monitored metric {self.monitor} = {current} is not finite. "
+                f"Previous best value was {float(self.best_score):.3f}. Signaling Trainer to stop."
+            )
+        if self.stopping_threshold is not None and self.monitor_op(current, self.stopping_threshold):
+            self.stopping_reason = EarlyStoppingReason.STOPPING_THRESHOLD
+            return True, (
+                f"Stopping threshold reached: {self.monitor} = {current} {order} {self.stopping_threshold}. "
+                "Signaling Trainer to stop."
+            )
+        if self.divergence_threshold is not None and self.monitor_op(-current, -self.divergence_threshold):
+            self.stopping_reason = EarlyStoppingReason.DIVERGENCE_THRESHOLD
+            return True, (
+                f"Divergence threshold reached: {self.monitor} = {current} {order} {self.divergence_threshold}. "
+                "Signaling Trainer to stop."
+            )
+        if self.monitor_op(current - self.min_delta, self.best_score):
+            if torch.isfinite(self.best_score):
+                reason = (
+                    f"Metric {self.monitor} improved by {float(abs(self.best_score - current)):.3f} >= "
+                    f"min_delta = {abs(self.min_delta)}. New best score: {float(current):.3f}"
+                )
+            else:
+                reason = f"Metric {self.monitor} improved. New best score: {float(current):.3f}"
             self.best_score = current
             self.wait_count = 0
-            return False, None
+            return False, reason
         self.wait_count += 1
         if self.wait_count >= self.patience:
+            self.stopping_reason = EarlyStoppingReason.PATIENCE_EXHAUSTED
             return True, (
-                f"{self.monitor} did not improve in the last {self.wait_count} checks; best {self.best_score:.6g}"
+                f"Monitored metric {self.monitor} did not improve in the last {self.wait_count} records. "
+                f"Best score: {float(self.best_score):.3f}. Signaling Trainer to stop."
             )
         return False, None

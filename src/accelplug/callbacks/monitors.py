@@ -6,9 +6,12 @@ it asks the run's accelerator for its figures (CUDA memory, CPU peak RSS, a plug
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from ..errors import MisconfigurationException
+import torch
+
+from ..errors import MisconfigurationException, did_you_mean
 from .base import Callback
 
 __all__ = ["DeviceStatsMonitor", "LearningRateMonitor"]
@@ -19,11 +22,16 @@ def _log(trainer: Any, metrics: dict[str, float]) -> None:
         return
     for logger in trainer.loggers:
         logger.log_metrics(metrics, trainer.global_step)
-    trainer.state.logged_metrics.update(metrics)
 
 
 class LearningRateMonitor(Callback):
-    """Logs ``lr-<Optimizer>`` (and ``/pg<N>`` for each extra parameter group) every logging step or epoch."""
+    """Logs each optimizer's learning rate (and momentum, weight decay) under Lightning's names.
+
+    Names: ``lr-<Optimizer>`` (a scheduler's ``name`` when it has one), ``-1``, ``-2``... for further optimizers
+    of the same type, ``/pg<N>`` or ``/<group name>`` per parameter group when there are several, and
+    ``-momentum``/``-weight_decay`` after a name. With ``logging_interval=None`` an optimizer is logged when its
+    scheduler steps (per step or per epoch); one without a scheduler at every logging step and every epoch start.
+    """
 
     def __init__(
         self, logging_interval: str | None = None, log_momentum: bool = False, log_weight_decay: bool = False
@@ -31,39 +39,115 @@ class LearningRateMonitor(Callback):
         if logging_interval not in (None, "step", "epoch"):
             raise MisconfigurationException(
                 f"LearningRateMonitor(logging_interval={logging_interval!r}) is invalid: use None, 'step' or 'epoch'."
+                f"{did_you_mean(logging_interval, ('step', 'epoch'))}"
             )
         self.logging_interval = logging_interval
         self.log_momentum = log_momentum
         self.log_weight_decay = log_weight_decay
+        self.lrs: dict[str, list[float]] = {}
+        self.last_momentum_values: dict[str, float | None] = {}
+        self.last_weight_decay_values: dict[str, float | None] = {}
 
-    def _values(self, trainer: Any) -> dict[str, float]:
-        values: dict[str, float] = {}
-        seen: dict[str, int] = {}
-        for optimizer in trainer.optimizers:
-            base = f"lr-{type(optimizer).__name__}"
-            count = seen.get(base, 0)
-            seen[base] = count + 1
-            name = base if count == 0 else f"{base}-{count}"
-            for index, group in enumerate(optimizer.param_groups):
-                key = name if index == 0 else f"{name}/pg{index + 1}"
-                values[key] = float(group["lr"])
-                if self.log_momentum and "momentum" in group:
-                    values[f"{key}-momentum"] = float(group["momentum"])
-                if self.log_momentum and "betas" in group:
-                    values[f"{key}-momentum"] = float(group["betas"][0])
-                if self.log_weight_decay and "weight_decay" in group:
-                    values[f"{key}-weight_decay"] = float(group["weight_decay"])
-        return values
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        if not trainer.loggers:
+            raise MisconfigurationException(
+                "LearningRateMonitor needs a logger to write to, and this Trainer has none (logger=False): "
+                "pass logger=True or a logger object, or remove the callback."
+            )
+        if self.log_momentum and not all(
+            "momentum" in o.defaults or "betas" in o.defaults for o in self._all_optimizers(trainer)
+        ):
+            warnings.warn(
+                "LearningRateMonitor(log_momentum=True): some optimizers have no momentum; 0 is logged for them.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        names = [name for _, group_names in self._named(trainer) for name in group_names]
+        self.lrs = {name: [] for name in names}
+        self.last_momentum_values = {f"{name}-momentum": None for name in names}
+        self.last_weight_decay_values = {f"{name}-weight_decay": None for name in names}
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
-        if self.logging_interval == "epoch":
+        every = trainer.options.log_every_n_steps
+        if (trainer.global_step + 1) % every != 0 and not trainer.should_stop:
             return
-        if trainer.global_step % trainer.options.log_every_n_steps == 0:
-            _log(trainer, self._values(trainer))
+        if self.logging_interval != "epoch":
+            self._log_stats(trainer, "step" if self.logging_interval is None else "any")
 
     def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
         if self.logging_interval != "step":
-            _log(trainer, self._values(trainer))
+            self._log_stats(trainer, "epoch" if self.logging_interval is None else "any")
+
+    # ---- names and values -------------------------------------------------------------------------------
+    @staticmethod
+    def _all_optimizers(trainer: Any) -> list[Any]:
+        return [getattr(o, "optimizer", o) for o in trainer.optimizers]
+
+    def _named(self, trainer: Any) -> list[tuple[Any, list[str]]]:
+        """(optimizer, one name per parameter group, scheduler interval or None), schedulers' optimizers first."""
+        named: list[tuple[Any, list[str]]] = []
+        seen: list[Any] = []
+        per_type: dict[type, int] = {}
+        for config in trainer.lr_scheduler_configs:
+            optimizer = config.scheduler.optimizer
+            base = config.name if config.name is not None else f"lr-{type(optimizer).__name__}"
+            named.append((optimizer, self._group_names(optimizer, base, seen, per_type, counted=config.name is None)))
+        for optimizer in self._all_optimizers(trainer):
+            if any(optimizer is s for s in seen):
+                continue
+            named.append((optimizer, self._group_names(optimizer, f"lr-{type(optimizer).__name__}", seen, per_type)))
+        return named
+
+    @staticmethod
+    def _group_names(
+        optimizer: Any, base: str, seen: list[Any], per_type: dict[type, int], counted: bool = True
+    ) -> list[str]:
+        seen.append(optimizer)
+        kind = type(optimizer)
+        if counted:
+            per_type[kind] = per_type.get(kind, 0) + 1
+        groups = optimizer.param_groups
+        labels = [g.get("name", f"pg{i}") for i, g in enumerate(groups, start=1)]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            raise MisconfigurationException(
+                f"LearningRateMonitor: {base} has parameter groups with the same name {repeated}; "
+                "give each parameter group of one optimizer its own 'name'."
+            )
+        if kind in per_type and per_type[kind] > 1:
+            base = f"{base}-{per_type[kind] - 1}"
+        if len(groups) > 1:
+            return [f"{base}/{label}" for label in labels]
+        only = groups[0].get("name")
+        return [f"{base}/{only}" if only else base]
+
+    def _log_stats(self, trainer: Any, interval: str) -> None:
+        stats: dict[str, float] = {}
+        intervals = {id(c.scheduler.optimizer): c.interval for c in trainer.lr_scheduler_configs}
+        for optimizer, names in self._named(trainer):
+            scheduled = intervals.get(id(optimizer))
+            if scheduled is not None and interval not in (scheduled, "any"):
+                continue
+            stats.update(self._optimizer_stats(optimizer, names))
+        if not stats:
+            return
+        for name, value in stats.items():
+            trainer.callback_metrics[name] = torch.tensor(value)
+        _log(trainer, stats)
+
+    def _optimizer_stats(self, optimizer: Any, names: list[str]) -> dict[str, float]:
+        stats: dict[str, float] = {}
+        betas = "betas" in optimizer.defaults
+        for group, name in zip(optimizer.param_groups, names, strict=False):
+            stats[name] = group["lr"]
+            self.lrs.setdefault(name, []).append(group["lr"])
+            if self.log_momentum:
+                momentum = group["betas"][0] if betas else group.get("momentum", 0)
+                stats[f"{name}-momentum"] = self.last_momentum_values[f"{name}-momentum"] = momentum
+            if self.log_weight_decay:
+                decay = group["weight_decay"]
+                stats[f"{name}-weight_decay"] = self.last_weight_decay_values[f"{name}-weight_decay"] = decay
+        return stats
 
 
 class DeviceStatsMonitor(Callback):

@@ -268,6 +268,7 @@ class TrainerProperties:
 
     def _checkpoint_folders(self) -> list[Path]:
         folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
+        folders.append(self.default_root_dir / "checkpoints")  # ModelCheckpoint's folder when there is no logger
         base = self.default_root_dir / "accelplug_logs"
         if base.is_dir():
             folders += sorted(base.glob("version_*/checkpoints"))

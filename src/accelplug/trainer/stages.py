@@ -27,6 +27,7 @@ from ..data.sources import has_loader_source, resolve_loaders
 from ..loggers import CSVLogger, TensorBoardLogger
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
+from .display.defaults import progress_bar_callback
 from .display.progress import Progress, make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
@@ -52,6 +53,7 @@ class StageHost(Protocol):
 
     options: TrainerOptions
     state: LoopState
+    callbacks: list[Any]
     setup_notes: list[str]
     _run: Run | None
     _module: torch.nn.Module | None
@@ -184,7 +186,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
-            progress = make_progress(run.chatty)
+            progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
                 val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule, progress)
@@ -248,7 +250,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
-        progress = make_progress(run.chatty)
+        progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
     results = _split_by_loader(metrics, len(loaders))

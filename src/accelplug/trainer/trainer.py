@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..accelerator import Accelerator
+from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
 from ..launcher import relaunch_if_needed
 from ..selection import Selection, select
+from .display.defaults import configure_callbacks
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -135,8 +137,9 @@ class Trainer(TrainerProperties, TrainerViews):
         self._precision = registry.get_precision(self.selection.precision)(self.root_device.type)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
-        if self.options.enable_checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
+        if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())
+        self.callbacks = configure_callbacks(self.options, self.callbacks)
         self.state = LoopState()
         #: What the run changed in torch's global settings (reported once at setup).
         self.setup_notes: list[str] = []

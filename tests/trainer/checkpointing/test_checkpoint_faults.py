@@ -59,10 +59,10 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
     options = quiet(max_steps=6, logger=False, default_root_dir=tmp_path, callbacks=[callback])
     Trainer(**options).fit(LinearRegression(), regression_data(n=64, batch_size=8))
     folder = callback.folder(Trainer(**options))
-    files = {p.name: p for p in callback.saved}
-    assert set(files) == {"step=2.ckpt", "step=4.ckpt", "step=6.ckpt"}
-    _flip_middle(files["step=6.ckpt"])
-    os.utime(files["step=6.ckpt"])  # still the newest file
+    files = {Path(p).name: Path(p) for p in folder.iterdir()}
+    assert set(files) == {"epoch=0-step=2.ckpt", "epoch=0-step=4.ckpt", "epoch=0-step=6.ckpt"}
+    _flip_middle(files["epoch=0-step=6.ckpt"])
+    os.utime(files["epoch=0-step=6.ckpt"])  # still the newest file
     resumed = Trainer(**quiet(max_steps=8, logger=False, enable_checkpointing=False, default_root_dir=tmp_path))
     with pytest.warns(UserWarning, match=r"skipping .*step=6\.ckpt"):
         resumed.fit(LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path="last")

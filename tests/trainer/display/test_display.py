@@ -87,7 +87,7 @@ def test_a_terminal_gets_epoch_bars_with_rate_eta_metrics_and_a_summary(tmp_path
     text = _ANSI.sub("", drawn).replace("\r", "\n")
     assert "\x1b[" in drawn, "a terminal gets rich's escape sequences"
     assert re.search(r"accelplug: cpu \[0\] because .*precision 32-true; strategy single_device; logs in ", text)
-    assert "trainable params" in text, "the model summary is printed first"
+    assert "Trainable params" in text, "the model summary is printed first"
     assert re.search(r"Epoch 1/2 .*━.* \d+/12 .*it/s", text), "a bar per epoch: batches, rate"
     assert re.search(r"Epoch 1/2 .*< 0:00:0\d", text), "with the time remaining"
     assert re.search(r"mse=\d", text), "prog_bar metrics beside the bar"

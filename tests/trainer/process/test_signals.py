@@ -259,10 +259,9 @@ def test_a_restarted_worker_resumes_from_the_previous_attempts_checkpoint_by_its
     line = capsys.readouterr().err.strip()
     assert re.fullmatch(
         r"accelplug: restart 1 of this job \(TORCHELASTIC_RESTART_COUNT=1\): resuming from "
-        r".*version_0/checkpoints/last\.ckpt \(step 4\)\.",
+        r".*/checkpoints/epoch=0-step=4\.ckpt \(step 4\)\.",  # logger=False: Lightning's root/checkpoints
         line,
     ), line
-    assert restarted.log_dir.name == "version_1"
     for name, value in uninterrupted.state_dict().items():
         assert torch.equal(value, resumed.state_dict()[name]), name
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from ...callbacks.model_checkpoint import ModelCheckpoint
+from ...callbacks.base import Checkpoint
 from ...errors import MisconfigurationException
 from .entries import TrainerOptions
 
@@ -37,9 +37,10 @@ def require_tensorboard() -> None:
 
 def check_checkpointing(options: TrainerOptions, callbacks: list[Any]) -> None:
     quiet = options.fast_dev_run or options.barebones
-    if not options.enable_checkpointing and not quiet and any(isinstance(c, ModelCheckpoint) for c in callbacks):
+    found = next((c for c in callbacks if isinstance(c, Checkpoint)), None)  # Lightning's test: any Checkpoint
+    if not options.enable_checkpointing and not quiet and found is not None:
         raise MisconfigurationException(
-            "enable_checkpointing=False, but callbacks holds a ModelCheckpoint; remove one of the two."
+            f"enable_checkpointing=False, but callbacks holds a {type(found).__name__}; remove one of the two."
         )
 
 

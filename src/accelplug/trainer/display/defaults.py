@@ -1,0 +1,41 @@
+"""The display callbacks a Trainer adds by itself, and the order callbacks run in (Lightning's rules).
+
+``enable_model_summary`` (on by default) adds a ``RichModelSummary`` (rich is one of accelplug's dependencies)
+unless the list holds a ``ModelSummary`` already; checkpointing callbacks then move to the end, so they see what
+the others logged. A ``ProgressBar`` callback in the list draws instead of accelplug's own display; two of them,
+or one with ``enable_progress_bar=False``, are refused as Lightning refuses them. Unlike Lightning, no progress-bar
+callback is added by default: accelplug's own display (rich bars on a terminal, plain lines in logs) draws then.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...callbacks.base import Checkpoint
+from ...callbacks.model_summary import ModelSummary, RichModelSummary
+from ...callbacks.progress import ProgressBar
+from ...errors import MisconfigurationException
+
+__all__ = ["configure_callbacks", "progress_bar_callback"]
+
+
+def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
+    """``callbacks`` with the Trainer's own display callbacks added, checkpointing callbacks last."""
+    callbacks = list(callbacks)
+    bars = [c for c in callbacks if isinstance(c, ProgressBar)]
+    if len(bars) > 1:
+        raise MisconfigurationException(
+            f"callbacks holds {len(bars)} progress bars ({', '.join(type(b).__name__ for b in bars)}): keep one."
+        )
+    if bars and options.enable_progress_bar is False:
+        raise MisconfigurationException(
+            f"enable_progress_bar=False, but callbacks holds a {type(bars[0]).__name__}: remove one of the two."
+        )
+    if options.enable_model_summary and not any(isinstance(c, ModelSummary) for c in callbacks):
+        callbacks.append(RichModelSummary())
+    return [c for c in callbacks if not isinstance(c, Checkpoint)] + [c for c in callbacks if isinstance(c, Checkpoint)]
+
+
+def progress_bar_callback(callbacks: list[Any]) -> ProgressBar | None:
+    """The progress-bar callback that draws for this Trainer, if the callbacks hold one."""
+    return next((c for c in callbacks if isinstance(c, ProgressBar)), None)

@@ -1,0 +1,121 @@
+"""``ModelSummary``/``RichModelSummary`` and the callbacks a Trainer adds itself, against Lightning 2.6."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+import pytest
+import torch
+
+import accelplug
+from accelplug.errors import MisconfigurationException
+
+from .parity import lightning
+
+
+def _callbacks(framework: Any) -> Any:
+    return importlib.import_module(
+        "lightning.pytorch.callbacks" if framework.__name__ == "lightning" else "accelplug.callbacks"
+    )
+
+
+def _module(framework: Any, example: bool) -> Any:
+    class Net(framework.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            torch.manual_seed(0)
+            self.encoder = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+            self.head = torch.nn.Linear(8, 2)
+            self.frozen = torch.nn.Linear(2, 2)
+            self.frozen.requires_grad_(False)
+            self.frozen.eval()
+            self.scale = torch.nn.Parameter(torch.ones(3))
+            if example:
+                self.example_input_array = torch.zeros(4, 32)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.frozen(self.head(self.encoder(x)))  # type: ignore[no-any-return]
+
+    return Net()
+
+
+def _lightning_table(max_depth: int, example: bool) -> str:
+    from lightning.pytorch.utilities.model_summary import summarize
+    from lightning.pytorch.utilities.model_summary.model_summary import _format_summary_table
+
+    summary = summarize(_module(lightning, example), max_depth=max_depth)
+    return _format_summary_table(
+        summary.total_parameters,
+        summary.trainable_parameters,
+        summary.model_size,
+        summary.total_training_modes,
+        summary.total_flops,
+        *summary._get_summary_data(),
+    )
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, -1])
+@pytest.mark.parametrize("example", [False, True], ids=["no-example", "example-input"])
+def test_the_summary_table_is_lightnings(max_depth: int, example: bool) -> None:
+    from accelplug.callbacks.model_summary import format_table, summarize
+
+    ours = format_table(summarize(_module(accelplug, example), max_depth=max_depth))
+    assert ours == _lightning_table(max_depth, example)
+
+
+def test_the_callback_prints_the_table_when_fit_starts(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    from .parity import fit_both
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler = Keep()
+    their_logger = logging.getLogger("lightning.pytorch.callbacks.model_summary")
+    their_logger.addHandler(handler)
+    their_logger.setLevel(logging.INFO)
+    try:
+        fit_both(tmp_path, lambda f: [_callbacks(f).ModelSummary(max_depth=2)], max_epochs=1)
+    finally:
+        their_logger.removeHandler(handler)
+        their_logger.setLevel(logging.NOTSET)
+    (theirs,) = records
+    assert theirs.strip() in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"enable_model_summary": False},
+        {"enable_checkpointing": False},
+        {"callbacks": "summary"},
+        {"callbacks": "checkpoint-first"},
+    ],
+    ids=["defaults", "no-summary", "no-checkpointing", "own-summary", "checkpoint-first"],
+)
+def test_trainer_callbacks_hold_what_lightnings_hold(options: dict[str, Any], tmp_path: Any) -> None:
+    def names(framework: Any) -> list[str]:
+        settings = {"logger": False, "enable_progress_bar": False, "default_root_dir": tmp_path, **options}
+        if settings.get("callbacks") == "summary":
+            settings["callbacks"] = [_callbacks(framework).ModelSummary(max_depth=3)]
+        elif settings.get("callbacks") == "checkpoint-first":
+            settings["callbacks"] = [
+                _callbacks(framework).ModelCheckpoint(),
+                _callbacks(framework).EarlyStopping(monitor="val_loss"),
+            ]
+        trainer = framework.Trainer(**settings)
+        return [type(c).__name__ for c in trainer.callbacks]
+
+    assert names(accelplug) == names(lightning)
+
+
+def test_a_bad_depth_is_refused_with_its_value() -> None:
+    from accelplug.callbacks import ModelSummary
+
+    with pytest.raises(MisconfigurationException, match="max_depth=-2"):
+        ModelSummary(max_depth=-2)
