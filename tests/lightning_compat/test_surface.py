@@ -30,6 +30,7 @@ has and which accelplug lacks.
 from __future__ import annotations
 
 import atexit
+import enum
 import importlib
 import inspect
 import logging
@@ -62,21 +63,12 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.BaseFinetuning",
         "lightning.pytorch.callbacks.BasePredictionWriter",
         "lightning.pytorch.callbacks.BatchSizeFinder",
-        "lightning.pytorch.callbacks.Checkpoint",
         "lightning.pytorch.callbacks.GradientAccumulationScheduler",
-        "lightning.pytorch.callbacks.LambdaCallback",
         "lightning.pytorch.callbacks.LearningRateFinder",
         "lightning.pytorch.callbacks.ModelPruning",
-        "lightning.pytorch.callbacks.ModelSummary",
-        "lightning.pytorch.callbacks.OnExceptionCheckpoint",
-        "lightning.pytorch.callbacks.ProgressBar",
-        "lightning.pytorch.callbacks.RichModelSummary",
-        "lightning.pytorch.callbacks.RichProgressBar",
         "lightning.pytorch.callbacks.StochasticWeightAveraging",
         "lightning.pytorch.callbacks.SpikeDetection",
         "lightning.pytorch.callbacks.ThroughputMonitor",
-        "lightning.pytorch.callbacks.Timer",
-        "lightning.pytorch.callbacks.TQDMProgressBar",
         "lightning.pytorch.callbacks.EMAWeightAveraging",
         "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
@@ -138,6 +130,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # LightningDataModule
         "LightningDataModule.remove_ignored_hparams",
         # Logger
+        # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
+        "signature RichProgressBar()",
         # CSVLogger()
         "CSVLogger().LOGGER_JOIN_CHAR",
         # TensorBoardLogger()
@@ -420,6 +414,8 @@ def _same_default(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, type) and a.__module__.split(".")[0] == "lightning":  # Lightning's own class: accelplug's
         return isinstance(b, type) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
+    if isinstance(a, enum.Enum) and isinstance(a, str) and type(b) is str:  # a str-valued enum: the same string
+        return a.value == b
     if inspect.isfunction(a) and a.__name__.startswith("_"):  # Lightning's private sentinel, e.g. _do_nothing
         return b is None or (inspect.isfunction(b) and b.__name__.startswith("_"))
     if not isinstance(b, type(a)) or isinstance(a, bool) != isinstance(b, bool):
