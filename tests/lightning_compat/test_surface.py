@@ -287,13 +287,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "LearningRateMonitor().last_momentum_values",
         "LearningRateMonitor().last_weight_decay_values",
         "LearningRateMonitor().lrs",
-        # CSVLogger()
-        "CSVLogger().LOGGER_JOIN_CHAR",
-        # TensorBoardLogger()
-        "TensorBoardLogger().LOGGER_JOIN_CHAR",
-        "TensorBoardLogger().NAME_HPARAMS_FILE",
-        "TensorBoardLogger().hparams",
-        "TensorBoardLogger().sub_dir",
         # LightningCLI
         "LightningCLI.add_arguments_to_parser",
         "LightningCLI.add_core_arguments_to_parser",
@@ -327,8 +320,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # signatures: constructors
         "signature LightningDataModule()",
         "signature ModelCheckpoint()",
-        "signature CSVLogger()",
-        "signature TensorBoardLogger()",
         "signature Strategy()",
     }
 )

@@ -18,6 +18,7 @@ from ..accelerator import Accelerator
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
 from ..launcher import relaunch_if_needed
+from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
 from .options.arguments import (
     check_checkpointing,
@@ -136,8 +137,10 @@ class Trainer(TrainerProperties):
         #: What the run changed in torch's global settings (reported once at setup).
         self.setup_notes: list[str] = []
         self._log_dir: Path | None = None
-        self._loggers: list[Any] = [] if not isinstance(self.options.logger, list) else list(self.options.logger)
-        self._own_loggers_open = False
+        # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
+        self._loggers: list[Any] = trainer_loggers(self.options.logger, self.default_root_dir)
+        #: How many checkpoints save_checkpoint wrote; the hook dispatcher tells the loggers about new ones.
+        self._checkpoint_saves = 0
         self._run: Run | None = None
 
     # ---- running --------------------------------------------------------------------------------------
@@ -263,6 +266,7 @@ class Trainer(TrainerProperties):
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
         try:
             self._strategy.save_checkpoint(checkpoint, target, atomic_save)
+            self._checkpoint_saves += 1
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target
