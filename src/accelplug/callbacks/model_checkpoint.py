@@ -167,10 +167,20 @@ class ModelCheckpoint(Callback):
                 return
         path = self.folder(trainer) / self.format_checkpoint_name(metrics)
         trainer.save_checkpoint(path, weights_only=self.save_weights_only)
+        self._tell_loggers(trainer)
         self._last_saved_step = trainer.global_step
         self._record(trainer, path, score)
         if self.save_last:
             self.last_model_path = trainer.save_checkpoint(self.folder(trainer) / "last.ckpt")
+            self._tell_loggers(trainer)
+
+    def _tell_loggers(self, trainer: Any) -> None:
+        """After each save, on global rank 0: the loggers' ``after_save_checkpoint`` (trackers upload here)."""
+        if trainer.is_global_zero:
+            for logger in trainer.loggers:
+                after_save = getattr(logger, "after_save_checkpoint", None)
+                if callable(after_save):
+                    after_save(self)
 
     def _improves(self, score: float) -> bool:
         if math.isnan(score):

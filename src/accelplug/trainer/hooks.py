@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ..callbacks.base import CALLBACK_HOOKS
 from ..callbacks.early_stopping import EarlyStopping
 from ..callbacks.model_checkpoint import ModelCheckpoint
-from ..loggers.protocol import after_checkpoint_saved
 from ..module import MODULE_HOOKS
 from ..overrides import overrides
 
@@ -28,30 +27,6 @@ __all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
 def _is_checkpointing(callback: object) -> bool:
     """Callbacks that act on monitored metrics (checkpointing, early stopping) run after the others."""
     return isinstance(callback, (ModelCheckpoint, EarlyStopping))
-
-
-def _saves_checkpoints(callback: object) -> bool:
-    return isinstance(callback, ModelCheckpoint)
-
-
-def _telling_loggers(trainer: Any, callback: object, hook: Callable[..., Any]) -> Callable[..., Any]:
-    """``hook`` of a ``ModelCheckpoint``, followed by ``after_save_checkpoint`` for each checkpoint it wrote.
-
-    The one place the Trainer learns that a ModelCheckpoint saved: ``trainer.save_checkpoint`` counts the
-    files it wrote, and a ModelCheckpoint hook that moved the count wrote that many (Lightning notifies
-    after each save, the top-k file and ``last.ckpt`` alike). Rank 0 only, as in Lightning.
-    """
-
-    def run(*args: Any) -> Any:
-        before = getattr(trainer, "_checkpoint_saves", 0)
-        result = hook(*args)
-        saved = getattr(trainer, "_checkpoint_saves", 0) - before
-        if saved > 0 and trainer.is_global_zero:
-            for _ in range(saved):
-                after_checkpoint_saved(trainer.loggers, callback)
-        return result
-
-    return run
 
 
 class HookDispatcher:
@@ -81,8 +56,7 @@ class HookDispatcher:
             if monitoring is not None and _is_checkpointing(callback) != monitoring:
                 continue
             if overrides(callback, name):
-                hook = functools.partial(getattr(callback, name), self._trainer, self._module)
-                chosen.append(_telling_loggers(self._trainer, callback, hook) if _saves_checkpoints(callback) else hook)
+                chosen.append(functools.partial(getattr(callback, name), self._trainer, self._module))
         return chosen
 
     def module_hook(self, name: str) -> Callable[..., Any] | None:

@@ -139,8 +139,6 @@ class Trainer(TrainerProperties):
         self._log_dir: Path | None = None
         # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
         self._loggers: list[Any] = trainer_loggers(self.options.logger, self.default_root_dir)
-        #: How many checkpoints save_checkpoint wrote; the hook dispatcher tells the loggers about new ones.
-        self._checkpoint_saves = 0
         self._run: Run | None = None
 
     # ---- running --------------------------------------------------------------------------------------
@@ -266,7 +264,6 @@ class Trainer(TrainerProperties):
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
         try:
             self._strategy.save_checkpoint(checkpoint, target, atomic_save)
-            self._checkpoint_saves += 1
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target

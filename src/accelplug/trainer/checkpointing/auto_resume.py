@@ -6,7 +6,7 @@ A restarted job resumes by itself; ``ckpt_path="auto"`` asks for the same explic
 after a failure, and tells the new workers so with ``TORCHELASTIC_RESTART_COUNT`` > 0. In such a
 worker, ``fit`` called without ``ckpt_path`` behaves as ``ckpt_path="auto"``: it resumes from the
 newest checkpoint of the run that verifies (the ``"last"`` rule, which searches every
-``accelplug_logs/version_N/checkpoints`` folder under ``default_root_dir`` and the checkpoint
+``lightning_logs/version_N/checkpoints`` folder under ``default_root_dir`` and the checkpoint
 callbacks' folders: each attempt's Trainer picks a fresh ``version_N``, so the previous attempt's files
 are in another one), or trains from the start when there is none. One line says which.
 """
