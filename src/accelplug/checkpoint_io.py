@@ -34,6 +34,7 @@ __all__ = [
     "atomic_save",
     "content_digest",
     "load_verified",
+    "refuse_urls",
     "remove_stale_temporaries",
 ]
 
@@ -80,9 +81,44 @@ def content_digest(state: dict[str, Any]) -> str:
 
 
 # ---- writing ---------------------------------------------------------------------------------------
+def refuse_urls(path: str | os.PathLike[str], label: str = "checkpoint path") -> None:
+    """A URL (``s3://b/x``, ``memory://x``) is refused here, by name, instead of becoming a local folder.
+
+    ``Path("s3://b/ckpts")`` is the local ``s3:/b/ckpts``: a run would "save to the bucket" and fill the
+    disk instead. Checkpoint files are written and read on local (or mounted) file systems only; the
+    loggers write to any fsspec URL. The check also catches a URL that already went through ``Path``.
+    """
+    text = os.fspath(path)
+    protocol = text.split("://", 1)[0] if "://" in text else None
+    if protocol is None:
+        suspects = [part[:-1] for part in Path(text).parts if part.endswith(":") and len(part) > 2]
+        if suspects:  # a folder named like a URL scheme ("s3:"): only fsspec's protocols count
+            import fsspec  # type: ignore[import-untyped]
+
+            protocol = next((name for name in suspects if name in fsspec.available_protocols()), None)
+    if protocol is None or protocol.lower() in ("file", "local"):
+        return
+    raise MisconfigurationException(
+        f"{label} {text!r} is on the {protocol!r} file system (a URL); checkpoints are written to and read from "
+        "local or mounted folders only (loggers accept fsspec URLs). Give a local path, e.g. "
+        "ModelCheckpoint(dirpath='checkpoints') or default_root_dir='runs', and copy the files to the bucket "
+        "afterwards."
+    )
+
+
+def _local(path: str | os.PathLike[str]) -> str:
+    """``file:///x`` is the local ``/x``."""
+    text = os.fspath(path)
+    for scheme in ("file://", "local://"):
+        if text.startswith(scheme):
+            return text[len(scheme) :]
+    return text
+
+
 def atomic_save(obj: Any, path: str | os.PathLike[str], *, with_digest: bool = True) -> Path:
     """``torch.save(obj)`` to ``path`` so that a crash mid-write leaves the previous file intact."""
-    target = Path(path).expanduser().resolve()
+    refuse_urls(path)
+    target = Path(_local(path)).expanduser().resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -249,7 +249,7 @@ class Trainer(TrainerProperties):
 
         Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
         """
-        from ..checkpoint_io import atomic_save
+        from ..checkpoint_io import atomic_save, refuse_urls
         from .checkpointing.contents import build_checkpoint
 
         if self._run is None:
@@ -258,7 +258,8 @@ class Trainer(TrainerProperties):
             )
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
             raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
-        target = Path(path).expanduser().resolve()
+        refuse_urls(path)  # named as given, before Path() turns "s3://b" into the local "s3:/b"
+        target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
         checkpoint = build_checkpoint(self._run)
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}

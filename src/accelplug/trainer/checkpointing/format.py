@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...checkpoint_io import CHECKPOINT_FORMAT, atomic_save, content_digest, load_verified
+from ...checkpoint_io import CHECKPOINT_FORMAT, atomic_save, content_digest, load_verified, refuse_urls
 from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ def checked_path(path: object) -> Path:
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise MisconfigurationException(f"ckpt_path={path!r} is not a usable file path.")
-    target = Path(text).expanduser()
+    refuse_urls(text, "ckpt_path")
+    target = Path(text.removeprefix("file://")).expanduser()
     if not target.exists():
         raise MisconfigurationException(f"ckpt_path={text!r}: no such file ({target.resolve()}).")
     if target.is_dir():
