@@ -1,4 +1,4 @@
-"""Logs on fsspec file systems (``memory://`` and ``s3://`` on a real S3 server), checkpoints refused there by name.
+"""Logs and checkpoints on fsspec file systems: ``memory://`` and ``s3://`` on a real S3 server.
 
 The S3 server is moto's (``moto_server``), started once per session in its own process on a free port and
 stopped with it; the tests reach it through s3fs, as a user's run reaches a bucket.
@@ -6,6 +6,7 @@ stopped with it; the tests reach it through s3fs, as a user's run reaches a buck
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -119,9 +120,7 @@ def test_tensorboard_events_go_to_memory(memory: Any) -> None:
     assert memory.cat_file("/tb/exp/version_0/hparams.yaml") == b"lr: 0.01\nwidth: 8\n"
 
 
-def test_a_fit_logs_to_the_bucket_and_refuses_checkpoints_there(
-    s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_fit_logs_to_the_bucket(s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     url = f"s3://{BUCKET}/runs"
     data = regression_data(n=64)
@@ -129,20 +128,65 @@ def test_a_fit_logs_to_the_bucket_and_refuses_checkpoints_there(
     trainer.fit(LinearRegression(), data)
     rows = s3.cat_file(f"{BUCKET}/runs/lightning_logs/version_0/metrics.csv").decode().splitlines()
     assert rows[0] == "epoch,step,train_loss" and len(rows) == 1 + 4
-    checkpointing = Trainer(**quiet(max_epochs=1, logger=CSVLogger(url)))
-    with pytest.raises(MisconfigurationException, match=r"'s3' file system .* local or mounted folders only"):
-        checkpointing.fit(LinearRegression(), data)
-    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == [], "no local folder (s3:) was made"
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == [], "nothing was written locally"
 
 
-@pytest.mark.parametrize("url", ["memory://ckpts/a.ckpt", f"s3://{BUCKET}/a.ckpt", "gs://bucket/a.ckpt"])
-def test_checkpoint_urls_are_refused_by_name(tmp_path: Path, url: str) -> None:
+def _resumed_weights(tmp_path: Path, checkpoint: str) -> dict[str, torch.Tensor]:
+    """Fit 4 steps, save to ``checkpoint``, resume from it in a new Trainer to step 8: the final weights."""
+    options = {"logger": False, "enable_checkpointing": False, "default_root_dir": tmp_path, "seed": 0}
+    first = Trainer(**quiet(max_steps=4, **options))
+    torch.manual_seed(0)  # the same initial weights in every call
+    first.fit(LinearRegression(), regression_data(n=64, batch_size=8))
+    assert first.save_checkpoint(checkpoint) == (checkpoint if "://" in checkpoint else Path(checkpoint))
+    model = LinearRegression()
+    Trainer(**quiet(max_steps=8, **options)).fit(model, regression_data(n=64, batch_size=8), ckpt_path=checkpoint)
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("where", ["memory", "s3"])
+def test_a_checkpoint_saved_to_a_url_resumes_as_a_local_one(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    fs = request.getfixturevalue(where)
+    url = "memory://ckpts/run/a.ckpt" if where == "memory" else f"s3://{BUCKET}/ckpts/a.ckpt"
+    remote = _resumed_weights(tmp_path / "remote", url)
+    local = _resumed_weights(tmp_path / "local", str(tmp_path / "a.ckpt"))
+    assert remote.keys() == local.keys()
+    for name in local:
+        assert torch.equal(remote[name], local[name]), name
+    assert fs.cat_file(url) == (tmp_path / "a.ckpt").read_bytes(), "the same bytes, uploaded in one piece"
+
+
+def test_a_damaged_remote_checkpoint_is_refused_by_its_checksum(tmp_path: Path, s3: Any) -> None:
+    url = f"s3://{BUCKET}/ckpts/a.ckpt"
+    trainer = Trainer(**quiet(max_steps=2, logger=False, enable_checkpointing=False, default_root_dir=tmp_path))
+    trainer.fit(LinearRegression(), regression_data(n=16))
+    trainer.save_checkpoint(url)
+    state = torch.load(io.BytesIO(s3.cat_file(url)), weights_only=True)
+    state["state_dict"]["linear.bias"] += 1.0  # changed after the digest was taken
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    s3.pipe_file(url, buffer.getvalue())
+    with pytest.raises(MisconfigurationException, match="is corrupt"):
+        trainer.fit(LinearRegression(), regression_data(n=16), ckpt_path=url)
+    with pytest.raises(MisconfigurationException, match="no such file"):
+        trainer.fit(LinearRegression(), regression_data(n=16), ckpt_path=f"s3://{BUCKET}/ckpts/missing.ckpt")
+
+
+def test_a_url_turned_into_a_local_path_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    trainer = Trainer(**quiet(max_steps=1, logger=False, enable_checkpointing=False))
+    trainer.fit(LinearRegression(), regression_data(n=8))
+    with pytest.raises(MisconfigurationException, match=r"is a s3:// URL turned into a local folder by pathlib"):
+        trainer.save_checkpoint(Path("s3://bucket/a.ckpt"))
+    assert not (tmp_path / "s3:").exists()
+
+
+def test_a_protocol_without_its_package_is_named(tmp_path: Path) -> None:
     trainer = Trainer(**quiet(max_steps=1, logger=False, enable_checkpointing=False, default_root_dir=tmp_path))
     trainer.fit(LinearRegression(), regression_data(n=8))
-    with pytest.raises(MisconfigurationException, match=f"checkpoint path {url!r} is on the"):
-        trainer.save_checkpoint(url)
-    with pytest.raises(MisconfigurationException, match=f"ckpt_path {url!r} is on the"):
-        trainer.fit(LinearRegression(), regression_data(n=8), ckpt_path=url)
+    with pytest.raises(MisconfigurationException, match=r"'nosuchfs://b/a\.ckpt' is not a path fsspec can open"):
+        trainer.save_checkpoint("nosuchfs://b/a.ckpt")
 
 
 def test_a_file_url_is_a_local_checkpoint(tmp_path: Path) -> None:

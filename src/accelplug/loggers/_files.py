@@ -12,26 +12,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import MisconfigurationException
+from ..checkpoint_io import filesystem
 
 __all__ = ["filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
-
-
-def filesystem(path: str | os.PathLike[str]) -> Any:
-    """The fsspec file system that holds ``path`` (the local one for a plain path)."""
-    import fsspec  # type: ignore[import-untyped]
-
-    try:
-        fs, _ = fsspec.core.url_to_fs(os.fspath(path))
-    except ImportError as exc:
-        protocol = os.fspath(path).split("://", 1)[0]
-        raise MisconfigurationException(
-            f"{os.fspath(path)!r} is on the {protocol!r} file system, whose fsspec package is not installed: "
-            f"{exc}. Install it (for s3://, pip install s3fs) or write to a local folder."
-        ) from None
-    except ValueError as exc:  # an unknown protocol
-        raise MisconfigurationException(f"{os.fspath(path)!r} is not a path fsspec can open: {exc}") from None
-    return fs
 
 
 def is_directory(fs: Any, path: str) -> bool:

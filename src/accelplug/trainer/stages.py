@@ -112,7 +112,7 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
     run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
 
 
-def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
+def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | str | None:
     best = getattr(trainer.checkpoint_callback, "best_model_path", None)
     # Candidates are verified where the strategy loads checkpoints, as the resume will.
     map_location = run.strategy.checkpoint_map_location()

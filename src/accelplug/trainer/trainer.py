@@ -244,12 +244,13 @@ class Trainer(TrainerProperties):
         relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
 
-    def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path:
+    def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path | str:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
 
-        Under DDP every rank must call this (it ends with a barrier); only rank 0 writes.
+        Under DDP every rank must call this (it ends with a barrier); only rank 0 writes. ``path`` may be an
+        fsspec URL (``s3://bucket/model.ckpt``), returned as given.
         """
-        from ..checkpoint_io import atomic_save, refuse_urls
+        from ..checkpoint_io import atomic_save, is_url, refuse_urls
         from .checkpointing.contents import build_checkpoint
 
         if self._run is None:
@@ -258,13 +259,31 @@ class Trainer(TrainerProperties):
             )
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
             raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
-        refuse_urls(path)  # named as given, before Path() turns "s3://b" into the local "s3:/b"
-        target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
         checkpoint = build_checkpoint(self._run)
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
+        if is_url(path):
+            return self._save_checkpoint_to_url(checkpoint, os.fspath(path), atomic_save)
+        refuse_urls(path)  # a URL already turned into a local "s3:/b" folder by Path()
+        target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
         try:
             self._strategy.save_checkpoint(checkpoint, target, atomic_save)
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target
+
+    def _save_checkpoint_to_url(self, checkpoint: dict[str, Any], url: str, write: Any) -> str:
+        """One upload by rank 0 (the strategies' sharded saves need a local folder, so they refuse a URL)."""
+        from ..strategies.base import Strategy
+
+        if type(self._strategy).save_checkpoint is not Strategy.save_checkpoint:
+            raise MisconfigurationException(
+                f"save_checkpoint({url!r}): the {type(self._strategy).__name__} saves sharded checkpoints, which are "
+                "written to local or mounted folders only; give a local path."
+            )
+        try:
+            if self._strategy.writes_checkpoints:
+                write(checkpoint, url)
+        finally:
+            self._strategy.barrier()
+        return url
