@@ -198,3 +198,13 @@ def test_a_file_url_is_a_local_checkpoint(tmp_path: Path) -> None:
     validated, model = Trainer(**quiet(logger=False, enable_checkpointing=False)), LinearRegression()
     validated.validate(model, regression_data(n=8), ckpt_path=f"file://{tmp_path / 'a.ckpt'}", verbose=False)
     assert torch.equal(model.linear.weight, saved["state_dict"]["linear.weight"])
+
+
+def test_a_default_root_dir_url_takes_the_default_logger_there(memory: Any, tmp_path: Path) -> None:
+    trainer = Trainer(**quiet(max_epochs=1, log_every_n_steps=1, default_root_dir="memory://root", logger="csv"))
+    assert trainer.logger.log_dir == "memory://root/lightning_logs/version_0"
+    trainer = Trainer(**quiet(max_epochs=1, log_every_n_steps=1, default_root_dir="memory://root", logger="csv",
+                              enable_checkpointing=False))  # fmt: skip
+    trainer.fit(LinearRegression(), regression_data(n=16))
+    assert memory.cat_file("/root/lightning_logs/version_0/metrics.csv").startswith(b"epoch,step,train_loss")
+

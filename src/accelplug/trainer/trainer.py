@@ -16,6 +16,7 @@ import torch
 
 from ..accelerator import Accelerator
 from ..callbacks.model_checkpoint import ModelCheckpoint
+from ..checkpoint_io import is_url
 from ..errors import MisconfigurationException
 from ..launcher import relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
@@ -138,7 +139,8 @@ class Trainer(TrainerProperties):
         self.setup_notes: list[str] = []
         self._log_dir: Path | None = None
         # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
-        self._loggers: list[Any] = trainer_loggers(self.options.logger, self.default_root_dir)
+        root = self.options.default_root_dir
+        self._loggers: list[Any] = trainer_loggers(self.options.logger, root if is_url(root) else self.default_root_dir)
         self._run: Run | None = None
 
     # ---- running --------------------------------------------------------------------------------------
