@@ -207,4 +207,3 @@ def test_a_default_root_dir_url_takes_the_default_logger_there(memory: Any, tmp_
                               enable_checkpointing=False))  # fmt: skip
     trainer.fit(LinearRegression(), regression_data(n=16))
     assert memory.cat_file("/root/lightning_logs/version_0/metrics.csv").startswith(b"epoch,step,train_loss")
-
