@@ -139,8 +139,8 @@ class Trainer(TrainerProperties):
         self.setup_notes: list[str] = []
         self._log_dir: Path | None = None
         # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
-        given = self.options.default_root_dir
-        root = os.fspath(given) if given is not None and is_url(given) else self.default_root_dir
+        root_given = self.options.default_root_dir
+        root = os.fspath(root_given) if root_given is not None and is_url(root_given) else self.default_root_dir
         self._loggers: list[Any] = trainer_loggers(self.options.logger, root)
         self._run: Run | None = None
 
