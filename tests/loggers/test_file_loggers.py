@@ -168,6 +168,21 @@ def test_the_default_logger_is_lightnings_made_in_the_trainers_constructor(tmp_p
     assert Trainer(**quiet(logger=False)).loggers == []
 
 
+@pytest.mark.parametrize(("job_name", "version"), [("train.sh", 4242), ("bash", 0)])
+def test_in_a_slurm_job_the_default_logger_is_named_by_the_job_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job_name: str, version: int
+) -> None:
+    from lightning.pytorch import Trainer as LightningTrainer
+
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_JOB_NAME", job_name)  # an interactive allocation ("bash") has no batch job id
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = LightningTrainer(default_root_dir=tmp_path, enable_progress_bar=False, accelerator="cpu", devices=1)
+    ours = Trainer(**quiet(default_root_dir=tmp_path))
+    assert ours.logger.version == theirs.logger.version == version
+
+
 def test_a_fit_with_the_default_logger_writes_tensorboard_events_and_the_graph_when_asked(tmp_path: Path) -> None:
     class Imaging(LightningModule):
         def __init__(self) -> None:

@@ -46,17 +46,19 @@ def trainer_loggers(spec: Any, default_root_dir: str | os.PathLike[str]) -> list
     """The loggers ``Trainer(logger=spec)`` starts with, made as Lightning makes them in ``Trainer()``.
 
     ``True`` (the default): a ``TensorBoardLogger`` in ``default_root_dir/lightning_logs`` when tensorboard
-    or tensorboardX is installed, else a ``CSVLogger`` there. ``"csv"`` and ``"tensorboard"`` are accelplug's
-    short forms (a CSV logger; a CSV and a TensorBoard logger sharing one version folder).
+    or tensorboardX is installed (in a Slurm batch job, version = the job id), else a ``CSVLogger`` there.
+    ``"csv"`` and ``"tensorboard"`` are accelplug's short forms (a CSV logger; a CSV and a TensorBoard
+    logger sharing one version folder).
     """
+    from ..environments.slurm import SLURMEnvironment
     from .csv_logs import CSVLogger
     from .tensorboard import TensorBoardLogger, tensorboard_available
 
     if spec is False or spec is None:
         return []
     if spec is True:
-        if tensorboard_available():
-            return [TensorBoardLogger(save_dir=default_root_dir)]
+        if tensorboard_available():  # a Slurm job's runs are named by its job id, as in Lightning
+            return [TensorBoardLogger(save_dir=default_root_dir, version=SLURMEnvironment.job_id())]
         return [CSVLogger(save_dir=default_root_dir)]
     if spec == "csv":
         return [CSVLogger(save_dir=default_root_dir)]
