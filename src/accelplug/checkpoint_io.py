@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import os
 import pickle
 import tempfile
@@ -33,7 +34,10 @@ __all__ = [
     "READABLE_FORMATS",
     "atomic_save",
     "content_digest",
+    "filesystem",
+    "is_url",
     "load_verified",
+    "refuse_urls",
     "remove_stale_temporaries",
 ]
 
@@ -80,16 +84,95 @@ def content_digest(state: dict[str, Any]) -> str:
 
 
 # ---- writing ---------------------------------------------------------------------------------------
-def atomic_save(obj: Any, path: str | os.PathLike[str], *, with_digest: bool = True) -> Path:
-    """``torch.save(obj)`` to ``path`` so that a crash mid-write leaves the previous file intact."""
-    target = Path(path).expanduser().resolve()
+def is_url(path: object) -> bool:
+    """Whether ``path`` names a file on another fsspec file system (``s3://``, ``memory://``; not ``file://``)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    text = os.fspath(path)
+    if not isinstance(text, str) or "://" not in text:
+        return False
+    return text.split("://", 1)[0].lower() not in ("file", "local")
+
+
+def filesystem(url: str) -> Any:
+    """The fsspec file system of ``url``; a protocol whose package is missing is an error naming it."""
+    import fsspec  # type: ignore[import-untyped]
+
+    try:
+        fs, _ = fsspec.core.url_to_fs(url)
+    except ImportError as exc:
+        protocol = url.split("://", 1)[0]
+        raise MisconfigurationException(
+            f"{url!r} is on the {protocol!r} file system, whose fsspec package is not installed: {exc}. "
+            "Install it (for s3://, pip install s3fs) or use a local folder."
+        ) from None
+    except ValueError as exc:  # a protocol fsspec does not know
+        raise MisconfigurationException(f"{url!r} is not a path fsspec can open: {exc}") from None
+    return fs
+
+
+def refuse_urls(path: str | os.PathLike[str], label: str = "checkpoint path") -> None:
+    """A URL that went through ``Path`` (``Path("s3://b/x")`` is the local ``s3:/b/x``) is refused by name.
+
+    Without this a run would "save to the bucket" and fill a local folder named ``s3:`` instead. Only
+    fsspec's protocol names count, so a local folder ``run:`` stays usable.
+    """
+    suspects = [part[:-1] for part in Path(os.fspath(path)).parts if part.endswith(":") and len(part) > 2]
+    if not suspects or "://" in os.fspath(path):
+        return
+    import fsspec
+
+    protocol = next((name for name in suspects if name in fsspec.available_protocols()), None)
+    if protocol is None:
+        return
+    raise MisconfigurationException(
+        f"{label} {os.fspath(path)!r} is a {protocol}:// URL turned into a local folder by pathlib; pass the URL "
+        f"as a string (e.g. '{protocol}://bucket/ckpts') so it is written there, or give a local folder."
+    )
+
+
+def _local(path: str | os.PathLike[str]) -> str:
+    """``file:///x`` is the local ``/x``."""
+    text = os.fspath(path)
+    for scheme in ("file://", "local://"):
+        if text.startswith(scheme):
+            return text[len(scheme) :]
+    return text
+
+
+def _save_to_url(obj: Any, url: str) -> str:
+    """One ``put`` of the whole file: object stores (S3, GCS) and ``memory://`` show either the previous
+    object or the new one, never part of it, so the atomic-replace promise holds there. (On fsspec file
+    systems without atomic writes, e.g. FTP or SMB, a crash mid-upload can leave a partial file: the checksum
+    makes loading it fail rather than load garbage.)"""
+    fs = filesystem(url)
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    parent = url.rsplit("/", 1)[0]
+    try:
+        fs.makedirs(parent, exist_ok=True)
+        fs.pipe_file(url, buffer.getvalue())
+    except OSError as exc:
+        raise OSError(exc.errno or errno.EIO, f"could not write checkpoint {url}: {exc}") from exc
+    return url
+
+
+def atomic_save(obj: Any, path: str | os.PathLike[str], *, with_digest: bool = True) -> Path | str:
+    """``torch.save(obj)`` to ``path`` so that a crash mid-write leaves the previous file intact.
+
+    ``path`` may be an fsspec URL (``s3://bucket/last.ckpt``): the file is then uploaded in one piece.
+    """
+    if with_digest and isinstance(obj, dict):
+        obj = {**obj, DIGEST_KEY: content_digest(obj)}
+    if is_url(path):
+        return _save_to_url(obj, os.fspath(path))
+    refuse_urls(path)
+    target = Path(_local(path)).expanduser().resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_error(exc, target) from None
     remove_stale_temporaries(target.parent)
-    if with_digest and isinstance(obj, dict):
-        obj = {**obj, DIGEST_KEY: content_digest(obj)}
     try:
         fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
@@ -177,7 +260,7 @@ def _fsync_directory(folder: Path) -> None:
 
 # ---- reading ---------------------------------------------------------------------------------------
 def load_verified(
-    target: Path, map_location: Any, *, weights_only: bool, label: str, require_format: bool = True
+    target: Path | str, map_location: Any, *, weights_only: bool, label: str, require_format: bool = True
 ) -> Any:
     """``torch.load(target)`` refused with ``label`` named when it cannot be trusted.
 
@@ -186,8 +269,9 @@ def load_verified(
     ``require_format`` is False, since it has no digest to check.
     """
     shown = str(target)
+    source: Any = io.BytesIO(filesystem(shown).cat_file(shown)) if is_url(shown) else target
     try:
-        state = torch.load(target, map_location=map_location, weights_only=weights_only)
+        state = torch.load(source, map_location=map_location, weights_only=weights_only)
     except pickle.UnpicklingError as exc:
         if weights_only and "weights only" in str(exc).lower().replace("_", " "):
             raise MisconfigurationException(

@@ -124,6 +124,7 @@ def run_demo(
         default_root_dir=root,
         seed=0,
         log_every_n_steps=5,
+        logger="csv",  # the demo reports its metrics file
     )
     if trainer.is_global_zero:
         print(f"accelplug demo: training on {trainer.accelerator.name!r} ({trainer.root_device}).")

@@ -44,11 +44,11 @@ def test_two_process_ddp_on_gloo_leaves_identical_weights_on_both_ranks(tmp_path
         assert torch.equal(rank0[name], rank1[name]), name
     untrained = torch.nn.Linear(8, 32).weight.shape
     assert rank0["net.0.weight"].shape == untrained
-    csv_files = list(tmp_path.glob("accelplug_logs/version_*/metrics.csv"))
-    assert len(csv_files) == 1, "only rank 0 writes logs"
-    assert len(list(tmp_path.glob("accelplug_logs/version_*"))) == 1, "all ranks share one run folder"
+    event_files = list(tmp_path.glob("lightning_logs/version_*/events.out.tfevents.*"))  # the default logger's
+    assert len(event_files) == 1, "only rank 0 writes logs"
+    assert len(list(tmp_path.glob("lightning_logs/version_*"))) == 1, "all ranks share one run folder"
     # Lightning's default ModelCheckpoint: the newest epoch's file, no last.ckpt
-    assert [p.name for p in (csv_files[0].parent / "checkpoints").iterdir()] == ["epoch=1-step=16.ckpt"]
+    assert [p.name for p in (event_files[0].parent / "checkpoints").iterdir()] == ["epoch=1-step=16.ckpt"]
 
 
 def test_a_crashing_rank_ends_the_whole_job_fast_with_its_error(tmp_path: Path) -> None:

@@ -154,4 +154,4 @@ def test_sigterm_to_one_worker_reaches_every_rank_at_the_next_logging_step(tmp_p
     (step,) = _stopped_steps(out)  # both ranks stopped at the same step...
     assert step % 5 == 0, "...the logging step whose all-reduce carried the flag"
     assert "accelplug launch: the workers stopped on SIGTERM" in err
-    assert (tmp_path / "accelplug_logs" / "version_0" / "checkpoints" / "last.ckpt").is_file()
+    assert (tmp_path / "lightning_logs" / "version_0" / "checkpoints" / "last.ckpt").is_file()

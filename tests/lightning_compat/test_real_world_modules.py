@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+import yaml
 from torch.utils.data import DataLoader
 
 import accelplug as L
@@ -26,6 +26,7 @@ def _trainer(tmp_path: Path, **options: Any) -> L.Trainer:
         "enable_progress_bar": False,
         "default_root_dir": tmp_path,
         "log_every_n_steps": 1,
+        "logger": L.CSVLogger(tmp_path),  # these tests read metrics.csv (Lightning's default is TensorBoard)
     }
     return L.Trainer(**{**defaults, **options})
 
@@ -73,7 +74,7 @@ def test_autoencoder_with_hyperparameters_trains_validates_and_tests(tmp_path: P
     ]
     checkpoint = torch.load(trainer.checkpoint_callback.best_model_path, weights_only=True)  # type: ignore[union-attr]
     assert checkpoint["hyper_parameters"] == {"code_dim": 4, "lr": 1e-2}
-    assert json.loads((trainer.log_dir / "hparams.json").read_text()) == {"code_dim": 4, "lr": 1e-2}
+    assert yaml.safe_load((trainer.log_dir / "hparams.yaml").read_text()) == {"code_dim": 4, "lr": 1e-2}
 
 
 def test_classifier_logs_torchmetrics_objects_and_a_plateau_scheduler_watches_one(tmp_path: Path) -> None:

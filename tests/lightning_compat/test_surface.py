@@ -132,13 +132,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # Logger
         # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
         "signature RichProgressBar()",
-        # CSVLogger()
-        "CSVLogger().LOGGER_JOIN_CHAR",
-        # TensorBoardLogger()
-        "TensorBoardLogger().LOGGER_JOIN_CHAR",
-        "TensorBoardLogger().NAME_HPARAMS_FILE",
-        "TensorBoardLogger().hparams",
-        "TensorBoardLogger().sub_dir",
         # LightningCLI
         # Tuner
         "Tuner.lr_find",
@@ -149,8 +142,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # signatures: Trainer methods
         # signatures: LightningModule methods
         # signatures: constructors
-        "signature CSVLogger()",
-        "signature TensorBoardLogger()",
         "signature Strategy()",
         "signature SingleDeviceStrategy()",
     }

@@ -64,7 +64,7 @@ def test_fast_dev_run_runs_one_batch_of_each_stage_and_writes_nothing(tmp_path: 
     trainer.fit(model, _data(), _data())
     trainer.test(model, _data(), verbose=False)
     assert (model.train_batches, model.val_batches, model.test_batches) == ([(0, 0)], 1, 1)
-    assert not (tmp_path / "accelplug_logs").exists(), "no logs or checkpoints in a fast dev run"
+    assert not (tmp_path / "lightning_logs").exists(), "no logs or checkpoints in a fast dev run"
 
 
 def test_fast_dev_run_with_a_number_runs_that_many_batches(tmp_path: Path) -> None:
@@ -231,7 +231,7 @@ def test_use_distributed_sampler_false_keeps_the_loader_as_given(tmp_path: Path)
 def test_barebones_writes_nothing_and_shows_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     L.Trainer(accelerator="cpu", barebones=True, max_epochs=1, default_root_dir=tmp_path).fit(Counting(), _data())
     assert capsys.readouterr().err == ""
-    assert not (tmp_path / "accelplug_logs").exists()
+    assert not (tmp_path / "lightning_logs").exists()
 
 
 @pytest.mark.parametrize(
@@ -294,7 +294,7 @@ def test_lr_and_device_stats_monitors_write_to_the_logger(tmp_path: Path) -> Non
             return {"optimizer": optimizer, "lr_scheduler": torch.optim.lr_scheduler.StepLR(optimizer, 1, 0.5)}
 
     callbacks = [L.LearningRateMonitor(logging_interval="epoch"), L.DeviceStatsMonitor()]
-    trainer = _trainer(tmp_path, max_epochs=3, log_every_n_steps=4, callbacks=callbacks)
+    trainer = _trainer(tmp_path, max_epochs=3, log_every_n_steps=4, callbacks=callbacks, logger=L.CSVLogger(tmp_path))
     trainer.fit(Scheduled(), _data())
     assert trainer.metrics_path is not None
     rows = list(csv.DictReader(trainer.metrics_path.open()))

@@ -1,4 +1,4 @@
-"""Where metrics go: the logger protocol (:mod:`.base`, :mod:`.logger`) and one module per logger.
+"""Where metrics go: the ``Logger`` base (:mod:`.logger`), the protocol calls (:mod:`.protocol`), one module per logger.
 
 Lightning's ``lightning.pytorch.loggers`` names, so ``from accelplug.loggers import CSVLogger`` reads as
 it does there. Any object with ``log_metrics(metrics, step)`` is a logger (a Lightning logger included).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .base import MetricsLogger, is_logger, next_version_dir
+from .base import is_logger, next_version_dir
 from .csv_logs import CSVLogger
 from .tensorboard import TensorBoardLogger
 
@@ -24,7 +24,7 @@ _LAZY = {
     "TrackerNotInstalledError": "_requirements",
 }
 
-__all__ = ["CSVLogger", "MetricsLogger", "TensorBoardLogger", "is_logger", "next_version_dir", *_LAZY]
+__all__ = ["CSVLogger", "TensorBoardLogger", "is_logger", "next_version_dir", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

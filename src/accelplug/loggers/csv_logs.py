@@ -1,69 +1,185 @@
-"""``metrics.csv``: the logger that needs no extra package, and the Trainer's own by default.
+"""``metrics.csv`` and ``hparams.yaml``: the logger that needs no extra package.
 
-Metrics arrive as dicts of floats at logging steps and epoch ends, never per step, so the table is
-kept in memory and the file rewritten on flush; that also lets the header grow when a new metric
-appears (validation metrics show up after the first training rows).
+Lightning's ``CSVLogger``, argument for argument: runs go to ``save_dir/name/version_N``, rows are kept in
+memory and written every ``flush_logs_every_n_steps`` steps and at ``save()``. A row that brings a new
+metric (validation metrics appear after the first training rows) rewrites the file with the wider
+header; otherwise rows are appended. The folder may be any fsspec URL (``memory://``, ``s3://``...).
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import io
 import os
+import warnings
+from argparse import Namespace
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from .base import MetricsLogger, run_folder
+import torch
 
-__all__ = ["CSVLogger"]
+from ._files import filesystem, next_version, version_folder, write_hparams_yaml
+from ._params import add_prefix, as_dict
+from .logger import Logger, rank_zero_experiment, rank_zero_only
+
+__all__ = ["CSVLogger", "ExperimentWriter"]
 
 
-class CSVLogger(MetricsLogger):
-    """``metrics.csv``: one row per logging event, a column per metric (empty where not logged).
+class ExperimentWriter:
+    """What ``CSVLogger.experiment`` is: the metrics rows and hyper-parameters of one run folder.
 
-    ``CSVLogger(save_dir, name=..., version=...)`` as in Lightning writes to ``save_dir/name/version_N``;
-    the Trainer's own CSV logger writes to the run folder it chose.
+    ``self.logger.experiment.log_metrics({...})`` in user code reaches this object, as in Lightning.
     """
+
+    NAME_METRICS_FILE = "metrics.csv"
+    NAME_HPARAMS_FILE = "hparams.yaml"
+
+    def __init__(self, log_dir: str) -> None:
+        self.log_dir = log_dir
+        self.metrics_file_path = os.path.join(log_dir, self.NAME_METRICS_FILE)
+        self.hparams: dict[str, Any] = {}
+        #: rows logged since the last save
+        self.metrics: list[dict[str, Any]] = []
+        #: every column written so far, sorted (Lightning's order)
+        self.metrics_keys: list[str] = []
+        self._fs = filesystem(log_dir)
+        if self._fs.exists(self.metrics_file_path):
+            warnings.warn(
+                f"Experiment logs directory {log_dir} already holds {self.NAME_METRICS_FILE}; it is replaced "
+                "by this run's (pass another version= to keep both).",
+                stacklevel=2,
+            )
+            self._fs.rm_file(self.metrics_file_path)
+        self._fs.makedirs(log_dir, exist_ok=True)
+
+    def log_hparams(self, params: dict[str, Any]) -> None:
+        self.hparams.update(params)
+        write_hparams_yaml(self._fs, os.path.join(self.log_dir, self.NAME_HPARAMS_FILE), self.hparams)
+
+    def log_metrics(self, metrics_dict: Mapping[str, Any], step: int | None = None) -> None:
+        row = {key: value.item() if isinstance(value, torch.Tensor) else value for key, value in metrics_dict.items()}
+        row["step"] = len(self.metrics) if step is None else step
+        self.metrics.append(row)
+
+    def save(self) -> None:
+        """Write the rows logged since the last save (rewriting the file when a new column appeared)."""
+        if not self.metrics:
+            return
+        new = sorted({key for row in self.metrics for key in row} - set(self.metrics_keys))
+        exists = self._fs.isfile(self.metrics_file_path)
+        if new:
+            self.metrics_keys = sorted([*self.metrics_keys, *new])
+        if new and exists:
+            with self._fs.open(self.metrics_file_path, "r", newline="") as handle:
+                earlier = list(csv.DictReader(handle))
+            self._write("w", earlier + self.metrics, header=True)
+        else:
+            self._write("a" if exists else "w", self.metrics, header=not exists)
+        self.metrics = []
+
+    def _write(self, mode: str, rows: list[dict[str, Any]], *, header: bool) -> None:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=self.metrics_keys)
+        if header:
+            writer.writeheader()
+        writer.writerows(rows)
+        if mode == "a" and not _appendable(self._fs):
+            with self._fs.open(self.metrics_file_path, "r", newline="") as handle:
+                buffer = io.StringIO(handle.read() + buffer.getvalue())
+            mode = "w"
+        with self._fs.open(self.metrics_file_path, mode, newline="") as handle:
+            handle.write(buffer.getvalue())
+
+
+def _appendable(fs: Any) -> bool:
+    """Object stores (S3, GCS) cannot append to an object: there the file is rewritten whole."""
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return protocol in ("file", "local", "memory")
+
+
+class CSVLogger(Logger):
+    """Metrics in ``save_dir/name/version_N/metrics.csv``, hyper-parameters in ``hparams.yaml`` beside it."""
+
+    LOGGER_JOIN_CHAR = "-"
 
     def __init__(
         self,
-        save_dir: str | os.PathLike[str] = ".",
-        name: str = "accelplug_logs",
+        save_dir: str | os.PathLike[str],
+        name: str | None = "lightning_logs",
         version: int | str | None = None,
-        *,
-        folder: Path | None = None,
+        prefix: str = "",
+        flush_logs_every_n_steps: int = 100,
     ) -> None:
-        folder = folder if folder is not None else run_folder(save_dir, name, version)
-        self.log_dir = folder
-        self.path = folder / "metrics.csv"
-        self._rows: list[dict[str, Any]] = []
-        self._columns: dict[str, None] = {"step": None}
-        self._dirty = False
+        from ..errors import MisconfigurationException
+
+        if isinstance(flush_logs_every_n_steps, bool) or not isinstance(flush_logs_every_n_steps, int):
+            raise MisconfigurationException(
+                f"CSVLogger(flush_logs_every_n_steps={flush_logs_every_n_steps!r}): expected an int >= 1."
+            )
+        if flush_logs_every_n_steps < 1:
+            raise MisconfigurationException(
+                f"CSVLogger(flush_logs_every_n_steps={flush_logs_every_n_steps}): expected an int >= 1."
+            )
+        self._save_dir = os.fspath(save_dir)
+        self._name = name or ""
+        self._version = version
+        self._prefix = prefix
+        self._flush_logs_every_n_steps = flush_logs_every_n_steps
+        self._fs = filesystem(self._save_dir)
+        self._experiment: ExperimentWriter | None = None
 
     @property
-    def experiment(self) -> CSVLogger:
-        return self
+    def name(self) -> str:
+        return self._name
 
+    @property
+    def version(self) -> int | str:
+        """The version given, else the next free ``version_N`` number (fixed on first use)."""
+        if self._version is None:
+            self._version = next_version(self._fs, self.root_dir)
+        return self._version
+
+    @property
+    def save_dir(self) -> str:
+        return self._save_dir
+
+    @property
+    def root_dir(self) -> str:
+        """``save_dir/name``: the folder holding every version."""
+        return os.path.join(self._save_dir, self.name)
+
+    @property
+    def log_dir(self) -> str:
+        """``save_dir/name/version_N`` (or the string version's own folder)."""
+        return os.path.join(self.root_dir, version_folder(self.version))
+
+    @property
+    @rank_zero_experiment
+    def experiment(self) -> ExperimentWriter:
+        if self._experiment is None:
+            self._fs.makedirs(self.root_dir, exist_ok=True)
+            self._experiment = ExperimentWriter(self.log_dir)
+        return self._experiment
+
+    @rank_zero_only
+    def log_hyperparams(self, params: dict[str, Any] | Namespace | None = None, *args: Any, **kwargs: Any) -> None:
+        self.experiment.log_hparams(as_dict(params))
+
+    @rank_zero_only
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        row: dict[str, Any] = {"step": step, **metrics}
-        self._columns.update(dict.fromkeys(row))
-        self._rows.append(row)
-        self._dirty = True
+        metrics = add_prefix(metrics, self._prefix, self.LOGGER_JOIN_CHAR)
+        experiment = self.experiment
+        if step is None:
+            step = len(experiment.metrics)
+        experiment.log_metrics(metrics, step)
+        if (step + 1) % self._flush_logs_every_n_steps == 0:
+            self.save()
 
-    def log_hyperparams(self, params: Mapping[str, Any]) -> None:
-        assert self.log_dir is not None
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        (self.log_dir / "hparams.json").write_text(json.dumps(dict(params), indent=2, default=repr) + "\n")
+    @rank_zero_only
+    def save(self) -> None:
+        self.experiment.save()
 
-    def flush(self) -> None:
-        if not self._dirty:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_suffix(".csv.tmp")
-        with temp.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(self._columns))
-            writer.writeheader()
-            writer.writerows(self._rows)
-        os.replace(temp, self.path)
-        self._dirty = False
+    @rank_zero_only
+    def finalize(self, status: str) -> None:
+        if self._experiment is not None:  # nothing was logged: leave no empty run folder behind
+            self.save()

@@ -1,55 +1,233 @@
-"""TensorBoard event files (the ``accelplug[tensorboard]`` extra), through torch's own ``SummaryWriter``."""
+"""TensorBoard event files: Lightning's default logger when ``tensorboard`` (or ``tensorboardX``) is installed.
+
+Lightning's ``TensorBoardLogger``, argument for argument. ``experiment`` is the ``SummaryWriter`` itself
+(torch's, or tensorboardX's when only that is installed), so ``self.logger.experiment.add_image(...)`` in a
+LightningModule works unchanged. Hyper-parameters go to TensorBoard's HPARAMS tab (with the placeholder
+metric ``hp_metric`` unless ``default_hp_metric=False``) and to ``hparams.yaml`` when the run ends.
+"""
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
+import warnings
+from argparse import Namespace
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..errors import MisconfigurationException
-from .base import MetricsLogger, run_folder
+from ._files import filesystem, is_directory, next_version, version_folder, write_hparams_yaml
+from ._params import add_prefix, as_dict, flatten
+from .logger import Logger, rank_zero_experiment, rank_zero_only
 
-__all__ = ["TensorBoardLogger"]
+__all__ = ["TensorBoardLogger", "tensorboard_available"]
 
 
-class TensorBoardLogger(MetricsLogger):
-    """Event files for TensorBoard (the ``accelplug[tensorboard]`` extra); ``.experiment`` is the SummaryWriter."""
+def tensorboard_available() -> bool:
+    """Whether a ``SummaryWriter`` can be made: torch's needs ``tensorboard``, else ``tensorboardX``."""
+    return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
+
+
+def _summary_writer() -> Any:
+    """torch's ``SummaryWriter`` (needs tensorboard), else tensorboardX's, as Lightning picks."""
+    name = "torch.utils.tensorboard" if importlib.util.find_spec("tensorboard") is not None else "tensorboardX"
+    return importlib.import_module(name).SummaryWriter
+
+
+def _hparams_summaries(params: dict[str, Any], metrics: dict[str, Any]) -> Any:
+    """The three summaries TensorBoard's HPARAMS tab reads (experiment, session start, session end)."""
+    name = (
+        "torch.utils.tensorboard.summary"
+        if importlib.util.find_spec("tensorboard") is not None
+        else "tensorboardX.summary"
+    )
+    return importlib.import_module(name).hparams(params, metrics)
+
+
+def _sanitized(params: dict[str, Any]) -> dict[str, Any]:
+    """What TensorBoard's HPARAMS tab accepts: numbers, strings and booleans; anything else as its ``str``."""
+    kept: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, torch.Tensor) and value.ndim == 0:
+            value = value.item()
+        if value is None or not isinstance(value, (bool, int, float, str)):
+            value = str(value)
+        kept[key] = value
+    return kept
+
+
+class TensorBoardLogger(Logger):
+    """Event files in ``save_dir/name/version_N[/sub_dir]``; ``experiment`` is the ``SummaryWriter``.
+
+    ``**kwargs`` go to the ``SummaryWriter`` (``flush_secs``, ``max_queue``...).
+    """
+
+    LOGGER_JOIN_CHAR = "-"
+    NAME_HPARAMS_FILE = "hparams.yaml"
 
     def __init__(
         self,
-        save_dir: str | os.PathLike[str] = ".",
-        name: str = "accelplug_logs",
+        save_dir: str | os.PathLike[str],
+        name: str | None = "lightning_logs",
         version: int | str | None = None,
-        *,
-        folder: Path | None = None,
+        log_graph: bool = False,
+        default_hp_metric: bool = True,
+        prefix: str = "",
+        sub_dir: str | os.PathLike[str] | None = None,
+        **kwargs: Any,
     ) -> None:
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError as exc:
+        if not tensorboard_available():
             raise MisconfigurationException(
-                f'TensorBoard logging needs the tensorboard package: pip install "accelplug[tensorboard]" ({exc}).'
-            ) from None
-        folder = folder if folder is not None else run_folder(save_dir, name, version)
-        self.log_dir = folder
-        self._writer = SummaryWriter(log_dir=str(folder / "tensorboard"))
+                "TensorBoardLogger needs the tensorboard package (or tensorboardX), which is not installed: "
+                'pip install "accelplug[tensorboard]", or log with CSVLogger.'
+            )
+        self._save_dir = os.fspath(save_dir)
+        self._name = name or ""
+        self._version = version
+        self._sub_dir = None if sub_dir is None else os.fspath(sub_dir)
+        self._log_graph = bool(log_graph)
+        self._default_hp_metric = default_hp_metric
+        self._prefix = prefix
+        self._kwargs = kwargs
+        self._fs = filesystem(self._save_dir)
+        self._experiment: Any = None
+        #: every hyper-parameter logged so far (written to ``hparams.yaml`` by ``save``)
+        self.hparams: dict[str, Any] = {}
 
     @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def version(self) -> int | str:
+        """The version given, else the next free ``version_N`` number (fixed on first use)."""
+        if self._version is None:
+            self._version = next_version(self._fs, self.root_dir)
+        return self._version
+
+    @property
+    def save_dir(self) -> str:
+        return self._save_dir
+
+    @property
+    def root_dir(self) -> str:
+        """``save_dir/name``: the folder holding every version."""
+        return os.path.join(self._save_dir, self.name)
+
+    @property
+    def log_dir(self) -> str:
+        """``save_dir/name/version_N``, then ``sub_dir`` when given; ``~`` and ``$VARS`` expanded."""
+        folder = os.path.join(self.root_dir, version_folder(self.version))
+        if self._sub_dir is not None:
+            folder = os.path.join(folder, self._sub_dir)
+        return os.path.expanduser(os.path.expandvars(folder))
+
+    @property
+    def sub_dir(self) -> str | None:
+        return self._sub_dir
+
+    @property
+    @rank_zero_experiment
     def experiment(self) -> Any:
-        return self._writer
+        """The ``SummaryWriter`` (made on first use, on global rank 0 only)."""
+        if self._experiment is None:
+            if self.root_dir:
+                self._fs.makedirs(self.root_dir, exist_ok=True)
+            self._experiment = _summary_writer()(log_dir=self.log_dir, **self._kwargs)
+        return self._experiment
 
-    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        for name, value in metrics.items():
-            self._writer.add_scalar(name, value, step)
+    @rank_zero_only
+    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
+        for key, value in add_prefix(metrics, self._prefix, self.LOGGER_JOIN_CHAR).items():
+            if isinstance(value, torch.Tensor):
+                value = value.item()
+            if isinstance(value, dict):
+                self.experiment.add_scalars(key, value, step)
+                continue
+            try:
+                self.experiment.add_scalar(key, value, step)
+            except Exception as exc:
+                raise MisconfigurationException(
+                    f"TensorBoardLogger cannot log {key}={value!r}: TensorBoard takes a number, a scalar tensor, "
+                    "or a dict of them."
+                ) from exc
 
-    def log_hyperparams(self, params: Mapping[str, Any]) -> None:
-        simple = {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))}
-        if simple:
-            self._writer.add_text("hparams", json.dumps(simple, indent=2))
+    @rank_zero_only
+    def log_hyperparams(
+        self, params: dict[str, Any] | Namespace, metrics: dict[str, Any] | None = None, step: int | None = None
+    ) -> None:
+        """Record ``params`` in the HPARAMS tab; ``metrics`` (or ``hp_metric=-1``) is what it plots them against."""
+        given = as_dict(params)
+        self.hparams.update(given)
+        if metrics is None:
+            metrics = {"hp_metric": -1} if self._default_hp_metric else None
+        elif not isinstance(metrics, dict):
+            metrics = {"hp_metric": metrics}
+        if not metrics:
+            return
+        self.log_metrics(metrics, step)
+        flat = _sanitized(flatten(given))
+        writer = self.experiment._get_file_writer()
+        for summary in _hparams_summaries(flat, metrics):
+            writer.add_summary(summary, step)
 
-    def flush(self) -> None:
-        self._writer.flush()
+    @rank_zero_only
+    def log_graph(self, model: torch.nn.Module, input_array: Any = None) -> None:
+        """The model's graph (with ``log_graph=True``), traced on ``input_array`` or ``example_input_array``."""
+        if not self._log_graph:
+            return
+        if input_array is None:
+            input_array = getattr(model, "example_input_array", None)
+        if input_array is None:
+            warnings.warn(
+                "Could not log computational graph to TensorBoard: the model's example_input_array is not set and "
+                "no input_array was given.",
+                stacklevel=2,
+            )
+            return
+        if not isinstance(input_array, (torch.Tensor, tuple)):
+            warnings.warn(
+                f"Could not log computational graph to TensorBoard: the input is a {type(input_array).__name__}; "
+                "give a tensor, or a tuple of the positional arguments of forward().",
+                stacklevel=2,
+            )
+            return
+        transfer = getattr(model, "_apply_batch_transfer_handler", None)
+        before = getattr(model, "_on_before_batch_transfer", None)
+        if callable(before) and callable(transfer):
+            input_array = transfer(before(input_array))
+        else:
+            device = next((p.device for p in model.parameters()), None)
+            if device is not None:
+                input_array = _to_device(input_array, device)
+        self.experiment.add_graph(model, input_array)
 
+    @rank_zero_only
+    def save(self) -> None:
+        """Flush the events; write ``hparams.yaml`` once the run folder exists and has none yet."""
+        if self._experiment is not None:
+            self._experiment.flush()
+        hparams_file = os.path.join(self.log_dir, self.NAME_HPARAMS_FILE)
+        if is_directory(self._fs, self.log_dir) and not self._fs.isfile(hparams_file):
+            write_hparams_yaml(self._fs, hparams_file, self.hparams)
+
+    @rank_zero_only
     def finalize(self, status: str) -> None:
-        self._writer.close()
+        if self._experiment is not None:
+            self._experiment.flush()
+            self._experiment.close()
+        if status == "success":
+            self.save()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_experiment"] = None  # the writer holds open files and a thread; a copy opens its own
+        return state
+
+
+def _to_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    return tuple(_to_device(item, device) for item in value)

@@ -2,9 +2,9 @@
 
 import warnings
 
-from ..loggers import CSVLogger, MetricsLogger, TensorBoardLogger, is_logger, next_version_dir
+from ..loggers import CSVLogger, TensorBoardLogger, is_logger, next_version_dir
 
-__all__ = ["CSVLogger", "MetricsLogger", "TensorBoardLogger", "is_logger", "next_version_dir"]
+__all__ = ["CSVLogger", "TensorBoardLogger", "is_logger", "next_version_dir"]
 
 warnings.warn(
     "accelplug.trainer.loggers moved to accelplug.loggers (same names); import from there.",

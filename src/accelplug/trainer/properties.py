@@ -188,7 +188,7 @@ class TrainerProperties:
 
     @property
     def log_dir(self) -> Path:
-        """This run's folder: the logger's, or ``default_root_dir/accelplug_logs/version_N``."""
+        """This run's folder: the logger's, or ``default_root_dir/lightning_logs/version_N``."""
         if self._log_dir is None:
             for logger in self._loggers:
                 folder = getattr(logger, "log_dir", None)
@@ -269,7 +269,7 @@ class TrainerProperties:
     def _checkpoint_folders(self) -> list[Path]:
         folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
         folders.append(self.default_root_dir / "checkpoints")  # ModelCheckpoint's folder when there is no logger
-        base = self.default_root_dir / "accelplug_logs"
+        base = self.default_root_dir / "lightning_logs"
         if base.is_dir():
             folders += sorted(base.glob("version_*/checkpoints"))
         if self._log_dir is not None:

@@ -71,15 +71,19 @@ class Run:
         return [self.prepare_loader(loader, shuffle=shuffle) for loader in loaders]
 
     def flush_loggers(self) -> None:
-        """Make what was logged so far visible (an epoch's end): ``save()`` or ``flush()``, whichever exists."""
+        """At an epoch's end, ``flush()`` the loggers that have no ``save()`` (those were saved as they logged)."""
         for logger in self.loggers:
-            save = getattr(logger, "save", None) or getattr(logger, "flush", None)
-            if callable(save):
-                save()
+            flush = getattr(logger, "flush", None)
+            if not callable(getattr(logger, "save", None)) and callable(flush):
+                flush()
 
     def log_metrics(self, metrics: dict[str, float], step: int, epoch: int | None = None) -> None:
-        """One row to every logger; ``epoch`` joins the row but not ``logged_metrics`` (as in Lightning)."""
+        """Each logger's ``log_metrics`` then its ``save()``, as Lightning's logger connector does; ``epoch``
+        joins the row but not ``logged_metrics`` (as in Lightning)."""
         self.state.logged_metrics.update(metrics)
         row = metrics if epoch is None else {**metrics, "epoch": float(epoch)}
         for logger in self.loggers:
             logger.log_metrics(row, step)
+            save = getattr(logger, "save", None)
+            if callable(save):
+                save()

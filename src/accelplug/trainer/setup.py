@@ -17,6 +17,7 @@ import torch
 
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
+from ..loggers.protocol import finalize_loggers
 from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
 from .hooks import HookDispatcher
@@ -108,12 +109,10 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         run.hooks.call("teardown", run.stage.value)
         _call_datamodule(run.datamodule, "teardown", run.stage.value)
     finally:
-        status = "success" if failed is None else ("interrupted" if isinstance(failed, KeyboardInterrupt) else "failed")
-        for logger in run.loggers:
-            finalize = getattr(logger, "finalize", None)
-            if callable(finalize):
-                finalize(status)
-        run.strategy.teardown()
+        try:
+            finalize_loggers(run.loggers, failed=failed)
+        finally:
+            run.strategy.teardown()
         run.state.stage = run.state.fn = None
 
 

@@ -25,6 +25,8 @@ import torch
 
 from ..data.sources import has_loader_source, resolve_loaders
 from ..loggers import CSVLogger, TensorBoardLogger
+from ..loggers.csv_logs import ExperimentWriter
+from ..loggers.protocol import log_run_start
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
 from .display.defaults import progress_bar_callback
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
 
 __all__ = ["StageCall", "StageHost", "run_evaluation", "run_fit", "run_prediction"]
 
+#: Loggers whose version folder is picked by looking at the disk: rank 0 picks, the other ranks follow.
+_FILE_LOGGERS = (CSVLogger, TensorBoardLogger)
+
 
 class StageHost(Protocol):
     """The part of the Trainer the stages read and keep up to date (the Trainer is the one host)."""
@@ -60,7 +65,6 @@ class StageHost(Protocol):
     _signals: SignalGuard | None
     _log_dir: Path | None
     _loggers: list[Any]
-    _own_loggers_open: bool
 
     @property
     def strategy(self) -> Strategy: ...
@@ -101,19 +105,16 @@ def _chatty(trainer: StageHost) -> bool:
 
 
 def _open_loggers(trainer: StageHost, run: Run) -> None:
-    """The run folder (agreed by every rank) and, on rank 0, the loggers; reused by later calls."""
+    """The run folder and the file loggers' versions agreed by every rank (rank 0's); loggers on rank 0 only."""
+    file_loggers = [lg for lg in trainer._loggers if isinstance(lg, _FILE_LOGGERS)]
+    if any(lg._version is None for lg in file_loggers):
+        chosen = run.strategy.broadcast_object([lg.version for lg in file_loggers])
+        for logger, version in zip(file_loggers, chosen, strict=True):
+            logger._version = version
     trainer._log_dir = run.strategy.broadcast_object(trainer.log_dir)
-    if (
-        trainer.is_global_zero
-        and not trainer._own_loggers_open
-        and trainer.options.logger in (True, "csv", "tensorboard")
-    ):
-        trainer._loggers.insert(0, CSVLogger(folder=trainer.log_dir))
-        if trainer.options.logger == "tensorboard":
-            trainer._loggers.append(TensorBoardLogger(folder=trainer.log_dir))
-        trainer._own_loggers_open = True
     run.loggers = list(trainer._loggers) if trainer.is_global_zero else []
-    run.csv_path = next((getattr(lg, "path", None) for lg in run.loggers if hasattr(lg, "path")), None)
+    csv_logger = next((lg for lg in run.loggers if isinstance(lg, CSVLogger)), None)
+    run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
 
 
 def _asked_path(trainer: StageHost, given: Any) -> Any:
@@ -124,7 +125,7 @@ def _asked_path(trainer: StageHost, given: Any) -> Any:
     return asked
 
 
-def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | None:
+def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | str | None:
     best = getattr(trainer.checkpoint_callback, "best_model_path", None)
     # Candidates are verified where the strategy loads checkpoints, as the resume will.
     map_location = run.strategy.checkpoint_map_location()
@@ -186,6 +187,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             run.hooks.call("on_fit_start")
+            _log_run_start(run, module, datamodule)
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
@@ -249,6 +251,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+        _log_run_start(run, module, datamodule)
         loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
@@ -265,11 +268,18 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
         path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+        _log_run_start(run, module, datamodule)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
         loop = PredictionLoop(
             run, run.prepare_loaders(loaders, shuffle=False), limit=trainer.options.limit_predict_batches
         )
         return loop.predict()
+
+
+def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:
+    """Hyper-parameters, graph and a save to the loggers, as Lightning does at each stage's start."""
+    if run.options.enable_autolog_hparams:
+        log_run_start(run.loggers, module, datamodule)
 
 
 def _split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:

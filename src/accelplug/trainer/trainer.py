@@ -17,8 +17,10 @@ import torch
 from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
+from ..checkpoint_io import is_url
 from ..errors import MisconfigurationException
 from ..launcher import relaunch_if_needed
+from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
 from .display.defaults import configure_callbacks
 from .options.arguments import (
@@ -144,8 +146,10 @@ class Trainer(TrainerProperties, TrainerViews):
         #: What the run changed in torch's global settings (reported once at setup).
         self.setup_notes: list[str] = []
         self._log_dir: Path | None = None
-        self._loggers: list[Any] = [] if not isinstance(self.options.logger, list) else list(self.options.logger)
-        self._own_loggers_open = False
+        # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
+        root_given = self.options.default_root_dir
+        root = os.fspath(root_given) if root_given is not None and is_url(root_given) else self.default_root_dir
+        self._loggers: list[Any] = trainer_loggers(self.options.logger, root)
         self._run: Run | None = None
         self._module: torch.nn.Module | None = None
         self._signals: SignalGuard | None = None
@@ -239,13 +243,14 @@ class Trainer(TrainerProperties, TrainerViews):
 
     def save_checkpoint(
         self, filepath: str | os.PathLike[str], weights_only: bool | None = None, storage_options: Any = None
-    ) -> Path:
+    ) -> Path | str:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
 
         ``weights_only=True`` leaves the optimizer and scheduler states out. Under DDP every rank must call
-        this (it ends with a barrier); only rank 0 writes.
+        this (it ends with a barrier); only rank 0 writes. ``filepath`` may be an fsspec URL
+        (``s3://bucket/model.ckpt``), returned as given.
         """
-        from ..checkpoint_io import atomic_save
+        from ..checkpoint_io import atomic_save, is_url, refuse_urls
         from .checkpointing.contents import build_checkpoint
 
         if self._run is None:
@@ -257,15 +262,34 @@ class Trainer(TrainerProperties, TrainerViews):
             raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
         if storage_options is not None:
             raise MisconfigurationException(
-                f"save_checkpoint(storage_options={storage_options!r}): the Trainer writes checkpoints to files "
-                "itself and takes no storage options; leave it None."
+                f"save_checkpoint(storage_options={storage_options!r}): the Trainer takes no storage options (a URL's "
+                "filesystem reads its credentials from fsspec's configuration and the environment); leave it None."
             )
-        target = Path(path).expanduser().resolve()
         checkpoint = build_checkpoint(self._run)
         if weights_only:
             checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
+        if is_url(path):
+            return self._save_checkpoint_to_url(checkpoint, os.fspath(path), atomic_save)
+        refuse_urls(path)  # a URL already turned into a local "s3:/b" folder by Path()
+        target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
         try:
             self._strategy.save_checkpoint(checkpoint, target, atomic_save)
         finally:
             self._strategy.barrier()  # also after a failed write: the other ranks wait here
         return target
+
+    def _save_checkpoint_to_url(self, checkpoint: dict[str, Any], url: str, write: Any) -> str:
+        """One upload by rank 0 (the strategies' sharded saves need a local folder, so they refuse a URL)."""
+        from ..strategies.base import Strategy
+
+        if type(self._strategy).save_checkpoint is not Strategy.save_checkpoint:
+            raise MisconfigurationException(
+                f"save_checkpoint({url!r}): the {type(self._strategy).__name__} saves sharded checkpoints, which are "
+                "written to local or mounted folders only; give a local path."
+            )
+        try:
+            if self._strategy.writes_checkpoints:
+                write(checkpoint, url)
+        finally:
+            self._strategy.barrier()
+        return url

@@ -6,7 +6,7 @@ A restarted job resumes by itself; ``ckpt_path="auto"`` asks for the same explic
 after a failure, and tells the new workers so with ``TORCHELASTIC_RESTART_COUNT`` > 0. In such a
 worker, ``fit`` called without ``ckpt_path`` behaves as ``ckpt_path="auto"``: it resumes from the
 newest checkpoint of the run that verifies (the ``"last"`` rule, which searches every
-``accelplug_logs/version_N/checkpoints`` folder under ``default_root_dir`` and the checkpoint
+``lightning_logs/version_N/checkpoints`` folder under ``default_root_dir`` and the checkpoint
 callbacks' folders: each attempt's Trainer picks a fresh ``version_N``, so the previous attempt's files
 are in another one), or trains from the start when there is none. One line says which.
 """
@@ -46,7 +46,7 @@ def implied_ckpt_path(given: Any) -> tuple[Any, int]:
     return ("auto" if count else None), count
 
 
-def announce_resume(trainer: Any, ckpt_path: Any, path: Path | None, restart: int) -> None:
+def announce_resume(trainer: Any, ckpt_path: Any, path: Path | str | None, restart: int) -> None:
     """One line on rank 0 when ``fit`` chose where to start by itself (a restart, or ``"auto"``)."""
     if restart:
         why = f"restart {restart} of this job ({RESTART_ENV}={restart})"
@@ -70,7 +70,7 @@ def resolve_ckpt_path(
     *,
     folders: Callable[[], list[Path]],
     best: str | None,
-) -> Path | None:
+) -> Path | str | None:
     """``ckpt_path`` as a file: a path, ``"last"`` (the newest checkpoint that verifies), ``"auto"`` (the
     same, or None to start fresh when there is none) or ``"best"`` (``best``, the checkpoint callback's).
 

@@ -89,7 +89,7 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
     return checkpoint
 
 
-def restore_checkpoint(run: Run, path: Path, *, weights_only: bool, training: bool) -> dict[str, Any]:
+def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
     """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
     checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
     shown = str(path)
@@ -97,6 +97,11 @@ def restore_checkpoint(run: Run, path: Path, *, weights_only: bool, training: bo
     sharded = checkpoint.get(SHARDED_KEY)
     try:
         if sharded is not None:
+            if isinstance(path, str):
+                raise MisconfigurationException(
+                    f"ckpt_path={shown!r} is a sharded checkpoint on a URL; its shard folder is read from local or "
+                    "mounted folders only. Copy the file and its folder locally and resume from there."
+                )
             _restore_sharded(run, path, sharded, training=training)
         else:
             run.strategy.load_module_state_dict(run.module, checkpoint["state_dict"])

@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...checkpoint_io import CHECKPOINT_FORMAT, atomic_save, content_digest, load_verified
+from ...checkpoint_io import (
+    CHECKPOINT_FORMAT,
+    atomic_save,
+    content_digest,
+    filesystem,
+    is_url,
+    load_verified,
+    refuse_urls,
+)
 from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
@@ -39,7 +47,7 @@ __all__ = [
 
 
 # ---- reading ---------------------------------------------------------------------------------------
-def checked_path(path: object) -> Path:
+def checked_path(path: object) -> Path | str:
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise MisconfigurationException(
             f"ckpt_path={path!r} is invalid: expected the path of a checkpoint file (str or Path), 'last', 'auto', "
@@ -48,7 +56,10 @@ def checked_path(path: object) -> Path:
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise MisconfigurationException(f"ckpt_path={path!r} is not a usable file path.")
-    target = Path(text).expanduser()
+    if is_url(text):
+        return _checked_url(text)
+    refuse_urls(text, "ckpt_path")
+    target = Path(text.removeprefix("file://")).expanduser()
     if not target.exists():
         raise MisconfigurationException(f"ckpt_path={text!r}: no such file ({target.resolve()}).")
     if target.is_dir():
@@ -60,6 +71,18 @@ def checked_path(path: object) -> Path:
             f"ckpt_path={text!r} is empty (0 bytes): not a checkpoint (a save that never completed?)."
         )
     return target
+
+
+def _checked_url(url: str) -> str:
+    """The checks of a local ``ckpt_path``, asked of the file system the URL names."""
+    fs = filesystem(url)
+    if not fs.exists(url):
+        raise MisconfigurationException(f"ckpt_path={url!r}: no such file.")
+    if fs.isdir(url):
+        raise MisconfigurationException(f"ckpt_path={url!r} is a folder; give a checkpoint file in it or 'last'.")
+    if fs.size(url) == 0:
+        raise MisconfigurationException(f"ckpt_path={url!r} is empty (0 bytes): not a checkpoint.")
+    return url
 
 
 def read_checkpoint(path: object, device: torch.device, *, weights_only: bool = True) -> dict[str, Any]:

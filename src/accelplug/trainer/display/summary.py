@@ -45,13 +45,7 @@ def print_results(stage: str, results: list[dict[str, float]]) -> None:
 
 
 def announce(trainer: Any, run: Run) -> None:
-    """The start-up line and model summary (rank 0), and the module's hyperparameters to the loggers."""
-    hparams = dict(getattr(run.module, "hparams", {}) or {})
-    if hparams and trainer.options.enable_autolog_hparams and getattr(run.module, "_log_hyperparams", True):
-        for logger in run.loggers:
-            log_hyperparams = getattr(logger, "log_hyperparams", None)
-            if callable(log_hyperparams):
-                log_hyperparams(hparams)
+    """The start-up line and model summary (rank 0); the loggers get the hyperparameters from the stages."""
     if not run.chatty:
         return
     print(startup_line(run, trainer.selection.reason, trainer.origins, trainer.log_dir), file=sys.stderr, flush=True)

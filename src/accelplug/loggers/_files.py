@@ -1,0 +1,74 @@
+"""The run folders the file loggers write to, on any file system fsspec reaches (local, ``memory://``, ``s3://``...).
+
+Both file loggers (CSV and TensorBoard) lay runs out as Lightning does, ``save_dir/name/version_N``, and pick
+the first ``N`` above every ``version_N`` folder already there. The folder may be a URL, so everything here
+goes through fsspec (installed with torch) instead of ``pathlib``: ``Path("s3://b/logs")`` would quietly
+become the local folder ``s3:/b/logs``. A protocol whose fsspec package is missing (``s3fs`` for ``s3://``)
+is a clear error naming the package.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..checkpoint_io import filesystem
+
+__all__ = ["filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
+
+
+def is_directory(fs: Any, path: str) -> bool:
+    """Whether ``path`` is a folder; object stores without folders answer from the keys under it."""
+    try:
+        return bool(fs.isdir(path))
+    except OSError:
+        return False
+
+
+def next_version(fs: Any, versions_root: str) -> int:
+    """One above the highest ``version_N`` folder in ``versions_root`` (0 when there is none)."""
+    try:
+        entries = fs.listdir(versions_root) if is_directory(fs, versions_root) else []
+    except (OSError, FileNotFoundError):
+        entries = []
+    taken: list[int] = []
+    for entry in entries:
+        name = os.path.basename(str(entry["name"]).rstrip("/"))
+        number = name.partition("version_")[2]
+        if name.startswith("version_") and number.isdigit() and is_directory(fs, entry["name"]):
+            taken.append(int(number))
+    return max(taken, default=-1) + 1
+
+
+def version_folder(version: int | str) -> str:
+    """A string version is the folder's own name; a number ``N`` is ``version_N``."""
+    return version if isinstance(version, str) else f"version_{version}"
+
+
+def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
+    """``hparams.yaml`` as Lightning writes it: a mapping, one key per hyper-parameter.
+
+    Values YAML cannot represent safely (a module, a tensor) are written as their ``repr`` rather than
+    dropped, so the file always says what the run was given. Without PyYAML (not a dependency of
+    accelplug) the file is written as JSON, which every YAML 1.2 reader accepts.
+    """
+    import json
+
+    try:
+        import yaml
+    except ImportError:
+        text = json.dumps(params, indent=2, default=repr, sort_keys=True) + "\n"
+    else:
+        representable: dict[str, Any] = {}
+        for key, value in params.items():
+            try:
+                yaml.safe_dump(value)
+            except yaml.YAMLError:
+                value = repr(value)
+            representable[str(key)] = value
+        text = yaml.safe_dump(representable)
+    parent = os.path.dirname(path)
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    with fs.open(path, "w") as handle:
+        handle.write(text)
