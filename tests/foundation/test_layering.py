@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
         "registry",
     ),
     # what a user's script subclasses or passes in, and the selection rules
-    ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config"),
+    ("module", "module_hooks", "datamodule", "callbacks", "loggers", "selection", "config", "plugins"),
     # the Trainer and what sits beside it
     ("trainer", "fabric", "launcher", "demo", "bench", "testing", "__init__"),
     ("cli", "__main__"),

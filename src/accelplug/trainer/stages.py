@@ -35,6 +35,7 @@ from .loops.fit import FitLoop
 from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
+from .process.requeue import requeue_signal, resume_path
 from .run import Run
 from .setup import end_run, start_run
 from .state import LoopState, Stage, StopReason
@@ -157,9 +158,10 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=_chatty(trainer))
     trainer.state.reset_for_fit()
     fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
-    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run) as signals:
+    environment = getattr(trainer, "_cluster_environment", None)
+    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run, environment) as signals:
         resume = None
-        ckpt_path, restart = implied_ckpt_path(call.ckpt_path)
+        ckpt_path, restart = implied_ckpt_path(resume_path(call.ckpt_path, environment, trainer.options.root_dir))
         path = _resolve(trainer, ckpt_path, run)
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
@@ -199,12 +201,16 @@ def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.AbstractCo
 
 
 @contextlib.contextmanager
-def _signal_guard(run: Run) -> Iterator[SignalGuard]:
-    """SIGTERM/SIGINT handlers for the fit (main thread only), the previous ones put back afterwards."""
+def _signal_guard(run: Run, environment: Any) -> Iterator[SignalGuard]:
+    """SIGTERM/SIGINT (and Slurm's requeue signal) handlers for the fit (main thread only), the previous ones
+    put back afterwards."""
     from ..strategies.ddp import launched_by_torchrun
 
     distributed = run.strategy.is_distributed and run.strategy.world_size > 1
-    with SignalGuard(run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun()) as guard:
+    requeue = requeue_signal(environment)
+    with SignalGuard(
+        run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun(), requeue=requeue
+    ) as guard:
         yield guard
 
 

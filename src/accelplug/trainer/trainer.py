@@ -17,7 +17,7 @@ import torch
 from ..accelerator import Accelerator
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..errors import MisconfigurationException
-from ..launcher import relaunch_if_needed
+from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..selection import Selection, select
 from .options.arguments import (
     check_checkpointing,
@@ -118,8 +118,15 @@ class Trainer(TrainerProperties):
         if self.options.logger == "tensorboard":
             require_tensorboard()
         self.selection: Selection = select(
-            chosen["accelerator"], chosen["devices"], chosen["strategy"], chosen["precision"]
+            chosen["accelerator"],
+            chosen["devices"],
+            chosen["strategy"],
+            chosen["precision"],
+            num_nodes=self.options.num_nodes,
         )
+        # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
+        self._cluster_environment = cluster_environment(self.options.plugins.cluster_environment)
+        adopt_environment(self._cluster_environment, self.num_devices, self.options.num_nodes)
         from ..registry import get_registry
         from ..strategies.compiling import check_compile_support
 
@@ -158,7 +165,9 @@ class Trainer(TrainerProperties):
         compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
-        relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
+        relaunch_if_needed(
+            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
+        )
         call = StageCall(
             model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only, compile=compile_options
         )
@@ -240,7 +249,9 @@ class Trainer(TrainerProperties):
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
-        relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
+        relaunch_if_needed(
+            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
+        )
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
 
     def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path:
