@@ -28,6 +28,7 @@ from .strategies.base import Strategy
 
 __all__ = [
     "ACCELERATOR_ENV",
+    "FORK_STRATEGIES",
     "PLUGIN_KINDS",
     "PRECISION_ALIASES",
     "RunPlugins",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
+#: Lightning's DDP spellings whose processes are forked from this one (a notebook's kernel included).
+FORK_STRATEGIES = ("ddp_fork", "ddp_notebook")
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class Selection:
     #: The ``Strategy`` object the user passed (``strategy=FSDPStrategy(...)``), kept with its options;
     #: None when a name was given and the Trainer makes one from the registry.
     strategy_object: Strategy | None = None
+    #: How the DDP processes start when this process runs alone: ``"popen"`` (the script is started again
+    #: under torchrun) or ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
+    #: works in a notebook).
+    start_method: str = "popen"
 
     @property
     def accelerator_name(self) -> str:
@@ -322,6 +329,9 @@ def select(
     ``strategy=FSDPStrategy(auto_wrap_policy={Block})``); the object is checked like a name and kept.
     ``num_nodes`` above 1 makes ``strategy="auto"`` DDP even with one device per node, as in Lightning.
     """
+    start_method = "popen"
+    if isinstance(strategy, str) and strategy.strip().lower() in FORK_STRATEGIES:
+        strategy, start_method = "ddp", "fork"
     _validate_shapes(accelerator, devices, strategy, precision)
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
@@ -344,4 +354,6 @@ def select(
     canonical = normalize_precision(precision, registry.precision_aliases())
     check_precision_runs(registry, cls, status.precisions, precision, canonical)
     strategy_object = strategy if isinstance(strategy, Strategy) else None
-    return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object)
+    if strategy_name not in ("ddp",) or len(device_ids) * num_nodes == 1:
+        start_method = "popen"  # one process (or another strategy): nothing to fork
+    return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)

@@ -41,6 +41,26 @@ class Regression(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.05)
 
 
+def data() -> DataLoader[tuple[torch.Tensor, ...]]:
+    """64 samples of a noisy linear function, 4 a batch, shuffled (each rank gets its shard)."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 4, generator=generator)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]]) + 0.1 * torch.randn(64, 1, generator=generator)
+    return DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True)
+
+
+#: The Trainer's options besides devices, nodes and strategy (the notebook test uses the same).
+OPTIONS = {
+    "accelerator": "cpu",
+    "max_epochs": 3,
+    "logger": False,
+    "enable_checkpointing": False,
+    "enable_progress_bar": False,
+    "enable_model_summary": False,
+    "log_every_n_steps": 1,
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", type=Path, required=True)
@@ -52,25 +72,11 @@ def main() -> int:
     parser.add_argument("--ready", type=Path, default=None)
     args = parser.parse_args()
 
-    generator = torch.Generator().manual_seed(0)
-    x = torch.randn(64, 4, generator=generator)
-    y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]]) + 0.1 * torch.randn(64, 1, generator=generator)
-    loader = DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True)
+    loader = data()
     L.seed_everything(0, verbose=False)
     model = Regression(args.step_delay, args.ready)
-    trainer = L.Trainer(
-        accelerator="cpu",
-        devices=args.devices,
-        num_nodes=args.num_nodes,
-        strategy="ddp",
-        max_epochs=args.epochs,
-        default_root_dir=args.root,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        log_every_n_steps=1,
-    )
+    options = {**OPTIONS, "max_epochs": args.epochs, "default_root_dir": args.root}
+    trainer = L.Trainer(devices=args.devices, num_nodes=args.num_nodes, strategy="ddp", **options)
     trainer.fit(model, loader)
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     print(

@@ -165,11 +165,16 @@ class Trainer(TrainerProperties):
         compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
-        relaunch_if_needed(
-            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
-        )
         call = StageCall(
             model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only, compile=compile_options
+        )
+        if self.selection.start_method == "fork" and "RANK" not in os.environ:  # ddp_notebook: not yet forked
+            from .process.forking import fit_in_forked_processes
+
+            fit_in_forked_processes(self, model, lambda: run_fit(self, call), self.num_devices)
+            return
+        relaunch_if_needed(
+            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
         )
         run_fit(self, call)
 
