@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
 from .precision_names import ACCEPTED_PRECISIONS
 
@@ -152,7 +153,12 @@ def _nnodes(value: object) -> int:
             f"--nnodes={value!r} is an elastic range (MIN:MAX), which accelplug launch does not run; give a fixed "
             "number of machines, or start the script with torchrun directly (accelplug's Trainer works under it)."
         )
-    return _whole_number("--nnodes", value, 1, "a whole number of machines >= 1")
+    nodes = _whole_number("--nnodes", value, 1, "a whole number of machines >= 1")
+    if nodes > MAX_PROCESSES:
+        raise MisconfigurationException(
+            f"--nnodes={value!r} is invalid: expected a whole number of machines between 1 and {MAX_PROCESSES}."
+        )
+    return nodes
 
 
 def _port(option: str, value: object) -> int:

@@ -18,7 +18,7 @@ import torch
 
 from .accelerator import Accelerator
 from .devices import parse_devices
-from .environments.base import ClusterEnvironment
+from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
 from .precision.base import Precision
 from .precision_names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
@@ -175,6 +175,15 @@ def sort_plugins(plugins: Any) -> RunPlugins:
                 f"plugins holds {len(objects)} objects of one kind ({names}); pass one of them."
             )
     return RunPlugins(**{slot: objects[0] for slot, objects in found.items()})
+
+
+def _check_world(num_nodes: int, num_devices: int) -> None:
+    """``num_nodes`` x devices must fit the ranks torch.distributed can count (a config's ``10**23`` does not)."""
+    if num_nodes * num_devices > MAX_PROCESSES:
+        raise MisconfigurationException(
+            f"num_nodes={num_nodes} with {num_devices} device(s) per node is {num_nodes * num_devices} processes; "
+            f"expected at most {MAX_PROCESSES} in all (torch.distributed counts ranks in 32-bit ints)."
+        )
 
 
 def _launched_local_world_size() -> int | None:
@@ -350,6 +359,7 @@ def select(
             f"devices={devices!r} selects {len(device_ids)} device(s), but this process was launched "
             f"with {local_world} processes per node (LOCAL_WORLD_SIZE); use devices={local_world} or 'auto'."
         )
+    _check_world(num_nodes, len(device_ids))
     strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry, num_nodes)
     canonical = normalize_precision(precision, registry.precision_aliases())
     check_precision_runs(registry, cls, status.precisions, precision, canonical)

@@ -189,3 +189,39 @@ def test_hpc_checkpoints_are_numbered_upwards_and_the_newest_is_resumed(launched
     assert resume_path("hpc", None, tmp_path) == tmp_path / "hpc_ckpt_10.ckpt"
     with pytest.raises(MisconfigurationException, match=r"ckpt_path='hpc' found no hpc_ckpt_N.ckpt"):
         resume_path("hpc", None, tmp_path / "empty")
+
+
+# ---- bad input -------------------------------------------------------------------------------------
+def test_num_nodes_beyond_what_torch_can_count_is_refused_everywhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from accelplug.launcher import plan_launch
+
+    huge = 10**23
+    with pytest.raises(MisconfigurationException, match=rf"num_nodes={huge} with 1 device\(s\) per node"):
+        Trainer(accelerator="cpu", devices=1, num_nodes=huge, logger=False)
+    with pytest.raises(MisconfigurationException, match=rf"num_nodes={huge} with 1 device"):
+        Fabric(accelerator="cpu", devices=1, num_nodes=huge)
+    script = tmp_path / "train.py"
+    script.write_text("")
+    with pytest.raises(MisconfigurationException, match=rf"--nnodes={huge} is invalid: expected .* and 2147483647"):
+        plan_launch(script, cpu=True, nnodes=huge, master_addr="a", master_port=3)
+    config = tmp_path / "config.toml"
+    config.write_text(f"num_nodes = {huge}\n")
+    monkeypatch.setenv("ACCELPLUG_CONFIG_FILE", str(config))
+    with pytest.raises(MisconfigurationException, match=rf"num_nodes={huge} \(from config file .*line 1\)"):
+        Trainer(accelerator="cpu", logger=False)
+
+
+def test_a_nul_byte_in_a_path_is_named(tmp_path: Path) -> None:
+    from accelplug.config import read_config_file, write_config_file
+
+    bad = tmp_path / "con\x00fig.toml"
+    with pytest.raises(MisconfigurationException, match=r"contains a NUL byte"):
+        read_config_file(bad)
+    with pytest.raises(MisconfigurationException, match=r"contains a NUL byte"):
+        write_config_file(bad, {"num_nodes": 2})
+    with pytest.raises(MisconfigurationException, match=r"default_root_dir='/a\\x00b' is invalid"):
+        Trainer(accelerator="cpu", default_root_dir="/a\x00b", logger=False)
+    with pytest.raises(ValueError, match="embedded null byte"):  # why ACCELPLUG_CONFIG_FILE cannot carry one
+        os.environ["ACCELPLUG_CONFIG_FILE"] = str(bad)
