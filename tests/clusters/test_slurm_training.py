@@ -111,3 +111,15 @@ srun {PYTHON} {TRAIN} --root {tmp_path} --out {tmp_path}/weights.pt --step-delay
     assert f"checkpoint saved to {tmp_path / 'hpc_ckpt_1.ckpt'}; requeued Slurm job {job}" in stop
     assert "restart 1): 24 steps" in log  # the requeued run resumed mid-way and ended at the same step
     assert _equal(torch.load(tmp_path / "weights.pt", weights_only=True), torchrun_weights)
+
+
+@pytest.mark.parametrize("how", ["detected", "given"])
+def test_fabric_in_srun_tasks_joins_one_process_group(slurm_cluster: SlurmCluster, tmp_path: Path, how: str) -> None:
+    script = Path(__file__).with_name("fabric_job.py")
+    extra = ["--given"] if how == "given" else []
+    result = slurm_cluster.run(["srun", "--ntasks=2", sys.executable, str(script), *extra], timeout=180, cwd=tmp_path)
+    assert "re-launching" not in result.stderr
+    assert sorted(result.stdout.splitlines()) == [
+        "fabric rank 0 of 2: sum of ranks 1",
+        "fabric rank 1 of 2: sum of ranks 1",
+    ], result.stdout

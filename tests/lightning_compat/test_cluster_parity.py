@@ -108,3 +108,14 @@ def test_the_lightning_environment_answers_as_lightnings(case: str) -> None:
     os.environ["WORLD_SIZE"] = "4"
     mine.teardown()
     assert "WORLD_SIZE" not in os.environ
+
+
+@pytest.mark.parametrize("name", ["ddp_notebook", "ddp_fork"])
+def test_the_fork_strategies_fork_ddp_processes_in_both(name: str, tmp_path: Path) -> None:
+    options = {"accelerator": "cpu", "devices": 2, "logger": False, "default_root_dir": tmp_path}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = lightning.Trainer(strategy=name, enable_checkpointing=False, **options)
+    mine = accelplug.Trainer(strategy=name, **options)
+    assert type(theirs.strategy).__name__ == "DDPStrategy" and mine.selection.strategy == "ddp"
+    assert theirs.strategy.launcher._start_method == mine.selection.start_method == "fork"
