@@ -9,6 +9,7 @@ call does is in :mod:`accelplug.trainer.stages` (setup, loop, teardown), the loo
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,15 +169,7 @@ class Trainer(TrainerProperties):
         call = StageCall(
             model, train_dataloaders, val_dataloaders, datamodule, ckpt_path, weights_only, compile=compile_options
         )
-        if self.selection.start_method == "fork" and "RANK" not in os.environ:  # ddp_notebook: not yet forked
-            from .process.forking import fit_in_forked_processes
-
-            fit_in_forked_processes(self, model, lambda: run_fit(self, call), self.num_devices)
-            return
-        relaunch_if_needed(
-            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
-        )
-        run_fit(self, call)
+        self._here_or_forked(model, lambda: run_fit(self, call))
 
     def validate(
         self,
@@ -234,7 +227,8 @@ class Trainer(TrainerProperties):
         from .stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
-        outputs = run_prediction(self, StageCall(**{**call, "weights_only": weights_only}))
+        work = lambda: run_prediction(self, StageCall(**{**call, "weights_only": weights_only}))  # noqa: E731
+        outputs = self._here_or_forked(call["module"], work)
         return None if return_predictions is False else outputs
 
     def _evaluate(
@@ -244,7 +238,7 @@ class Trainer(TrainerProperties):
 
         method = "test" if stage is Stage.TESTING else "validate"
         call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
-        return run_evaluation(self, stage, StageCall(**call, **options))
+        return self._here_or_forked(call["module"], lambda: run_evaluation(self, stage, StageCall(**call, **options)))  # type: ignore[no-any-return]
 
     def _call(self, method: str, model: Any, dataloaders: Any, datamodule: Any, ckpt_path: Any) -> dict[str, Any]:
         """Check a validate/test/predict call's arguments (Lightning's positional habits included)."""
@@ -254,10 +248,19 @@ class Trainer(TrainerProperties):
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
+        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+
+    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
+        """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
+        in one forked process per device, rank 0's result and weights coming back (``process.forking``)."""
+        if self.selection.start_method == "fork" and "RANK" not in os.environ:
+            from .process.forking import run_in_forked_processes
+
+            return run_in_forked_processes(self, model, work, self.num_devices)
         relaunch_if_needed(
             self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
         )
-        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+        return work()
 
     def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> Path:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.

@@ -23,7 +23,7 @@ import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["check_fork_safe", "fit_in_forked_processes"]
+__all__ = ["check_fork_safe", "run_in_forked_processes"]
 
 
 def check_fork_safe(strategy_name: str) -> None:
@@ -36,8 +36,11 @@ def check_fork_safe(strategy_name: str) -> None:
         )
 
 
-def fit_in_forked_processes(trainer: Any, model: torch.nn.Module, fit: Callable[[], None], devices: int) -> None:
-    """Run ``fit`` in ``devices`` forked processes; then ``model`` holds rank 0's weights and ``trainer`` its state."""
+def run_in_forked_processes(trainer: Any, model: torch.nn.Module, work: Callable[[], Any], devices: int) -> Any:
+    """Run ``work`` (a fit, validate, test or predict) in ``devices`` forked processes; rank 0's result.
+
+    ``model`` then holds rank 0's weights and ``trainer`` its loop state (step, epoch, metrics).
+    """
     import torch.multiprocessing as mp
 
     check_fork_safe("ddp_notebook")
@@ -47,7 +50,7 @@ def fit_in_forked_processes(trainer: Any, model: torch.nn.Module, fit: Callable[
     with tempfile.TemporaryDirectory(prefix="accelplug-fork-") as folder:
         result = Path(folder) / "rank0.pt"
         mp.start_processes(  # type: ignore[attr-defined,no-untyped-call]
-            _worker, args=(trainer, model, fit, devices, port, result), nprocs=devices, start_method="fork"
+            _worker, args=(trainer, model, work, devices, port, result), nprocs=devices, start_method="fork"
         )
         # A file this process's own child wrote a moment ago in a private folder: not untrusted input.
         outcome = torch.load(result, map_location="cpu", weights_only=False)
@@ -58,18 +61,19 @@ def fit_in_forked_processes(trainer: Any, model: torch.nn.Module, fit: Callable[
     if callback is not None:
         for name, value in outcome["checkpoint_paths"].items():
             setattr(callback, name, value)
+    return outcome["result"]
 
 
 def _worker(
     local_rank: int,
     trainer: Any,
     model: torch.nn.Module,
-    fit: Callable[[], None],
+    work: Callable[[], Any],
     devices: int,
     port: str,
     result: Path,
 ) -> None:
-    """One forked rank: torch's variables, the fit, and on rank 0 the outcome written for the parent."""
+    """One forked rank: torch's variables, the work, and on rank 0 the outcome written for the parent."""
     os.environ.update(
         {
             "MASTER_ADDR": "127.0.0.1",
@@ -81,7 +85,7 @@ def _worker(
             "NODE_RANK": "0",
         }
     )
-    fit()
+    output = work()
     if local_rank == 0:
         callback = trainer.checkpoint_callback
         paths = {
@@ -90,4 +94,5 @@ def _worker(
             if callback is not None and hasattr(callback, name)
         }
         weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        torch.save({"weights": weights, "state": trainer.state, "checkpoint_paths": paths}, result)
+        outcome = {"weights": weights, "state": trainer.state, "checkpoint_paths": paths, "result": output}
+        torch.save(outcome, result)
