@@ -227,8 +227,8 @@ class Trainer(TrainerProperties):
         from .stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
-        work = lambda: run_prediction(self, StageCall(**{**call, "weights_only": weights_only}))  # noqa: E731
-        outputs = self._here_or_forked(call["module"], work)
+        stage_call = StageCall(**{**call, "weights_only": weights_only})
+        outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
         return None if return_predictions is False else outputs
 
     def _evaluate(
@@ -238,7 +238,11 @@ class Trainer(TrainerProperties):
 
         method = "test" if stage is Stage.TESTING else "validate"
         call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
-        return self._here_or_forked(call["module"], lambda: run_evaluation(self, stage, StageCall(**call, **options)))  # type: ignore[no-any-return]
+        stage_call = StageCall(**call, **options)
+        results: list[dict[str, float]] = self._here_or_forked(
+            call["module"], lambda: run_evaluation(self, stage, stage_call)
+        )
+        return results
 
     def _call(self, method: str, model: Any, dataloaders: Any, datamodule: Any, ckpt_path: Any) -> dict[str, Any]:
         """Check a validate/test/predict call's arguments (Lightning's positional habits included)."""
