@@ -225,3 +225,15 @@ def test_a_nul_byte_in_a_path_is_named(tmp_path: Path) -> None:
         Trainer(accelerator="cpu", default_root_dir="/a\x00b", logger=False)
     with pytest.raises(ValueError, match="embedded null byte"):  # why ACCELPLUG_CONFIG_FILE cannot carry one
         os.environ["ACCELPLUG_CONFIG_FILE"] = str(bad)
+
+
+def test_accelplug_launch_in_an_srun_task_refuses_devices_that_disagree_with_the_tasks(
+    launched: Launch, tmp_path: Path
+) -> None:
+    from accelplug.launcher import launch
+
+    launched(SRUN_TASK_1)
+    script = tmp_path / "train.py"
+    script.write_text("")
+    with pytest.raises(MisconfigurationException, match=r"--devices=1 x --nnodes=1 = 1 processes, but .* one of 2"):
+        launch(script, cpu=True, devices=1)
