@@ -35,6 +35,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .devices import ACCEPTED_DEVICES_FORMS
+from .environments.base import MAX_PROCESSES
 from .envvars import config_path
 from .errors import MisconfigurationException, did_you_mean
 from .precision_names import normalize_precision
@@ -79,7 +80,7 @@ class Settings(BaseSettings):
     strategy: str = Field("auto", description="'auto', 'single_device', 'ddp' or a registered strategy")
     precision: str = Field("32-true", description="'32-true', 'bf16-mixed', '16-mixed' or '64-true'")
     mps_fallback: bool = Field(False, description="let ops missing on MPS run on the CPU (PYTORCH_ENABLE_MPS_FALLBACK)")
-    num_nodes: int = Field(1, ge=1, description="machines taking part in one run")
+    num_nodes: int = Field(1, ge=1, le=MAX_PROCESSES, description="machines taking part in one run")
 
     @field_validator("accelerator", "strategy", mode="before")
     @classmethod
@@ -180,8 +181,18 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
+def _check_path(path: Path) -> None:
+    """A NUL byte cannot be in a file name (the OS would answer with a bare ``ValueError`` from deep inside)."""
+    if "\x00" in str(path):
+        raise MisconfigurationException(
+            f"config file path {str(path)!r} contains a NUL byte, which no file name can hold; give the path of a "
+            "TOML file."
+        )
+
+
 def read_config_file(path: Path) -> ConfigFile:
     """Parse ``path``; a missing file is empty, a malformed one or an unknown key is an error."""
+    _check_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -224,6 +235,7 @@ def _toml_value(value: object) -> str:
 
 def write_config_file(path: Path, values: Mapping[str, object]) -> Path:
     """Write flat ``key = value`` TOML (the keys are few and scalar, so no TOML writer is needed)."""
+    _check_path(path)
     valid = validate_values(values)
     body = ["# accelplug defaults, written by `accelplug config`; `accelplug config show` explains them."]
     body += [f"{key} = {_toml_value(valid[key])}" for key in FIELDS if key in values]

@@ -30,15 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
 from .precision_names import ACCEPTED_PRECISIONS
 
 if TYPE_CHECKING:
+    from .environments.base import ClusterEnvironment
     from .strategies.base import Strategy
 
 __all__ = [
     "RDZV_BACKENDS",
     "LaunchPlan",
+    "adopt_environment",
+    "cluster_environment",
     "free_port",
     "launch",
     "main_script",
@@ -149,7 +153,12 @@ def _nnodes(value: object) -> int:
             f"--nnodes={value!r} is an elastic range (MIN:MAX), which accelplug launch does not run; give a fixed "
             "number of machines, or start the script with torchrun directly (accelplug's Trainer works under it)."
         )
-    return _whole_number("--nnodes", value, 1, "a whole number of machines >= 1")
+    nodes = _whole_number("--nnodes", value, 1, "a whole number of machines >= 1")
+    if nodes > MAX_PROCESSES:
+        raise MisconfigurationException(
+            f"--nnodes={value!r} is invalid: expected a whole number of machines between 1 and {MAX_PROCESSES}."
+        )
+    return nodes
 
 
 def _port(option: str, value: object) -> int:
@@ -481,9 +490,48 @@ def _failure_line(exc: Exception, max_restarts: int) -> tuple[int, int, str]:
 
 
 def launch(script: str | os.PathLike[str], script_args: list[str] | tuple[str, ...] = (), **options: object) -> int:
-    """Plan and run: the entry point of ``accelplug launch`` (options as in :func:`plan_launch`)."""
+    """Plan and run: the entry point of ``accelplug launch`` (options as in :func:`plan_launch`).
+
+    Inside a job whose scheduler started this process as one of several (``srun``, ``mpirun``, LSF's
+    ``jsrun``, a torchrun worker), starting torchrun would multiply the processes (each task becoming
+    a job of its own): the script then runs here, as this task, without torchrun (see
+    :func:`run_in_task`).
+    """
     plan = plan_launch(script, script_args, **options)  # type: ignore[arg-type]
+    environment = cluster_environment()
+    if environment is not None and environment.creates_processes_externally:
+        return run_in_task(plan, environment, given=options)
     return run_plan(plan)
+
+
+def run_in_task(plan: LaunchPlan, environment: ClusterEnvironment, *, given: dict[str, object]) -> int:
+    """Replace this process with the script (``exec``), as the scheduler's task, with the plan's variables.
+
+    ``--devices``/``--nnodes`` given are checked against the processes the scheduler started (one
+    process per device); the script's Trainer checks its own ``devices``/``num_nodes`` the same way.
+    ``exec`` rather than a child process so the scheduler's signals (Slurm's ``SIGUSR1`` before the
+    time limit) reach the training process itself.
+    """
+    world = environment.world_size()
+    if given.get("devices") is not None or given.get("nnodes") is not None:
+        asked = plan.nproc_per_node * plan.nnodes
+        if asked != world:
+            raise MisconfigurationException(
+                f"--devices={plan.nproc_per_node} x --nnodes={plan.nnodes} = {asked} processes, but this process is "
+                f"one of {world} that {environment.name or type(environment).__name__} started; accelplug launch "
+                f"does not start torchrun inside it. Leave --devices/--nnodes out, or ask the scheduler for {asked} "
+                "tasks."
+            )
+    command = [sys.executable, *(["-m"] if plan.as_module else []), plan.script, *plan.script_args]
+    print(
+        f"accelplug launch: {environment.name} started this process as rank {environment.global_rank()} of {world}; "
+        f"running {plan.script} in it without torchrun.",
+        file=sys.stderr,
+        flush=True,
+    )
+    os.environ.update(plan.env)
+    os.execv(sys.executable, command)
+    return 0  # pragma: no cover - execv does not return
 
 
 def relaunch_script(script: Path, script_args: list[str], nproc: int, accelerator: str) -> int:
@@ -503,20 +551,56 @@ def relaunch_script(script: Path, script_args: list[str], nproc: int, accelerato
     return run_plan(plan)
 
 
-def relaunch_if_needed(strategy: Strategy, accelerator: str, num_devices: int, num_nodes: int) -> None:
+def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvironment | None:
+    """The environment a run uses: ``given`` (``plugins=[SLURMEnvironment()]``), else the one detected
+    (:meth:`AcceleratorRegistry.detect_environment`), else None (the Trainer starts its own processes)."""
+    if given is not None:
+        return given
+    from .registry import get_registry
+
+    found = get_registry().detect_environment()
+    return found() if found is not None else None
+
+
+def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, num_nodes: int) -> bool:
+    """When ``environment`` started the processes: check ``devices``/``num_nodes`` against it and export its
+    ranks and rendezvous for torch (:func:`~accelplug.environments.rendezvous.export_rendezvous`); True then.
+
+    False when nothing started the processes, so the caller may start them itself.
+    """
+    if environment is None or not environment.creates_processes_externally:
+        return False
+    from .environments.rendezvous import export_rendezvous
+
+    environment.validate_settings(num_devices, num_nodes)
+    export_rendezvous(environment)
+    return True
+
+
+def relaunch_if_needed(
+    strategy: Strategy,
+    accelerator: str,
+    num_devices: int,
+    num_nodes: int,
+    environment: ClusterEnvironment | None = None,
+) -> None:
     """Start one process per device when DDP was asked for outside a launcher (this process then exits).
 
-    What ``Trainer(strategy="ddp")`` and ``Fabric(...).launch()`` do in a plain ``python script.py``; under a
-    launcher (``accelplug launch``, ``torchrun``) nothing is started and the launcher's world size is checked
-    against ``num_nodes`` x ``devices`` instead, so a mismatch is named before any collective hangs.
+    What ``Trainer(strategy="ddp")`` and ``Fabric(...).launch()`` do in a plain ``python script.py``. When a
+    scheduler or launcher started the processes (``srun``, ``mpirun``, LSF's ``jsrun``, ``torchrun``: the
+    ``environment`` given or detected), nothing is started: ``devices`` x ``num_nodes`` is checked against
+    the processes it started, so a mismatch is named before any collective hangs, and its ranks and
+    rendezvous address are exported for ``init_process_group``.
     """
     from .strategies.ddp import launched_by_torchrun
 
+    if adopt_environment(cluster_environment(environment), num_devices, num_nodes):
+        return
     if num_nodes > 1 and not launched_by_torchrun():
         raise MisconfigurationException(
             f"num_nodes={num_nodes} asks for a run over {num_nodes} machines, but this process was not started by a "
             f"launcher; run `accelplug launch --nnodes {num_nodes} --node-rank R --master-addr A --master-port P "
-            "script.py` on each machine, or leave num_nodes at 1."
+            "script.py` on each machine (or start it with srun/mpirun), or leave num_nodes at 1."
         )
     if not strategy.is_distributed:
         return

@@ -18,15 +18,30 @@ import torch
 
 from .accelerator import Accelerator
 from .devices import parse_devices
+from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
+from .precision.base import Precision
 from .precision_names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy
 
-__all__ = ["ACCELERATOR_ENV", "PRECISION_ALIASES", "Selection", "check_precision_runs", "normalize_precision", "select"]
+__all__ = [
+    "ACCELERATOR_ENV",
+    "FORK_STRATEGIES",
+    "PLUGIN_KINDS",
+    "PRECISION_ALIASES",
+    "RunPlugins",
+    "Selection",
+    "check_precision_runs",
+    "normalize_precision",
+    "select",
+    "sort_plugins",
+]
 
 ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
+#: Lightning's DDP spellings whose processes are forked from this one (a notebook's kernel included).
+FORK_STRATEGIES = ("ddp_fork", "ddp_notebook")
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,10 @@ class Selection:
     #: The ``Strategy`` object the user passed (``strategy=FSDPStrategy(...)``), kept with its options;
     #: None when a name was given and the Trainer makes one from the registry.
     strategy_object: Strategy | None = None
+    #: How the DDP processes start when this process runs alone: ``"popen"`` (the script is started again
+    #: under torchrun) or ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
+    #: works in a notebook).
+    start_method: str = "popen"
 
     @property
     def accelerator_name(self) -> str:
@@ -110,6 +129,61 @@ _ACCEPTED = {
     ),
     "precision": f"expected one of {ACCEPTED_PRECISIONS}",
 }
+
+
+@dataclass(frozen=True)
+class RunPlugins:
+    """Lightning's ``plugins=`` argument (Trainer and Fabric) sorted by kind: at most one object of each."""
+
+    cluster_environment: ClusterEnvironment | None = None
+    precision: Precision | None = None
+
+
+#: What ``plugins=`` may hold: each kind's base class and the :class:`RunPlugins` field it fills. An object is
+#: sorted by ``isinstance``, so a subclass of any kind (a user's own ``ClusterEnvironment``) joins its kind.
+PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
+    (ClusterEnvironment, "cluster_environment"),
+    (Precision, "precision"),
+)
+
+
+def sort_plugins(plugins: Any) -> RunPlugins:
+    """``plugins`` (None, one object or a list/tuple of them) as a :class:`RunPlugins`, refusing what fits no kind.
+
+    Two objects of one kind are refused rather than one silently winning (Lightning raises for two
+    cluster environments or two precisions too).
+    """
+    if plugins is None or plugins is False or isinstance(plugins, RunPlugins):
+        return plugins or RunPlugins()
+    items = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
+    found: dict[str, list[Any]] = {}
+    kinds = ", ".join(base.__name__ for base, _ in PLUGIN_KINDS)
+    for item in items:
+        slot = next((field for base, field in PLUGIN_KINDS if isinstance(item, base)), None)
+        if slot is None:
+            given = repr(plugins) if len(repr(plugins)) <= 80 else f"[... {len(items)} objects]"
+            shown = repr(item) if len(repr(item)) <= 60 else type(item).__name__
+            raise MisconfigurationException(
+                f"plugins={given}: {shown} is not a plugin object accelplug uses; accepted are instances of "
+                f"{kinds} (choose a precision by name with precision=..., a strategy with strategy=...)."
+            )
+        found.setdefault(slot, []).append(item)
+    for objects in found.values():
+        if len(objects) > 1:
+            names = ", ".join(type(o).__name__ for o in objects)
+            raise MisconfigurationException(
+                f"plugins holds {len(objects)} objects of one kind ({names}); pass one of them."
+            )
+    return RunPlugins(**{slot: objects[0] for slot, objects in found.items()})
+
+
+def _check_world(num_nodes: int, num_devices: int) -> None:
+    """``num_nodes`` x devices must fit the ranks torch.distributed can count (a config's ``10**23`` does not)."""
+    if num_nodes * num_devices > MAX_PROCESSES:
+        raise MisconfigurationException(
+            f"num_nodes={num_nodes} with {num_devices} device(s) per node is {num_nodes * num_devices} processes; "
+            f"expected at most {MAX_PROCESSES} in all (torch.distributed counts ranks in 32-bit ints)."
+        )
 
 
 def _launched_local_world_size() -> int | None:
@@ -204,6 +278,7 @@ def _resolve_strategy(
     num_devices: int,
     supported: tuple[str, ...],
     registry: AcceleratorRegistry,
+    num_nodes: int = 1,
 ) -> str:
     world = os.environ.get("WORLD_SIZE", "").strip()
     launched = (_launched_local_world_size() or 1) > 1 or (world.isascii() and world.isdigit() and int(world) > 1)
@@ -213,7 +288,7 @@ def _resolve_strategy(
     else:
         name = strategy.strip().lower()
         if name == "auto":
-            if num_devices == 1 and not launched:
+            if num_devices == 1 and num_nodes == 1 and not launched:  # several nodes: DDP, as in Lightning
                 return _single_process_strategy(supported, registry)
             name = "ddp"
         strategy_cls = registry.get_strategy(name)
@@ -255,12 +330,17 @@ def select(
     precision: str | int = "32-true",
     *,
     registry: AcceleratorRegistry | None = None,
+    num_nodes: int = 1,
 ) -> Selection:
     """Validate the four user-facing choices and resolve them into a :class:`Selection`.
 
     ``strategy`` may be a name or a ``Strategy`` object carrying its own options (Lightning's habit:
     ``strategy=FSDPStrategy(auto_wrap_policy={Block})``); the object is checked like a name and kept.
+    ``num_nodes`` above 1 makes ``strategy="auto"`` DDP even with one device per node, as in Lightning.
     """
+    start_method = "popen"
+    if isinstance(strategy, str) and strategy.strip().lower() in FORK_STRATEGIES:
+        strategy, start_method = "ddp", "fork"
     _validate_shapes(accelerator, devices, strategy, precision)
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
@@ -279,8 +359,11 @@ def select(
             f"devices={devices!r} selects {len(device_ids)} device(s), but this process was launched "
             f"with {local_world} processes per node (LOCAL_WORLD_SIZE); use devices={local_world} or 'auto'."
         )
-    strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry)
+    _check_world(num_nodes, len(device_ids))
+    strategy_name = _resolve_strategy(strategy, cls, len(device_ids), status.strategies, registry, num_nodes)
     canonical = normalize_precision(precision, registry.precision_aliases())
     check_precision_runs(registry, cls, status.precisions, precision, canonical)
     strategy_object = strategy if isinstance(strategy, Strategy) else None
-    return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object)
+    if strategy_name not in ("ddp",) or len(device_ids) * num_nodes == 1:
+        start_method = "popen"  # one process (or another strategy): nothing to fork
+    return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)

@@ -34,7 +34,7 @@ def _quiet() -> Any:
         ({"devices": 0}, "devices=0"),
         ({"num_nodes": 0}, "num_nodes=0"),
         ({"plugins": "bf16"}, "plugins='bf16'"),
-        ({"plugins": object()}, "not something Fabric can use"),
+        ({"plugins": object()}, "is not a plugin object accelplug uses"),
         ({"loggers": [object()]}, "has no log_metrics"),
         ({"callbacks": "print"}, "callbacks='print'"),
         ({"strategy": FSDPStrategy}, "is a class; pass an instance"),

@@ -65,6 +65,7 @@ LAYERS: list[tuple[str, ...]] = [
         "loggers",
         "selection",
         "config",
+        "plugins",
     ),
     # the Trainer and what sits beside it
     ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "demos", "__init__"),
@@ -93,6 +94,7 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.loops.*",
         "trainer.checkpointing.contents",
         "trainer.checkpointing.auto_resume",
+        "trainer.checkpointing.saving",
         "trainer.display.summary",
     ),
     # T3: the stages and the Trainer itself (and the paths kept for one release)

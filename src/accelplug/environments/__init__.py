@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from .base import ClusterEnvironment, EnvironmentFacts
 from .kubeflow import KubeflowEnvironment
+from .lightning import LightningEnvironment
 from .lsf import LSFEnvironment
 from .mpi import MPIEnvironment
 from .slurm import SLURMEnvironment
 from .torchelastic import TorchElasticEnvironment
 
 #: The built-in environments, in the order the built-in plugin registers them (detection order is each
-#: class's ``detect_priority``).
+#: class's ``detect_priority``). ``LightningEnvironment`` is not among them: it is what a run uses when
+#: none of these is detected.
 BUILTIN_ENVIRONMENTS: tuple[type[ClusterEnvironment], ...] = (
     TorchElasticEnvironment,
     SLURMEnvironment,
@@ -31,6 +33,7 @@ __all__ = [
     "EnvironmentFacts",
     "KubeflowEnvironment",
     "LSFEnvironment",
+    "LightningEnvironment",
     "MPIEnvironment",
     "SLURMEnvironment",
     "TorchElasticEnvironment",

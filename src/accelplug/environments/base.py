@@ -27,7 +27,18 @@ from typing import ClassVar
 
 from ..errors import MisconfigurationException
 
-__all__ = ["ClusterEnvironment", "EnvironmentFacts", "check_below", "read_int", "read_port", "read_str"]
+__all__ = [
+    "MAX_PROCESSES",
+    "ClusterEnvironment",
+    "EnvironmentFacts",
+    "check_below",
+    "read_int",
+    "read_port",
+    "read_str",
+]
+
+#: The most processes one job can have: torch.distributed numbers ranks and world sizes with C ``int``s.
+MAX_PROCESSES = 2**31 - 1
 
 
 def read_str(name: str, *, hint: str = "") -> str:

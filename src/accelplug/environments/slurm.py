@@ -48,6 +48,10 @@ _MPI_VARIABLES = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK",
 _TASKS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 
 
+def _ignore_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def _interactive() -> bool:
     return os.environ.get("SLURM_JOB_NAME") in INTERACTIVE_JOB_NAMES
 
@@ -223,7 +227,16 @@ class SLURMEnvironment(ClusterEnvironment):
         if scontrol is None:
             raise RuntimeError("cannot requeue the job: `scontrol` is not on PATH in this process")
         command = [scontrol, "requeue", self.requeue_job_id()]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        # Slurm ends the job's processes (SIGTERM) as soon as it accepts the requeue, scontrol among them
+        # when it runs inside the job: it ignores SIGTERM so that its own exit code says what happened.
+        result = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            preexec_fn=_ignore_sigterm,
+        )
         if result.returncode != 0:
             message = (result.stderr or result.stdout).strip()
             raise RuntimeError(f"`{' '.join(command)}` failed with exit code {result.returncode}: {message}")

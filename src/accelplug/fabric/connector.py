@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..accelerator import Accelerator
+from ..environments.base import ClusterEnvironment
 from ..errors import MisconfigurationException
 from ..precision.base import Precision
 from ..registry import get_registry
-from ..selection import Selection, select
+from ..selection import Selection, select, sort_plugins
 from ..strategies.base import Strategy
 
 __all__ = ["FabricPlan", "plan"]
@@ -35,29 +36,8 @@ class FabricPlan:
     num_nodes: int
     #: "popen" (a plain script re-launches itself, as ``Trainer(strategy="ddp")``), "spawn" or "fork".
     start_method: str
-
-
-def _plugin_precision(plugins: Any) -> Precision | None:
-    """The ``Precision`` object among ``plugins`` (Lightning's ``plugins=`` argument), or None."""
-    if plugins is None:
-        return None
-    items = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
-    found: list[Precision] = []
-    for item in items:
-        if isinstance(item, Precision):
-            found.append(item)
-            continue
-        raise MisconfigurationException(
-            f"plugins={plugins!r}: {item!r} is not something Fabric can use here. Accepted: None or accelplug "
-            "Precision objects; choose the precision with precision='bf16-mixed' (etc.) and the strategy with "
-            "strategy=..., or install a plugin distribution that registers yours."
-        )
-    if len(found) > 1:
-        raise MisconfigurationException(
-            f"plugins={plugins!r} holds {len(found)} precisions ({', '.join(type(p).__name__ for p in found)}); "
-            "pass one."
-        )
-    return found[0] if found else None
+    #: The ``ClusterEnvironment`` given in ``plugins`` (None: the one detected at ``launch()``).
+    cluster_environment: ClusterEnvironment | None = None
 
 
 def _check_num_nodes(num_nodes: object) -> int:
@@ -80,7 +60,8 @@ def plan(
     if isinstance(strategy, str) and strategy.strip().lower() in START_METHODS:
         start_method = START_METHODS[strategy.strip().lower()]
         strategy = "ddp"
-    given_precision = _plugin_precision(plugins)
+    sorted_plugins = sort_plugins(plugins)
+    given_precision = sorted_plugins.precision
     if given_precision is not None and precision is not None:
         raise MisconfigurationException(
             f"precision={precision!r} and plugins={given_precision!r} both choose a precision; pass one of them."
@@ -91,7 +72,7 @@ def plan(
         chosen: str | int = given_precision.name if given_precision.name in registry.precision_names() else "32-true"
     else:
         chosen = "32-true" if precision is None else precision
-    selection = select(accelerator, devices, strategy, chosen)
+    selection = select(accelerator, devices, strategy, chosen, num_nodes=num_nodes)
     if selection.precision == "16-mixed" and selection.root_device.type == "cpu" and given_precision is None:
         warnings.warn(
             "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
@@ -104,7 +85,9 @@ def plan(
     precision_object = given_precision or registry.get_precision(selection.precision)(selection.root_device.type)
     if start_method != "popen" and not strategy_object.is_distributed:
         start_method = "popen"  # one device: nothing to start
-    return FabricPlan(selection, strategy_object, precision_object, num_nodes, start_method)
+    return FabricPlan(
+        selection, strategy_object, precision_object, num_nodes, start_method, sorted_plugins.cluster_environment
+    )
 
 
 def _strategy_from_name(name: str) -> Strategy:

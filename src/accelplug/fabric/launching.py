@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import MisconfigurationException
-from ..launcher import free_port, main_script, relaunch_if_needed
+from ..launcher import adopt_environment, cluster_environment, free_port, main_script, relaunch_if_needed
 from ..strategies.ddp import launched_by_torchrun
 from .connector import FabricPlan
 
@@ -34,9 +34,11 @@ def launch(plan: FabricPlan, bring_up: Callable[[], None], function: Callable[[]
     strategy = plan.strategy
     accelerator = plan.selection.accelerator.name
     devices, num_nodes = plan.selection.num_devices, plan.num_nodes
-    here = not strategy.is_distributed or launched_by_torchrun() or not strategy.needs_launcher(devices * num_nodes)
-    if here:
-        relaunch_if_needed(strategy, accelerator, devices, num_nodes)  # checks the launcher's world size
+    environment = cluster_environment(plan.cluster_environment)
+    external = adopt_environment(environment, devices, num_nodes)  # srun, mpirun, torchrun...: ranks exported
+    needs = strategy.is_distributed and strategy.needs_launcher(devices * num_nodes)
+    if external or not needs or launched_by_torchrun():
+        relaunch_if_needed(strategy, accelerator, devices, num_nodes, environment)  # checks the world size
         bring_up()
         return function() if function is not None else None
     if plan.start_method == "popen":
@@ -47,7 +49,7 @@ def launch(plan: FabricPlan, bring_up: Callable[[], None], function: Callable[[]
                 "Fabric(strategy='ddp_notebook', ...) with fabric.launch(function), or start a script with "
                 f"`accelplug launch --devices {devices} script.py`."
             )
-        relaunch_if_needed(strategy, accelerator, devices, num_nodes)  # this process exits with the workers
+        relaunch_if_needed(strategy, accelerator, devices, num_nodes, environment)  # exits with the workers
     spelling = {"spawn": "ddp_spawn", "fork": "ddp_fork"}.get(plan.start_method, "ddp")
     if function is None:
         raise MisconfigurationException(

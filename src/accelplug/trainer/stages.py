@@ -33,11 +33,12 @@ from .display.defaults import progress_bar_callback
 from .display.progress import Progress, make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
-from .loops.evaluation import EvaluationLoop, PredictionLoop
+from .loops.evaluation import EvaluationLoop, PredictionLoop, split_by_loader
 from .loops.fit import FitLoop
 from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
+from .process.requeue import requeue_signal, resume_path
 from .run import Run
 from .setup import end_run, start_run
 from .state import LoopState, Stage, StopReason
@@ -176,10 +177,12 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     trainer.state.data.clear()
     trainer.state.train_source = source = train_loader_source(trainer, call.dataloaders, module, datamodule)
     fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
-    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run) as signals:
+    environment = getattr(trainer, "_cluster_environment", None)
+    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run, environment) as signals:
         trainer._signals = signals
         resume = None
-        ckpt_path, restart = implied_ckpt_path(_asked_path(trainer, call.ckpt_path))
+        asked = resume_path(_asked_path(trainer, call.ckpt_path), environment, trainer.options.root_dir)
+        ckpt_path, restart = implied_ckpt_path(asked)
         path = _resolve(trainer, ckpt_path, run)
         if path is not None:
             resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
@@ -219,12 +222,16 @@ def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.AbstractCo
 
 
 @contextlib.contextmanager
-def _signal_guard(run: Run) -> Iterator[SignalGuard]:
-    """SIGTERM/SIGINT handlers for the fit (main thread only), the previous ones put back afterwards."""
+def _signal_guard(run: Run, environment: Any) -> Iterator[SignalGuard]:
+    """SIGTERM/SIGINT (and Slurm's requeue signal) handlers for the fit (main thread only), the previous ones
+    put back afterwards."""
     from ..strategies.ddp import launched_by_torchrun
 
     distributed = run.strategy.is_distributed and run.strategy.world_size > 1
-    with SignalGuard(run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun()) as guard:
+    requeue = requeue_signal(environment)
+    with SignalGuard(
+        run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun(), requeue=requeue
+    ) as guard:
         yield guard
 
 
@@ -256,7 +263,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
-    results = _split_by_loader(metrics, len(loaders))
+    results = split_by_loader(metrics, len(loaders))
     if call.verbose and trainer.is_global_zero:
         print_results(name, results)
     return results
@@ -280,20 +287,6 @@ def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:
     """Hyper-parameters, graph and a save to the loggers, as Lightning does at each stage's start."""
     if run.options.enable_autolog_hparams:
         log_run_start(run.loggers, module, datamodule)
-
-
-def _split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:
-    if count <= 1:
-        return [metrics]
-    results: list[dict[str, float]] = [{} for _ in range(count)]
-    for key, value in metrics.items():
-        name, _, index = key.rpartition("/dataloader_idx_")
-        if name and index.isdigit() and int(index) < count:
-            results[int(index)][key] = value
-        else:
-            for result in results:
-                result[key] = value
-    return results
 
 
 @contextlib.contextmanager

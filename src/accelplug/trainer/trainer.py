@@ -9,6 +9,7 @@ call does is in :mod:`accelplug.trainer.stages` (setup, loop, teardown), the loo
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint_io import is_url
 from ..errors import MisconfigurationException
-from ..launcher import relaunch_if_needed
+from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
 from .display.defaults import configure_callbacks
@@ -127,8 +128,15 @@ class Trainer(TrainerProperties, TrainerViews):
         if self.options.logger == "tensorboard":
             require_tensorboard()
         self.selection: Selection = select(
-            chosen["accelerator"], chosen["devices"], chosen["strategy"], chosen["precision"]
+            chosen["accelerator"],
+            chosen["devices"],
+            chosen["strategy"],
+            chosen["precision"],
+            num_nodes=self.options.num_nodes,
         )
+        # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
+        self._cluster_environment = cluster_environment(self.options.plugins.cluster_environment)
+        adopt_environment(self._cluster_environment, self.num_devices, self.options.num_nodes)
         from ..registry import get_registry
         from ..strategies.compiling import check_compile_support
 
@@ -174,10 +182,9 @@ class Trainer(TrainerProperties, TrainerViews):
         compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
-        relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
         loaders = (train_dataloaders, val_dataloaders)
         call = StageCall(model, *loaders, datamodule, ckpt_path, weights_only is not False, compile=compile_options)
-        run_fit(self, call)
+        self._here_or_forked(model, lambda: run_fit(self, call))
 
     def validate(
         self,
@@ -218,7 +225,8 @@ class Trainer(TrainerProperties, TrainerViews):
         from .stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
-        outputs = run_prediction(self, StageCall(**{**call, "weights_only": weights_only is not False}))
+        stage_call = StageCall(**{**call, "weights_only": weights_only is not False})
+        outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
         return None if return_predictions is False else outputs
 
     def _evaluate(
@@ -228,7 +236,11 @@ class Trainer(TrainerProperties, TrainerViews):
 
         method = "test" if stage is Stage.TESTING else "validate"
         call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
-        return run_evaluation(self, stage, StageCall(**call, **options))
+        stage_call = StageCall(**call, **options)
+        results: list[dict[str, float]] = self._here_or_forked(
+            call["module"], lambda: run_evaluation(self, stage, stage_call)
+        )
+        return results
 
     def _call(self, method: str, model: Any, dataloaders: Any, datamodule: Any, ckpt_path: Any) -> dict[str, Any]:
         """Check a validate/test/predict call's arguments (Lightning's positional habits included)."""
@@ -238,8 +250,19 @@ class Trainer(TrainerProperties, TrainerViews):
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
-        relaunch_if_needed(self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes)
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+
+    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
+        """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
+        in one forked process per device, rank 0's result and weights coming back (``process.forking``)."""
+        if self.selection.start_method == "fork" and "RANK" not in os.environ:
+            from .process.forking import run_in_forked_processes
+
+            return run_in_forked_processes(self, model, work, self.num_devices)
+        relaunch_if_needed(
+            self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
+        )
+        return work()
 
     def save_checkpoint(
         self, filepath: str | os.PathLike[str], weights_only: bool | None = None, storage_options: Any = None
@@ -250,46 +273,10 @@ class Trainer(TrainerProperties, TrainerViews):
         this (it ends with a barrier); only rank 0 writes. ``filepath`` may be an fsspec URL
         (``s3://bucket/model.ckpt``), returned as given.
         """
-        from ..checkpoint_io import atomic_save, is_url, refuse_urls
-        from .checkpointing.contents import build_checkpoint
+        from .checkpointing.saving import save_run_checkpoint
 
         if self._run is None:
             raise MisconfigurationException(
                 "save_checkpoint() needs a model and its optimizers: call it during or after trainer.fit()."
             )
-        path = filepath
-        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
-            raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
-        if storage_options is not None:
-            raise MisconfigurationException(
-                f"save_checkpoint(storage_options={storage_options!r}): the Trainer takes no storage options (a URL's "
-                "filesystem reads its credentials from fsspec's configuration and the environment); leave it None."
-            )
-        checkpoint = build_checkpoint(self._run)
-        if weights_only:
-            checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
-        if is_url(path):
-            return self._save_checkpoint_to_url(checkpoint, os.fspath(path), atomic_save)
-        refuse_urls(path)  # a URL already turned into a local "s3:/b" folder by Path()
-        target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
-        try:
-            self._strategy.save_checkpoint(checkpoint, target, atomic_save)
-        finally:
-            self._strategy.barrier()  # also after a failed write: the other ranks wait here
-        return target
-
-    def _save_checkpoint_to_url(self, checkpoint: dict[str, Any], url: str, write: Any) -> str:
-        """One upload by rank 0 (the strategies' sharded saves need a local folder, so they refuse a URL)."""
-        from ..strategies.base import Strategy
-
-        if type(self._strategy).save_checkpoint is not Strategy.save_checkpoint:
-            raise MisconfigurationException(
-                f"save_checkpoint({url!r}): the {type(self._strategy).__name__} saves sharded checkpoints, which are "
-                "written to local or mounted folders only; give a local path."
-            )
-        try:
-            if self._strategy.writes_checkpoints:
-                write(checkpoint, url)
-        finally:
-            self._strategy.barrier()
-        return url
+        return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..display.progress import Progress
     from ..run import Run
 
-__all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "step_accepts"]
+__all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "split_by_loader", "step_accepts"]
 
 
 def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
@@ -263,3 +263,19 @@ class PredictionLoop:
         hooks.call("on_predict_epoch_end")
         hooks.call("on_predict_end")
         return results if several else results[0]
+
+
+def split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:
+    """One result dict per loader, as ``validate``/``test`` return: a ``/dataloader_idx_N`` key goes to loader N,
+    a key without the suffix to every loader."""
+    if count <= 1:
+        return [metrics]
+    results: list[dict[str, float]] = [{} for _ in range(count)]
+    for key, value in metrics.items():
+        name, _, index = key.rpartition("/dataloader_idx_")
+        if name and index.isdigit() and int(index) < count:
+            results[int(index)][key] = value
+        else:
+            for result in results:
+                result[key] = value
+    return results

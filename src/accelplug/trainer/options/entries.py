@@ -15,10 +15,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException, did_you_mean
 from . import checks
+
+if TYPE_CHECKING:
+    from ...selection import RunPlugins
 
 __all__ = ["SELECTION_ARGUMENTS", "OptionEntry", "TrainerOptions", "entries", "option", "validate_options"]
 
@@ -138,8 +141,11 @@ class TrainerOptions:
         checks.only_none,
         "None: accelplug has no profiler option; wrap trainer.fit() in torch.profiler.profile(...) instead",
     )
-    plugins: None = option(
-        None, checks.only_none, "None: use precision=... and strategy=... (or a plugin distribution) instead"
+    plugins: RunPlugins = option(
+        None,
+        checks.plugins,
+        "None, or a list of plugin objects: a ClusterEnvironment (SLURMEnvironment(...), ...); choose the "
+        "precision with precision=...",
     )
     model_registry: None = option(None, checks.only_none, "None: accelplug has no model registry")
 

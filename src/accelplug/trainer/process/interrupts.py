@@ -45,20 +45,33 @@ if TYPE_CHECKING:
 __all__ = ["FitInterrupted", "SignalGuard", "checkpoint_target", "save_on_signal"]
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
-#: Keys of the stop flags in the logging step's all-reduce (no metric name starts with a NUL).
-_FLAGS = {signal.SIGTERM: "\x00stop:SIGTERM", signal.SIGINT: "\x00stop:SIGINT"}
+
+
+def _flag(signum: int) -> str:
+    """The key of a signal's stop flag in the logging step's all-reduce (no metric name starts with a NUL)."""
+    return f"\x00stop:{signal.Signals(signum).name}"
 
 
 class FitInterrupted(KeyboardInterrupt):
     """Carries an interrupted fit through the run's teardown; ``run_fit`` turns it into the exit."""
 
-    def __init__(self, signum: int, *, step: int, path: Path | None = None, error: str | None = None) -> None:
+    def __init__(
+        self,
+        signum: int,
+        *,
+        step: int,
+        path: Path | None = None,
+        error: str | None = None,
+        requeued: str | None = None,
+    ) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
         self.step = step
         self.path = path
         self.error = error
         self.aborted = False
+        #: What requeueing the Slurm job said (the job id, or why it failed), for the requeue signal.
+        self.requeued = requeued
 
     @property
     def exit_code(self) -> int:
@@ -68,6 +81,9 @@ class FitInterrupted(KeyboardInterrupt):
     def line(self) -> str:
         """The one line printed on stderr."""
         name = signal.Signals(self.signum).name
+        if self.requeued is not None:
+            saved = f"checkpoint saved to {self.path}" if self.path is not None else f"no checkpoint: {self.error}"
+            return f"accelplug: {name}: stopped after step {self.step}; {saved}; {self.requeued}."
         if self.path is not None:
             how = f'resume with trainer.fit(..., ckpt_path="last") or ckpt_path="{self.path}"'
             return f"accelplug: {name}: stopped after step {self.step}; checkpoint saved to {self.path}; {how}."
@@ -82,8 +98,11 @@ class FitInterrupted(KeyboardInterrupt):
 class SignalGuard:
     """Turns SIGTERM/SIGINT into a stop at the next step boundary all ranks agree on (a context manager)."""
 
-    def __init__(self, state: LoopState, *, distributed: bool, repeat_aborts: bool) -> None:
+    def __init__(self, state: LoopState, *, distributed: bool, repeat_aborts: bool, requeue: int | None = None) -> None:
         self.state = state
+        #: The signals handled, in the order one is chosen when ranks received different ones; Slurm's
+        #: requeue signal (``requeue``, see :mod:`.requeue`) last.
+        self.signals: tuple[int, ...] = (*_SIGNALS, *([requeue] if requeue is not None else []))
         self.distributed = distributed
         self.repeat_aborts = repeat_aborts
         #: The first signal this process received.
@@ -96,7 +115,7 @@ class SignalGuard:
 
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():  # signal.signal works only there
-            for signum in _SIGNALS:
+            for signum in self.signals:
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
@@ -133,13 +152,13 @@ class SignalGuard:
         """This rank's stop flags for the logging step's all-reduce (None with one process)."""
         if not self.distributed:
             return None
-        return {key: torch.tensor(1.0 if self.received == signum else 0.0) for signum, key in _FLAGS.items()}
+        return {_flag(signum): torch.tensor(1.0 if self.received == signum else 0.0) for signum in self.signals}
 
     def agree(self, reduced: dict[str, float]) -> None:
         """Take the reduced flags out of ``reduced``; stop every rank when any rank received a signal."""
-        raised = {signum: reduced.pop(key, 0.0) > 0 for signum, key in _FLAGS.items()}
-        if self.stopping is None and any(raised.values()):
-            self._stop(signal.SIGTERM if raised[signal.SIGTERM] else signal.SIGINT)
+        raised = [signum for signum in self.signals if reduced.pop(_flag(signum), 0.0) > 0]
+        if self.stopping is None and raised:
+            self._stop(raised[0])
 
     def settle(self, reduce: Callable[[dict[str, torch.Tensor]], dict[str, float]]) -> int | None:
         """When the loop has ended: the signal all ranks stop for (one last agreement), or None.
@@ -166,7 +185,15 @@ def checkpoint_target(trainer: Any) -> Path:
 
 
 def save_on_signal(trainer: Any, signum: int) -> FitInterrupted:
-    """Write the interrupted run's checkpoint (every rank calls this; one writes) and say what happened."""
+    """Write the interrupted run's checkpoint (every rank calls this; one writes) and say what happened.
+
+    For Slurm's requeue signal the checkpoint is ``hpc_ckpt_N.ckpt`` and the job is requeued (:mod:`.requeue`).
+    """
+    from .requeue import requeue_signal
+
+    environment = getattr(trainer, "_cluster_environment", None)
+    if requeue_signal(environment) == signum:
+        return _save_and_requeue(trainer, environment, signum)
     step = trainer.state.global_step
     target = checkpoint_target(trainer)
     try:
@@ -177,3 +204,25 @@ def save_on_signal(trainer: Any, signum: int) -> FitInterrupted:
     if callback is not None:
         callback.last_model_path = path
     return FitInterrupted(signum, step=step, path=path)
+
+
+def _save_and_requeue(trainer: Any, environment: Any, signum: int) -> FitInterrupted:
+    """``hpc_ckpt_N.ckpt`` in ``default_root_dir`` (every rank calls this), then rank 0 requeues the job."""
+    from .requeue import hpc_save_path
+
+    step = trainer.state.global_step
+    target = hpc_save_path(Path(trainer.default_root_dir))
+    target = trainer.strategy.broadcast_object(target)  # rank 0 looked; every rank saves to the same name
+    try:
+        path: Path | None = trainer.save_checkpoint(target)
+        error = None
+    except OSError as exc:  # the requeue goes ahead: the job resumes from the previous checkpoint, if any
+        path, error = None, str(exc)
+    requeued = "rank 0 requeues the job"
+    if trainer.is_global_zero:
+        try:
+            environment.requeue()
+            requeued = f"requeued Slurm job {environment.requeue_job_id()}; it resumes from this checkpoint"
+        except (RuntimeError, OSError, ValueError) as exc:
+            requeued = f"requeueing failed: {exc}"
+    return FitInterrupted(signum, step=step, path=path, error=error, requeued=requeued)

@@ -1,0 +1,90 @@
+"""The environment of a run nobody else started: the Trainer starts its own processes on this machine.
+
+Lightning's ``LightningEnvironment`` (its fallback when no scheduler is detected), with the same two
+modes: a plain ``python train.py`` (no ``LOCAL_RANK``), where the Trainer starts one process per
+device itself, and processes started by hand with at least ``LOCAL_RANK`` set, which it then takes
+as started externally. World size and global rank are whatever the Trainer sets (``set_world_size``,
+``set_global_rank``), as in Lightning. It is not registered for detection: ``detect()`` is always
+True, so it would hide "no scheduler" in ``accelplug env``; it is what a run without one uses.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from .base import ClusterEnvironment, read_int, read_port
+
+__all__ = ["LightningEnvironment"]
+
+
+def _free_port() -> int:
+    """A port nobody listens on now; ``STANDALONE_PORT`` when set (Lightning's override for tests)."""
+    standalone = read_port("STANDALONE_PORT")
+    if standalone is not None:
+        return standalone
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LightningEnvironment(ClusterEnvironment):
+    """Processes on this machine, started by the Trainer or by hand (Lightning's ``LightningEnvironment``)."""
+
+    name = "lightning"
+    description = "this machine: the Trainer starts one process per device (LOCAL_RANK set: started by hand)"
+    detect_priority = -1
+
+    def __init__(self) -> None:
+        self._main_port: int | None = None
+        self._world_size = 1
+        self._global_rank = 0
+
+    @property
+    def creates_processes_externally(self) -> bool:
+        """Someone set ``LOCAL_RANK``: they started the processes, so the Trainer must not."""
+        return "LOCAL_RANK" in os.environ
+
+    @property
+    def main_address(self) -> str:
+        return (os.environ.get("MASTER_ADDR") or "").strip() or "127.0.0.1"
+
+    @property
+    def main_port(self) -> int:
+        """``MASTER_PORT``, else a free port chosen once (every later answer is the same)."""
+        if self._main_port is None:
+            given = read_port("MASTER_PORT")
+            self._main_port = given if given is not None else _free_port()
+        return self._main_port
+
+    @staticmethod
+    def detect() -> bool:
+        return True
+
+    def world_size(self) -> int:
+        return self._world_size
+
+    def set_world_size(self, size: int) -> None:
+        self._world_size = size
+
+    def global_rank(self) -> int:
+        return self._global_rank
+
+    def set_global_rank(self, rank: int) -> None:
+        self._global_rank = rank
+
+    def local_rank(self) -> int:
+        return read_int("LOCAL_RANK", default=0)
+
+    def node_rank(self) -> int:
+        """``NODE_RANK``, else torchrun's ``GROUP_RANK``, else 0."""
+        if (os.environ.get("NODE_RANK") or "").strip():
+            return read_int("NODE_RANK")
+        return read_int("GROUP_RANK", default=0)
+
+    def validate_settings(self, num_devices: int, num_nodes: int) -> None:
+        """Nothing to check: the world is what the Trainer makes it."""
+
+    def teardown(self) -> None:
+        """Forget ``WORLD_SIZE`` set for the run, so a later run in this process starts afresh (as Lightning)."""
+        os.environ.pop("WORLD_SIZE", None)
