@@ -32,7 +32,6 @@ from .callbacks import Callback
 from .datamodule import LightningDataModule
 from .errors import MisconfigurationException
 from .fabric.utilities.rank_zero import rank_zero_warn
-from .loggers import MetricsLogger
 from .loggers.logger import Logger
 from .module import LightningModule
 from .seed import seed_everything
@@ -161,7 +160,7 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
         (accelplug's signature accepts any object there; the CLI needs to know what ``class_path`` may name)."""
         typed: dict[str, Any] = {
             "callbacks": Union[list[Callback], Callback, None],  # noqa: UP007 - jsonargparse reads it at runtime
-            "logger": Union[Logger, MetricsLogger, list[Union[Logger, MetricsLogger]], bool, None],  # noqa: UP007
+            "logger": Union[Logger, list[Logger], bool, None],  # noqa: UP007
         }
         present = inspect.signature(trainer_class).parameters
         skip = {name for name in typed if name in present}
