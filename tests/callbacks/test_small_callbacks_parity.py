@@ -87,7 +87,10 @@ def test_an_elapsed_timer_stops_fit_where_lightnings_stops(interval: str, tmp_pa
     timer, their_timer = ours.callbacks[0], theirs.callbacks[0]
     assert timer.state_dict().keys() == their_timer.state_dict().keys()
     assert timer.state_dict()["time_elapsed"].keys() == their_timer.state_dict()["time_elapsed"].keys()
-    assert timer.time_elapsed("train") > 0 and timer.time_remaining() is not None and timer.time_remaining() < 0
+    # A zero duration stops before training starts under both (no on_train_start: nothing elapsed).
+    assert (timer.start_time("train") is None) == (their_timer.start_time("train") is None)
+    assert (timer.time_elapsed("train") > 0) == (their_timer.time_elapsed("train") > 0)
+    assert timer.time_remaining() is not None and timer.time_remaining() <= 0
 
 
 def test_a_timer_without_duration_measures_without_stopping(tmp_path: Path) -> None:
