@@ -170,9 +170,9 @@ class Fabric:
         if not self._environment_up:
             self._strategy.setup_environment(self._accelerator, self._plan.selection.root_device)
             self._environment_up = True
-            from .utilities.rank_zero import rank_zero_only
+            from .utilities.rank_zero import set_rank
 
-            rank_zero_only.rank = self._strategy.global_rank
+            set_rank(self._strategy.global_rank)
 
     def _require_launched(self, what: str) -> None:
         if not self._strategy.is_distributed:

@@ -89,7 +89,6 @@ class LoopState:
         self.compile_seconds = None
 
     def clear_metrics(self) -> None:
-        """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does."""
-        self.callback_metrics.clear()
-        self.logged_metrics.clear()
-        self.progress_bar_metrics.clear()
+        """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does: new dicts, so one
+        a script kept from the previous call (``train_metrics = trainer.callback_metrics``) keeps its values."""
+        self.callback_metrics, self.logged_metrics, self.progress_bar_metrics = {}, {}, {}

@@ -20,6 +20,7 @@ from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint_io import is_url
 from ..errors import MisconfigurationException
+from ..fabric.utilities.rank_zero import set_rank
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
@@ -161,6 +162,7 @@ class Trainer(TrainerProperties, TrainerViews):
         self._run: Run | None = None
         self._module: torch.nn.Module | None = None
         self._signals: SignalGuard | None = None
+        set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
 
     # ---- running --------------------------------------------------------------------------------------
     def fit(

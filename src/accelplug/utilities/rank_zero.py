@@ -9,7 +9,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..fabric.utilities.rank_zero import rank_zero_deprecation, rank_zero_info, rank_zero_only, rank_zero_warn
+from ..fabric.utilities.rank_zero import (
+    is_rank_zero,
+    rank_zero_deprecation,
+    rank_zero_info,
+    rank_zero_only,
+    rank_zero_warn,
+)
 
 __all__ = ["rank_zero_debug", "rank_zero_deprecation", "rank_zero_info", "rank_zero_only", "rank_zero_warn"]
 
@@ -18,5 +24,5 @@ _log = logging.getLogger(__name__)
 
 def rank_zero_debug(*args: Any, stacklevel: int = 4, **kwargs: Any) -> None:
     """Log at DEBUG level on the global-zero process only (Lightning's ``rank_zero_debug``)."""
-    if rank_zero_only.rank == 0:
+    if is_rank_zero():
         _log.debug(*args, stacklevel=stacklevel, **kwargs)

@@ -1,18 +1,20 @@
 """``rank_zero_only`` and friends: run or print something on the global-zero process only.
 
-``rank_zero_only.rank`` starts from the launcher's variables (``RANK``, then ``LOCAL_RANK``) and is set again
-by ``fabric.launch()`` once the process group says which rank this is, as in Lightning.
+``rank_zero_only`` is ``lightning_utilities``' own object, as Lightning's is: scripts (the Hydra template among
+them) import it from ``lightning_utilities.core.rank_zero`` directly and expect the framework to have set its
+``rank``. It starts from the launcher's variables (``RANK``, then ``LOCAL_RANK``) and is set again by
+``fabric.launch()`` and the Trainer once the run says which rank this is, as in Lightning.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
-from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["rank_zero_deprecation", "rank_zero_info", "rank_zero_only", "rank_zero_warn"]
+from lightning_utilities.core.rank_zero import rank_zero_only
+
+__all__ = ["is_rank_zero", "rank_zero_deprecation", "rank_zero_info", "rank_zero_only", "rank_zero_warn", "set_rank"]
 
 T = TypeVar("T")
 
@@ -25,30 +27,26 @@ def _rank_from_environment() -> int:
     return 0
 
 
-class _RankZeroOnly:
-    """A decorator: the function runs on rank 0 and returns None elsewhere (``default=`` for another value)."""
-
-    def __init__(self) -> None:
-        self.rank = _rank_from_environment()
-
-    def __call__(self, fn: Callable[..., T], default: Any = None) -> Callable[..., T | Any]:
-        @functools.wraps(fn)
-        def wrapped(*args: Any, **kwargs: Any) -> T | Any:
-            return fn(*args, **kwargs) if self.rank == 0 else default
-
-        return wrapped
+def set_rank(rank: int) -> None:
+    """Tell ``rank_zero_only`` (and everything reading it, in any framework) which rank this process is."""
+    setattr(rank_zero_only, "rank", rank)  # noqa: B010 - lightning_utilities types it as a plain function
 
 
-rank_zero_only = _RankZeroOnly()
+def is_rank_zero() -> bool:
+    return int(getattr(rank_zero_only, "rank", 0)) == 0
+
+
+if getattr(rank_zero_only, "rank", None) is None:  # set once; a framework imported earlier may have set it
+    set_rank(_rank_from_environment())
 
 
 def rank_zero_info(*args: Any, **kwargs: Any) -> None:
-    if rank_zero_only.rank == 0:
+    if is_rank_zero():
         print(*args, **kwargs)
 
 
 def rank_zero_warn(message: str | Warning, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:
-    if rank_zero_only.rank == 0:
+    if is_rank_zero():
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
