@@ -338,9 +338,10 @@ def select(
     ``strategy=FSDPStrategy(auto_wrap_policy={Block})``); the object is checked like a name and kept.
     ``num_nodes`` above 1 makes ``strategy="auto"`` DDP even with one device per node, as in Lightning.
     """
-    start_method = "popen"
+    start_method, forking_name = "popen", None
     if isinstance(strategy, str) and strategy.strip().lower() in FORK_STRATEGIES:
-        strategy, start_method = "ddp", "fork"
+        forking_name = strategy.strip().lower()
+        strategy, start_method = "ddp", "fork"  # checked as "ddp"; run under its own (preset) name below
     _validate_shapes(accelerator, devices, strategy, precision)
     registry = registry or get_registry()
     if isinstance(accelerator, type) and accelerator.name not in registry.names():
@@ -366,4 +367,6 @@ def select(
     strategy_object = strategy if isinstance(strategy, Strategy) else None
     if strategy_name not in ("ddp",) or len(device_ids) * num_nodes == 1:
         start_method = "popen"  # one process (or another strategy): nothing to fork
+    if forking_name is not None and strategy_name == "ddp":
+        strategy_name = forking_name  # the registered preset: Lightning's DDPStrategy(start_method="fork")
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)

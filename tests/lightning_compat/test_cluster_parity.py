@@ -117,5 +117,8 @@ def test_the_fork_strategies_fork_ddp_processes_in_both(name: str, tmp_path: Pat
         warnings.simplefilter("ignore")
         theirs = lightning.Trainer(strategy=name, enable_checkpointing=False, **options)
     mine = accelplug.Trainer(strategy=name, **options)
-    assert type(theirs.strategy).__name__ == "DDPStrategy" and mine.selection.strategy == "ddp"
+    assert type(theirs.strategy).__name__ == "DDPStrategy" and isinstance(
+        mine.strategy, accelplug.strategies.DDPStrategy
+    )
     assert theirs.strategy.launcher._start_method == mine.selection.start_method == "fork"
+    assert theirs.strategy._start_method == mine.strategy.start_method == "fork"

@@ -26,6 +26,10 @@ from ...errors import MisconfigurationException
 __all__ = ["check_fork_safe", "run_in_forked_processes"]
 
 
+#: LoopState fields holding the worker's own loaders (and the closure that makes them): never sent back.
+_PROCESS_LOCAL = frozenset({"data", "train_source"})
+
+
 def check_fork_safe(strategy_name: str) -> None:
     """Refuse to fork once CUDA is initialised in this process (children would inherit a broken context)."""
     if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
@@ -55,7 +59,7 @@ def run_in_forked_processes(trainer: Any, model: torch.nn.Module, work: Callable
         # A file this process's own child wrote a moment ago in a private folder: not untrusted input.
         outcome = torch.load(result, map_location="cpu", weights_only=False)
     model.load_state_dict(outcome["weights"])
-    for name, value in vars(outcome["state"]).items():
+    for name, value in outcome["state"].items():
         setattr(trainer.state, name, value)
     callback = trainer.checkpoint_callback
     if callback is not None:
@@ -94,5 +98,7 @@ def _worker(
             if callback is not None and hasattr(callback, name)
         }
         weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        outcome = {"weights": weights, "state": trainer.state, "checkpoint_paths": paths, "result": output}
+        # The loop state comes back without what only makes sense in the worker (its loaders and what makes them).
+        state = {k: v for k, v in vars(trainer.state).items() if k not in _PROCESS_LOCAL}
+        outcome = {"weights": weights, "state": state, "checkpoint_paths": paths, "result": output}
         torch.save(outcome, result)
