@@ -86,11 +86,11 @@ def main() -> int:
     trainer = L.Trainer(devices=args.devices, num_nodes=args.num_nodes, strategy="ddp", **options)
     trainer.fit(model, loader)
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
-    print(
+    line = (
         f"rank {trainer.global_rank} of {trainer.world_size} (node {trainer.node_rank}, pid {os.getpid()}, "
-        f"restart {restarts}): {trainer.global_step} steps",
-        flush=True,
+        f"restart {restarts}): {trainer.global_step} steps\n"
     )
+    os.write(sys.stdout.fileno(), line.encode())  # one write: the ranks share the pipe, a line must not split
     if trainer.is_global_zero:
         torch.save(model.state_dict(), args.out)
     return 0
