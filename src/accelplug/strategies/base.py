@@ -197,6 +197,14 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
+    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it).
+
+        A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
+        ``backward`` call) overrides this; a module's own ``backward`` hook still takes precedence over it.
+        """
+        precision.backward(loss)
+
     def optimizer_step(
         self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
     ) -> Any:
