@@ -176,6 +176,7 @@ def precision_config(
     if precision in _FP32:
         return {}
     accepted = (*_BF16, *_FP16, *_FP32)
+    hint = _close(precision, accepted)
     raise MisconfigurationException(
-        f"precision={precision!r} cannot run under DeepSpeed; accepted: {', '.join(accepted)}.{_close(precision, accepted)}"
+        f"precision={precision!r} cannot run under DeepSpeed; accepted: {', '.join(accepted)}.{hint}"
     )

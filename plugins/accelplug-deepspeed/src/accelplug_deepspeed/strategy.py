@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
+
 from accelplug.errors import MisconfigurationException
 from accelplug.optimizers import OptimizerSetup, parse_optimizers
 from accelplug.strategies.base import PreparedModule, StepRouter, Strategy
@@ -205,6 +206,9 @@ class DeepSpeedStrategy(DDPStrategy):
             config.update(precision_config(precision_name, **self._scale_options))
         config.setdefault("train_micro_batch_size_per_gpu", 1)  # DeepSpeed uses it for throughput logs only
         config["gradient_accumulation_steps"] = 1
+        # DeepSpeed 0.19 clips at norm 1.0 unless told otherwise; Lightning (and a plain loop) clip nothing unless
+        # asked, so the losses of a run match a single-device run's only with this set.
+        config.setdefault("gradient_clipping", 0.0)
         return config
 
     def setup_module(
