@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accelplug.errors import MisconfigurationException
-from accelplug.registry import get_registry
-
 from accelplug_deepspeed import DeepSpeedStrategy, deepspeed_config
 from accelplug_deepspeed.config import precision_config
+
+from accelplug.errors import MisconfigurationException
+from accelplug.registry import get_registry
 
 SCRIPT = Path(__file__).with_name("ds_train.py")
 LIGHTNING_NAMES = (
