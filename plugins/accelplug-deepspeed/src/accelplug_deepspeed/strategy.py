@@ -146,7 +146,7 @@ class DeepSpeedStrategy(DDPStrategy):
             )
         self.logging_level = logging_level
         self.exclude_frozen_parameters = exclude_frozen_parameters
-        self._scale_options = {
+        self._scale_options: dict[str, Any] = {
             "loss_scale": loss_scale,
             "initial_scale_power": initial_scale_power,
             "loss_scale_window": loss_scale_window,
