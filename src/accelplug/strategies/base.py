@@ -221,8 +221,10 @@ class Strategy(ABC):
 
     @property
     def customizes_optimizer_step(self) -> bool:
-        """Whether this strategy overrides :meth:`optimizer_step` (the loop then never bypasses it)."""
-        return type(self).optimizer_step is not Strategy.optimizer_step
+        """Whether this strategy overrides :meth:`optimizer_step` or :meth:`backward` (the loop then never
+        bypasses them for its lean path, which calls ``loss.backward()`` and ``optimizer.step()`` directly)."""
+        own = type(self)
+        return own.optimizer_step is not Strategy.optimizer_step or own.backward is not Strategy.backward
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
