@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # DeepSpeed through accelplug-deepspeed on one lent GPU (issue 23), no network. From the repository root:
 #     bash scripts/gpu/deepspeed_check.sh
-# 1. installs the carried wheels (.gpu_wheels/: deepspeed built with DS_BUILD_OPS=0 and its dependencies) whose
-#    modules this image lacks, accelplug and plugins/accelplug-deepspeed (editable, no deps, no index);
+# 1. scripts/gpu/setup.sh installs the carried wheels this image lacks (.gpu_wheels/: deepspeed built with
+#    DS_BUILD_OPS=0 and its dependencies) and accelplug; then plugins/accelplug-deepspeed (editable, no index);
 # 2. trains one small LightningModule in float32 with strategy "single_device" (the reference), then
 #    "deepspeed_stage_2", "deepspeed_stage_3" and "deepspeed_stage_2_offload" (ZeRO-Offload, with DeepSpeedCPUAdam,
 #    which DeepSpeed compiles on first use): each 2 epochs in one go, then 1 epoch + save and a resume to 2 epochs;
@@ -14,20 +14,9 @@ PY=${PY:-python3}
 OUT=${OUT:-$PWD/gpu_out}/deepspeed
 mkdir -p "$OUT"
 start=$SECONDS
-missing=()
-for pair in deepspeed:deepspeed hjson:hjson ninja:ninja py_cpuinfo:cpuinfo msgpack:msgpack einops:einops \
-            nvidia_ml_py:pynvml psutil:psutil tqdm:tqdm pluggy:pluggy pydantic:pydantic pydantic_core:pydantic_core \
-            typing_inspection:typing_inspection annotated_types:annotated_types; do
-  dist=${pair%%:*} module=${pair##*:}
-  if ! $PY -c "import $module" 2>/dev/null; then
-    wheel=$(ls .gpu_wheels/"$dist"-*.whl 2>/dev/null | head -1)
-    [ -n "$wheel" ] && missing+=("$wheel")
-  fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  $PY -m pip install -q --no-deps --no-index "${missing[@]}" >"$OUT/install.log" 2>&1 || { echo "FAIL install (see $OUT/install.log)"; exit 1; }
-fi
-$PY -m pip install -q --no-deps --no-build-isolation -e . -e plugins/accelplug-deepspeed >>"$OUT/install.log" 2>&1 \
+# the carried wheels this image lacks (deepspeed and its dependencies among them) and accelplug itself
+source scripts/gpu/setup.sh >"$OUT/install.log" 2>&1 || { echo "FAIL scripts/gpu/setup.sh (see $OUT/install.log)"; exit 1; }
+$PY -m pip install -q --no-deps --no-build-isolation -e plugins/accelplug-deepspeed >>"$OUT/install.log" 2>&1 \
   || { echo "FAIL install of accelplug / accelplug-deepspeed (see $OUT/install.log)"; exit 1; }
 $PY -c "import torch, deepspeed; print('torch', torch.__version__, 'deepspeed', deepspeed.__version__, torch.cuda.get_device_name(0))" 2>/dev/null | tail -1
 failed=0

@@ -175,3 +175,20 @@ def test_two_gloo_processes_train_and_resume(tmp_path: Path, strategy: str) -> N
     _train(tmp_path, "half", strategy, "32-true", "1", str(ckpt), processes=2)
     resumed = _train(tmp_path, "resumed", strategy, "32-true", "2", "-", str(ckpt), processes=2)
     assert resumed["losses"] == pytest.approx(whole["losses"][4:], rel=1e-5, abs=1e-6)
+
+
+# ---- parity with Lightning 2.6 (its DeepSpeed strategy runs on CUDA only, so its config is compared) ------
+def _subset_differences(ours: Any, theirs: Any, where: str = "") -> list[str]:
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return [d for k, v in ours.items() for d in _subset_differences(v, theirs.get(k, "<missing>"), f"{where}.{k}")]
+    return [] if ours == theirs else [f"{where}: ours {ours!r}, Lightning's {theirs!r}"]
+
+
+@needs_deepspeed
+@pytest.mark.parametrize("name", LIGHTNING_NAMES)
+def test_each_name_configures_zero_as_lightnings_strategy_of_that_name(name: str) -> None:
+    lightning_registry = pytest.importorskip("lightning.pytorch.strategies").StrategyRegistry
+    theirs = lightning_registry.get(name).config
+    strategy = get_registry().get_strategy(name)()
+    assert isinstance(strategy, DeepSpeedStrategy)
+    assert _subset_differences(strategy.config, theirs) == []
