@@ -192,3 +192,12 @@ def test_each_name_configures_zero_as_lightnings_strategy_of_that_name(name: str
     strategy = get_registry().get_strategy(name)()
     assert isinstance(strategy, DeepSpeedStrategy)
     assert _subset_differences(strategy.config, theirs) == []
+
+
+@needs_deepspeed
+def test_float16_on_deepspeeds_cpu_accelerator_is_refused_in_words(tmp_path: Path) -> None:
+    command = [sys.executable, str(SCRIPT), "deepspeed_stage_2", "16-mixed", "1", str(tmp_path / "out.json")]
+    result = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode != 0
+    assert "MisconfigurationException: precision='16-mixed' needs DeepSpeed's fp16" in result.stderr
+    assert "bf16-mixed or 32-true" in result.stderr

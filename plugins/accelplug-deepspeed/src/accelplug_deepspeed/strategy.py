@@ -239,6 +239,7 @@ class DeepSpeedStrategy(DDPStrategy):
                 "DeepSpeedStrategy does not support compile=True; compile inside the module instead."
             )
         config = self.run_config(precision.name)
+        _check_dtype_support(config, precision.name)
         if precision.name.endswith("-true"):
             module = precision.convert_module(module)
         # The engine scales float16 losses itself: a second scaler in the precision would scale twice.
@@ -375,6 +376,23 @@ class DeepSpeedStrategy(DDPStrategy):
 
 def _key(config: dict[str, Any]) -> str:
     return "bf16" if "bf16" in config else "fp16"
+
+
+def _check_dtype_support(config: dict[str, Any], precision_name: str) -> None:
+    """Refuse a low precision DeepSpeed's accelerator cannot run (its CPU accelerator has no float16) here, in words,
+    rather than as the engine's ``ValueError`` halfway through building itself."""
+    from deepspeed.accelerator import get_accelerator
+
+    accelerator = get_accelerator()
+    for key, supported, alternative in (
+        ("fp16", accelerator.is_fp16_supported, "bf16-mixed or 32-true"),
+        ("bf16", accelerator.is_bf16_supported, "32-true"),
+    ):
+        if config.get(key, {}).get("enabled") and not supported():
+            raise MisconfigurationException(
+                f"precision={precision_name!r} needs DeepSpeed's {key}, which its {accelerator.device_name()!r} "
+                f"accelerator does not support; use precision {alternative}."
+            )
 
 
 def _select_deepspeed_accelerator(device: torch.device) -> None:
