@@ -48,7 +48,7 @@ class Regression(L.LightningModule):
 
     def configure_optimizers(self) -> Any:
         if self.cpu_adam:  # ZeRO-Offload steps on the CPU with DeepSpeed's own Adam (Lightning's advice too)
-            from deepspeed.ops.adam import DeepSpeedCPUAdam
+            from deepspeed.ops.adam import DeepSpeedCPUAdam  # type: ignore[import-untyped]
 
             return DeepSpeedCPUAdam(self.parameters(), lr=3e-3, weight_decay=0.0, adamw_mode=True)
         return torch.optim.AdamW(self.parameters(), lr=3e-3, weight_decay=0.0)
