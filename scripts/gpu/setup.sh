@@ -9,7 +9,7 @@ missing=()
 for wheel in .gpu_wheels/*.whl; do
   dist=$(basename "$wheel" | cut -d- -f1)
   module=${dist,,}
-  case "$module" in python_dotenv) module=dotenv ;; trove_classifiers) module=trove_classifiers ;; editables) module=editables ;; esac
+  case "$module" in python_dotenv) module=dotenv ;; py_cpuinfo) module=cpuinfo ;; nvidia_ml_py) module=pynvml ;; esac
   $PY -c "import $module" 2>/dev/null || missing+=("$wheel")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -161,6 +161,38 @@ def test_every_stage_iterates_the_loader_the_strategy_returned() -> None:
     assert len(predictions) == 3
 
 
+# ---- backward -----------------------------------------------------------------------------------------
+class _OwnBackward(Strategy):
+    """A strategy whose engine owns backward (DeepSpeed's does): it doubles the loss before backward."""
+
+    name = "own_backward"
+    losses: ClassVar[list[float]] = []
+
+    @classmethod
+    def supports(cls, accelerator: type[Accelerator]) -> bool | None:
+        return accelerator.name == "cpu"
+
+    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+        type(self).losses.append(float(loss.detach()))
+        precision.backward(loss * 2)
+
+
+def test_backward_goes_through_the_strategy_and_keeps_the_loop_off_its_lean_path() -> None:
+    def trained(strategy: str, lr: float) -> torch.Tensor:
+        torch.manual_seed(0)
+        model = LinearRegression(lr=lr)
+        _trainer(accelerator="cpu", strategy=strategy, max_epochs=1).fit(model, regression_data(n=64, batch_size=16))
+        return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+    get_registry().register_strategy(_OwnBackward)
+    _OwnBackward.losses.clear()
+    assert _OwnBackward().customizes_optimizer_step
+    doubled = trained("own_backward", lr=0.05)
+    assert len(_OwnBackward.losses) == 4, "every batch's backward went through the strategy"
+    # SGD on twice the gradient is SGD on the gradient with twice the learning rate
+    torch.testing.assert_close(doubled, trained("single_device", lr=0.1))
+
+
 # ---- optimizer_step ----------------------------------------------------------------------------------
 def test_every_optimizer_step_goes_through_the_strategy_even_for_a_module_the_lean_path_would_take() -> None:
     model = LinearRegression()

@@ -52,8 +52,8 @@ _IN_THE_SCRIPT = "choose it in the script, where the Trainer is built"
 REFUSED_OPTIONS = {
     "--config-file": "accelplug reads its defaults from the file `accelplug config` writes; "
     "point ACCELPLUG_CONFIG_FILE at another file to use that",
-    "--use-deepspeed": "DeepSpeed is not supported by accelplug",
-    "--deepspeed-": "DeepSpeed is not supported by accelplug",
+    "--use-deepspeed": f"{_IN_THE_SCRIPT}: Trainer(strategy='deepspeed_stage_2') with the accelplug-deepspeed plugin",
+    "--deepspeed-": f"{_IN_THE_SCRIPT}: Trainer(strategy=DeepSpeedStrategy(...)) from the accelplug-deepspeed plugin",
     "--use-fsdp": f"{_IN_THE_SCRIPT}: Trainer(strategy='fsdp')",
     "--fsdp-": f"{_IN_THE_SCRIPT}: Trainer(strategy='fsdp', ...)",
     "--use-megatron-lm": "Megatron-LM is not supported by accelplug",

@@ -197,6 +197,14 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
+    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it).
+
+        A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
+        ``backward`` call) overrides this; a module's own ``backward`` hook still takes precedence over it.
+        """
+        precision.backward(loss)
+
     def optimizer_step(
         self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
     ) -> Any:
@@ -213,8 +221,10 @@ class Strategy(ABC):
 
     @property
     def customizes_optimizer_step(self) -> bool:
-        """Whether this strategy overrides :meth:`optimizer_step` (the loop then never bypasses it)."""
-        return type(self).optimizer_step is not Strategy.optimizer_step
+        """Whether this strategy overrides :meth:`optimizer_step` or :meth:`backward` (the loop then never
+        bypasses them for its lean path, which calls ``loss.backward()`` and ``optimizer.step()`` directly)."""
+        own = type(self)
+        return own.optimizer_step is not Strategy.optimizer_step or own.backward is not Strategy.backward
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:

@@ -161,7 +161,7 @@ class Optimization:
             if custom is not None:
                 self.hooks.run_in("backward", custom, loss)
             else:
-                self.precision.backward(loss)
+                self.strategy.backward(loss, self.precision)
         except RuntimeError as exc:
             raise explain_backward(loss, step, exc) from exc
         self.hooks.call("on_after_backward")
