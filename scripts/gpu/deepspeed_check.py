@@ -67,6 +67,7 @@ def fit(case: str, epochs: int, ckpt_path: Path | None = None, save: Path | None
     trainer = L.Trainer(
         accelerator=ACCELERATOR, devices=1, strategy=case, precision="32-true", max_epochs=epochs, logger=False,
         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+        use_distributed_sampler=False,  # the loader as given, as single_device reads it (DeepSpeed is DDP-based)
     )  # fmt: skip
     trainer.fit(model, loader(), ckpt_path=ckpt_path)
     if save is not None:

@@ -157,6 +157,7 @@ def test_a_lightning_module_trains_on_cuda_with_device_stats_logged(tmp_path: Pa
     trainer = L.Trainer(
         **_cuda(precision="bf16-mixed", max_epochs=3, log_every_n_steps=4, default_root_dir=tmp_path),
         callbacks=[L.DeviceStatsMonitor()],
+        logger="csv",
     )
     trainer.fit(Regressor(), regression_data())
     assert trainer.metrics_path is not None

@@ -53,6 +53,9 @@ def main() -> None:
     trainer = L.Trainer(
         accelerator="cpu", devices="auto", strategy=strategy, precision=precision, max_epochs=epochs,
         logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+        # the loader as given on every rank, whatever the strategy: the engine's numbers are what is compared
+        # (a DDP-based strategy would otherwise shard and shuffle it, as Lightning's does)
+        use_distributed_sampler=False,
     )  # fmt: skip
     trainer.fit(model, loader(), ckpt_path=resume)
     if save:

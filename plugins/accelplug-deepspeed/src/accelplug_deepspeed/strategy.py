@@ -183,7 +183,7 @@ class DeepSpeedStrategy(DDPStrategy):
         if launched_by_torchrun():
             super().setup_environment(accelerator, device)
             return
-        backend = self.process_group_backend(accelerator, device)
+        backend = self.backend_for(accelerator, device)
         Strategy.setup_environment(self, accelerator, device)
         if not dist.is_initialized():
             # One device, no launcher: a process group of one, in this process (DeepSpeed needs a group).
