@@ -127,11 +127,16 @@ class SingleXLAStrategy(Strategy):
         return torch.device("cpu")
 
     def save_checkpoint(
-        self, checkpoint: dict[str, Any], path: Path, write: Callable[[dict[str, Any], Path], object]
+        self,
+        checkpoint: dict[str, Any],
+        path: Path,
+        write: Callable[[dict[str, Any], Path], object],
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         """Run what is pending, then write CPU copies of every tensor (the file loads without torch_xla)."""
         runtime.mark_step(self._device())
-        super().save_checkpoint(to_cpu(checkpoint), path, write)
+        super().save_checkpoint(to_cpu(checkpoint), path, write, tensor_keys=tensor_keys)
 
     # ---- the end ---------------------------------------------------------------------------------------
     def teardown(self) -> None:
