@@ -28,6 +28,21 @@ _EXPORTS = {
     "Precision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
     "TensorBoardLogger": "accelplug.loggers",
+    "Checkpoint": "accelplug.callbacks",
+    "LambdaCallback": "accelplug.callbacks",
+    "ModelSummary": "accelplug.callbacks",
+    "OnExceptionCheckpoint": "accelplug.callbacks",
+    "ProgressBar": "accelplug.callbacks",
+    "RichModelSummary": "accelplug.callbacks",
+    "RichProgressBar": "accelplug.callbacks",
+    "RichProgressBarTheme": "accelplug.callbacks",
+    "TQDMProgressBar": "accelplug.callbacks",
+    "Timer": "accelplug.callbacks",
+    "Logger": "accelplug.loggers",
+    "DummyLogger": "accelplug.loggers",
+    "WandbLogger": "accelplug.loggers",
+    "MLFlowLogger": "accelplug.loggers",
+    "CometLogger": "accelplug.loggers",
     "seed_everything": "accelplug.seed",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
@@ -50,22 +65,37 @@ __all__ = [
     "AttributeDict",
     "CSVLogger",
     "Callback",
+    "Checkpoint",
+    "CometLogger",
     "DataModule",
     "DeviceStatsMonitor",
+    "DummyLogger",
     "EarlyStopping",
     "Fabric",
+    "LambdaCallback",
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
+    "Logger",
+    "MLFlowLogger",
     "MisconfigurationException",
     "ModelCheckpoint",
+    "ModelSummary",
     "Module",
+    "OnExceptionCheckpoint",
     "PluginFailure",
     "Precision",
+    "ProgressBar",
+    "RichModelSummary",
+    "RichProgressBar",
+    "RichProgressBarTheme",
     "Selection",
     "Strategy",
+    "TQDMProgressBar",
     "TensorBoardLogger",
+    "Timer",
     "Trainer",
+    "WandbLogger",
     "__version__",
     "get_registry",
     "hookimpl",
@@ -75,13 +105,29 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
-    from .callbacks import Callback, DeviceStatsMonitor, EarlyStopping, LearningRateMonitor, ModelCheckpoint
+    from .callbacks import (
+        Callback,
+        Checkpoint,
+        DeviceStatsMonitor,
+        EarlyStopping,
+        LambdaCallback,
+        LearningRateMonitor,
+        ModelCheckpoint,
+        ModelSummary,
+        OnExceptionCheckpoint,
+        ProgressBar,
+        RichModelSummary,
+        RichProgressBar,
+        RichProgressBarTheme,
+        Timer,
+        TQDMProgressBar,
+    )
     from .datamodule import LightningDataModule
     from .datamodule import LightningDataModule as DataModule
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .fabric import Fabric
     from .hookspecs import hookimpl
-    from .loggers import CSVLogger, TensorBoardLogger
+    from .loggers import CometLogger, CSVLogger, DummyLogger, Logger, MLFlowLogger, TensorBoardLogger, WandbLogger
     from .module import AttributeDict, LightningModule
     from .module import LightningModule as Module
     from .precision.base import Precision

@@ -87,3 +87,17 @@ def test_a_moved_user_path_still_imports_with_a_deprecation_warning(old: str, ne
         shim = importlib.import_module(old)
     moved = importlib.import_module(new)
     assert all(getattr(shim, n) is getattr(moved, n) for n in names)
+
+
+def test_every_callback_and_logger_class_is_exported_from_accelplug_itself() -> None:
+    """The contract: callbacks and loggers are also names of ``accelplug`` (``L.ModelCheckpoint``, ``L.WandbLogger``)."""
+    import inspect
+
+    import accelplug
+    import accelplug.callbacks
+    import accelplug.loggers
+
+    for package in (accelplug.callbacks, accelplug.loggers):
+        classes = [n for n in package.__all__ if inspect.isclass(getattr(package, n)) and not n.endswith("Error")]
+        missing = [n for n in classes if getattr(accelplug, n, None) is not getattr(package, n)]
+        assert not missing, f"{package.__name__} classes not exported from accelplug: {missing}"
