@@ -90,7 +90,7 @@ def test_a_moved_user_path_still_imports_with_a_deprecation_warning(old: str, ne
 
 
 def test_every_callback_and_logger_class_is_exported_from_accelplug_itself() -> None:
-    """The contract: callbacks and loggers are also names of ``accelplug`` (``L.ModelCheckpoint``, ``L.WandbLogger``)."""
+    """The contract: callbacks and loggers are also names of ``accelplug`` (``L.ModelCheckpoint``, ``L.Logger``)."""
     import inspect
 
     import accelplug
