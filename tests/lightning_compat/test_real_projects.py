@@ -110,9 +110,6 @@ PROJECTS = (
 #: The first failure of each project under accelplug today (measured; the reason strict xfail reports).
 #: Delete an entry when the project runs through: strict xfail turns a forgotten entry into a failure.
 ACCELPLUG_TODAY: dict[str, str] = {
-    # runs to the end with Lightning's test/train/val metrics, except the MaxMetric logged in
-    # on_validation_epoch_end (val/acc_best 0.0, Lightning 1.0)
-    "hydra_mnist": "AssertionError: hydra_mnist: metrics is",
     "pl_finetuning_cli": "ModuleNotFoundError: No module named 'accelplug.pytorch.callbacks.finetuning'",
     "docs_tuner": "ImportError: cannot import name 'LearningRateFinder' from 'accelplug.pytorch.callbacks'",
 }

@@ -142,6 +142,8 @@ class LogCollector:
         self.step_prog_bar: set[str] = set()
         self.step_no_logger: set[str] = set()
         self.epoch_values: dict[str, _EpochValue] = {}
+        #: Metric objects computed for an epoch, reset once the epoch-end hooks have run (they may compute them).
+        self._computed: list[Any] = []
 
     def add(self, name: str, value: Any, meta: LogMeta, batch_size: int) -> None:
         """Record one ``self.log`` call (``meta``: how the value is to be treated)."""
@@ -182,8 +184,11 @@ class LogCollector:
         values, self.step_values = self.step_values, {}
         return values
 
-    def finish_epoch(self, strategy: Strategy, device: torch.device) -> dict[str, torch.Tensor]:
-        """Every epoch value reduced over the epoch and the processes, as CPU scalars; then cleared."""
+    def finish_epoch(self, strategy: Strategy, device: torch.device, *, reset: bool = True) -> dict[str, torch.Tensor]:
+        """Every epoch value reduced over the epoch and the processes, as CPU scalars; then cleared.
+
+        Logged metric objects are reset only with ``reset`` (after the epoch-end hooks, as Lightning does), so a
+        hook that calls ``self.val_acc.compute()`` still reads the epoch's value."""
         entries, self.epoch_values = self.epoch_values, {}
         results: dict[str, torch.Tensor] = {}
         plain = {k: e for k, e in entries.items() if e.metric is None and e.total is not None}
@@ -194,7 +199,11 @@ class LogCollector:
         for key, entry in entries.items():
             if entry.metric is not None:
                 results[key] = entry.metric.compute().detach().to("cpu", torch.float32).reshape(())
-                entry.metric.reset()
+                self._computed.append(entry.metric)
+        if reset:
+            computed, self._computed = self._computed, []
+            for metric in computed:
+                metric.reset()
         return results
 
     def prog_bar_names(self) -> set[str]:

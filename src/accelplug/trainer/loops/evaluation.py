@@ -160,7 +160,7 @@ class EvaluationLoop:
                 progress.eval_end()
         # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
         # hooks log after them.
-        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish)
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish, reset=False)
         self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
         hooks.call(f"on_{self.prefix}_epoch_end")
         metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))

@@ -279,7 +279,7 @@ class FitLoop:
             if not self._epoch_schedulers_stepped:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True
-        finish_train_epoch(self.run_, self.collector)
+        finish_train_epoch(self.run_, self.collector, reset=False)
         self._last_loss = latest_loss(self.run_, self._last_output, self._last_loss)
         self.run_.router.enter("on_train_epoch_end", self.collector)
         self.hooks.call_callbacks("on_train_epoch_end", monitoring=False)

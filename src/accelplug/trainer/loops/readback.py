@@ -90,25 +90,32 @@ def read_step_metrics(
     return values
 
 
-def finish_train_epoch(run: Run, collector: LogCollector) -> dict[str, float]:
-    """Epoch values logged during training (or its epoch hooks): reduced, published, returned."""
+def finish_train_epoch(run: Run, collector: LogCollector, *, reset: bool = True) -> dict[str, float]:
+    """Epoch values logged during training (or its epoch hooks): reduced, published, returned (logged metric
+    objects reset only with ``reset``: after the epoch-end hooks)."""
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
-    values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()}
+    values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()}
     if values:
         _publish(run, values, collector, no_logger, prog_bar)
     return values
 
 
 def finish_eval_epoch(
-    run: Run, collector: LogCollector, returned: dict[str, torch.Tensor], counts: dict[str, int], *, publish: bool
+    run: Run,
+    collector: LogCollector,
+    returned: dict[str, torch.Tensor],
+    counts: dict[str, int],
+    *,
+    publish: bool,
+    reset: bool = True,
 ) -> dict[str, float]:
     """An evaluation epoch's metrics: the mean of each returned scalar, and every ``self.log`` epoch value."""
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     means = {name: total / counts[name] for name, total in returned.items()}
     values = reduce_to_floats(run, means)
-    values.update({k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device).items()})
+    values.update({k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()})
     if publish and values:
         _publish(run, values, collector, no_logger, prog_bar)
     return values
