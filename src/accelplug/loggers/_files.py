@@ -14,7 +14,7 @@ from typing import Any
 
 from ..checkpoint_io import filesystem
 
-__all__ = ["filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
+__all__ = ["VersionedFolders", "filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
 
 
 def is_directory(fs: Any, path: str) -> bool:
@@ -72,3 +72,33 @@ def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
         fs.makedirs(parent, exist_ok=True)
     with fs.open(path, "w") as handle:
         handle.write(text)
+
+
+class VersionedFolders:
+    """``save_dir/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
+    class that sets ``_name``, ``_version`` (None: the next free number), ``_save_dir`` and ``_fs``."""
+
+    _name: str
+    _version: int | str | None
+    _save_dir: str
+    _fs: Any
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def version(self) -> int | str:
+        """The version given, else the next free ``version_N`` number (fixed on first use)."""
+        if self._version is None:
+            self._version = next_version(self._fs, self.root_dir)
+        return self._version
+
+    @property
+    def save_dir(self) -> str:
+        return self._save_dir
+
+    @property
+    def root_dir(self) -> str:
+        """``save_dir/name``: the folder holding every version."""
+        return os.path.join(self._save_dir, self.name)

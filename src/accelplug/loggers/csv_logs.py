@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ._files import filesystem, next_version, version_folder, write_hparams_yaml
+from ._files import VersionedFolders, filesystem, version_folder, write_hparams_yaml
 from ._params import add_prefix, as_dict
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
@@ -97,7 +97,7 @@ def _appendable(fs: Any) -> bool:
     return protocol in ("file", "local", "memory")
 
 
-class CSVLogger(Logger):
+class CSVLogger(VersionedFolders, Logger):
     """Metrics in ``save_dir/name/version_N/metrics.csv``, hyper-parameters in ``hparams.yaml`` beside it."""
 
     LOGGER_JOIN_CHAR = "-"
@@ -127,26 +127,6 @@ class CSVLogger(Logger):
         self._flush_logs_every_n_steps = flush_logs_every_n_steps
         self._fs = filesystem(self._save_dir)
         self._experiment: ExperimentWriter | None = None
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def version(self) -> int | str:
-        """The version given, else the next free ``version_N`` number (fixed on first use)."""
-        if self._version is None:
-            self._version = next_version(self._fs, self.root_dir)
-        return self._version
-
-    @property
-    def save_dir(self) -> str:
-        return self._save_dir
-
-    @property
-    def root_dir(self) -> str:
-        """``save_dir/name``: the folder holding every version."""
-        return os.path.join(self._save_dir, self.name)
 
     @property
     def log_dir(self) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
-from ._files import filesystem, is_directory, next_version, version_folder, write_hparams_yaml
+from ._files import VersionedFolders, filesystem, is_directory, version_folder, write_hparams_yaml
 from ._params import add_prefix, as_dict, flatten
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
@@ -58,7 +58,7 @@ def _sanitized(params: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-class TensorBoardLogger(Logger):
+class TensorBoardLogger(VersionedFolders, Logger):
     """Event files in ``save_dir/name/version_N[/sub_dir]``; ``experiment`` is the ``SummaryWriter``.
 
     ``**kwargs`` go to the ``SummaryWriter`` (``flush_secs``, ``max_queue``...).
@@ -95,26 +95,6 @@ class TensorBoardLogger(Logger):
         self._experiment: Any = None
         #: every hyper-parameter logged so far (written to ``hparams.yaml`` by ``save``)
         self.hparams: dict[str, Any] = {}
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def version(self) -> int | str:
-        """The version given, else the next free ``version_N`` number (fixed on first use)."""
-        if self._version is None:
-            self._version = next_version(self._fs, self.root_dir)
-        return self._version
-
-    @property
-    def save_dir(self) -> str:
-        return self._save_dir
-
-    @property
-    def root_dir(self) -> str:
-        """``save_dir/name``: the folder holding every version."""
-        return os.path.join(self._save_dir, self.name)
 
     @property
     def log_dir(self) -> str:
