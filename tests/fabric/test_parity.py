@@ -79,7 +79,9 @@ def test_a_checkpoint_resumes_the_same_under_either_framework(tmp_path: Path) ->
 def _launch(framework: str, case: str, out: Path, *, torchrun: bool = True, timeout: int = 240) -> None:
     command = [sys.executable]
     if torchrun:
-        command += ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(free_port())]
+        # torchrun's agent keeps its error files in a new /tmp/torchelastic_* folder unless told where.
+        logs = ["--log-dir", str(out / f"torchrun-{framework}-{case}")]
+        command += ["-m", "torch.distributed.run", *logs, "--nproc-per-node", "2", "--master-port", str(free_port())]
     command += [str(SCRIPT), framework, case, str(out)]
     result = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
     assert result.returncode == 0, result.stderr[-4000:]
