@@ -6,6 +6,7 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 
 from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
+from .finetuning import BackboneFinetuning, BaseFinetuning
 from .lambda_function import LambdaCallback
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
@@ -15,6 +16,8 @@ from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMPr
 from .timer import Timer
 
 __all__ = [
+    "BackboneFinetuning",
+    "BaseFinetuning",
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",

@@ -185,11 +185,13 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
         ckpt_path, restart = implied_ckpt_path(asked)
         path = _resolve(trainer, ckpt_path, run)
         if path is not None:
-            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
+            fit_start = lambda: run.hooks.call("on_fit_start")  # noqa: E731
+            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True, then=fit_start)
         announce_resume(trainer, ckpt_path, path, restart)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
-            run.hooks.call("on_fit_start")
+            if resume is None:
+                run.hooks.call("on_fit_start")
             _log_run_start(run, module, datamodule)
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
