@@ -180,7 +180,10 @@ class BaseFinetuning(Callback):
     # ---- what a resume needs --------------------------------------------------------------------------------
     @staticmethod
     def _apply_mapping_to_param_groups(groups: list[dict[str, Any]], mapping: dict[Any, Any]) -> list[dict[str, Any]]:
-        return [{**{k: v for k, v in g.items() if k != "params"}, "params": [mapping[p] for p in g["params"]]} for g in groups]
+        return [
+            {**{k: v for k, v in g.items() if k != "params"}, "params": [mapping[p] for p in g["params"]]}
+            for g in groups
+        ]
 
     def _store(self, pl_module: Module, index: int, before: int, groups: list[dict[str, Any]]) -> None:
         names = {p: n for n, p in pl_module.named_parameters()}
@@ -215,7 +218,8 @@ class BackboneFinetuning(BaseFinetuning):
             raise MisconfigurationException(
                 f"lambda_func={lambda_func!r} must be callable: epoch -> factor of the backbone's learning rate."
             )
-        for name, value in (("backbone_initial_ratio_lr", backbone_initial_ratio_lr), ("initial_denom_lr", initial_denom_lr)):
+        numbers = {"backbone_initial_ratio_lr": backbone_initial_ratio_lr, "initial_denom_lr": initial_denom_lr}
+        for name, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise MisconfigurationException(f"{name}={value!r} must be a number.")
         if backbone_initial_lr is not None and (

@@ -33,8 +33,9 @@ from .display.defaults import progress_bar_callback
 from .display.progress import Progress, make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
-from .loops.evaluation import EvaluationLoop, PredictionLoop, split_by_loader
+from .loops.evaluation import EvaluationLoop, split_by_loader
 from .loops.fit import FitLoop
+from .loops.prediction import PredictionLoop
 from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
@@ -279,10 +280,8 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
-        loop = PredictionLoop(
-            run, run.prepare_loaders(loaders, shuffle=False), limit=trainer.options.limit_predict_batches
-        )
-        return loop.predict()
+        limit = trainer.options.limit_predict_batches
+        return PredictionLoop(run, run.prepare_loaders(loaders, shuffle=False), limit=limit).predict()
 
 
 def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:
