@@ -15,6 +15,9 @@ from .monitors import DeviceStatsMonitor, LearningRateMonitor
 from .on_exception_checkpoint import OnExceptionCheckpoint
 from .prediction_writer import BasePredictionWriter
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+from .pruning import ModelPruning
+from .spike import SpikeDetection
+from .throughput_monitor import ThroughputMonitor
 from .timer import Timer
 
 __all__ = [
@@ -29,12 +32,15 @@ __all__ = [
     "LambdaCallback",
     "LearningRateMonitor",
     "ModelCheckpoint",
+    "ModelPruning",
     "ModelSummary",
     "OnExceptionCheckpoint",
     "ProgressBar",
     "RichModelSummary",
     "RichProgressBar",
     "RichProgressBarTheme",
+    "SpikeDetection",
     "TQDMProgressBar",
+    "ThroughputMonitor",
     "Timer",
 ]
