@@ -10,6 +10,7 @@ optimizer's saved state is loaded, which needs the same groups), as Lightning do
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
@@ -18,7 +19,6 @@ from torch.nn import Module, ModuleDict
 from torch.nn.modules.batchnorm import _BatchNorm
 
 from ..errors import MisconfigurationException
-from ..utilities.rank_zero import rank_zero_warn
 from .base import Callback
 
 __all__ = ["BackboneFinetuning", "BaseFinetuning", "multiplicative"]
@@ -125,15 +125,17 @@ class BaseFinetuning(Callback):
         already in the optimizer is skipped too.
         """
         held = [p for group in optimizer.param_groups for p in group["params"]]
-        kept, skipped = [], []
+        kept: list[Any] = []
+        skipped: list[Any] = []
         for param in params:
             (skipped if any(torch.equal(p, param) for p in held) else kept).append(param)
         if skipped:
-            rank_zero_warn(
+            warnings.warn(
                 "The provided params to be frozen already exist within another group of this optimizer."
                 " Those parameters will be skipped.\n"
                 "HINT: Did you init your optimizer in `configure_optimizer` as such:\n"
                 f" {type(optimizer)}(filter(lambda p: p.requires_grad, self.parameters()), ...) ",
+                stacklevel=2,
             )
         return kept
 

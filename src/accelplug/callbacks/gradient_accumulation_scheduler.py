@@ -6,13 +6,13 @@ value once per epoch (right after ``on_train_epoch_start``), so a fit without th
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
 
 from ..errors import MisconfigurationException
 from ..overrides import overrides
-from ..utilities.rank_zero import rank_zero_warn
 from .base import Callback
 
 __all__ = ["AccumulationNotSupported", "EmptyScheduling", "GradientAccumulationScheduler"]
@@ -70,10 +70,11 @@ class GradientAccumulationScheduler(Callback):
             )
         own_steps = overrides(pl_module, "optimizer_step") or overrides(pl_module, "optimizer_zero_grad")
         if own_steps and self.going_to_accumulate_grad_batches():
-            rank_zero_warn(
+            warnings.warn(
                 "When using `Trainer(accumulate_grad_batches != 1)` and overriding"
                 " `LightningModule.optimizer_{step,zero_grad}`, the hooks will not be called on every batch"
-                " (rather, they are called on every optimization step)."
+                " (rather, they are called on every optimization step).",
+                stacklevel=2,
             )
         if trainer.accumulate_grad_batches != 1:
             raise MisconfigurationException(

@@ -20,7 +20,6 @@ import torch.nn.utils.prune as torch_prune
 from torch import Tensor, nn
 
 from ..errors import MisconfigurationException, did_you_mean
-from ..utilities.rank_zero import rank_zero_debug, rank_zero_only
 from .base import Callback
 
 __all__ = ["ModelPruning"]
@@ -79,6 +78,7 @@ class ModelPruning(Callback):
         self._global_kwargs: dict[str, Any] = {}
         self._original_layers: dict[int, dict[str, Any]] | None = None
         self._pruning_method_name: str | None = None
+        self._global_zero = True  # only global rank 0 logs the sparsity (set in setup)
         for name in self._parameter_names:
             if name not in self.PARAMETER_NAMES:
                 raise MisconfigurationException(
@@ -215,11 +215,10 @@ class ModelPruning(Callback):
             self._apply_global_pruning(amount)
         else:
             self._apply_local_pruning(amount)
-        if self._verbose:
+        if self._verbose and self._global_zero:
             after = [self._get_pruned_stats(m, n) for m, n in self._parameters_to_prune]
             self._log_sparsity_stats(before, after, amount=amount)
 
-    @rank_zero_only
     def _log_sparsity_stats(
         self, prev: list[tuple[int, int]], curr: list[tuple[int, int]], amount: int | float = 0
     ) -> None:
@@ -241,6 +240,7 @@ class ModelPruning(Callback):
 
     # ---- the hooks ----------------------------------------------------------------------------------------
     def setup(self, trainer: Any, pl_module: nn.Module, stage: str) -> None:
+        self._global_zero = bool(getattr(trainer, "is_global_zero", True))
         found = self.sanitize_parameters_to_prune(pl_module, self._parameters_to_prune, self._parameter_names)
         self._parameters_to_prune = self.filter_parameters_to_prune(found)
         if self._use_lottery_ticket_hypothesis:
@@ -261,17 +261,17 @@ class ModelPruning(Callback):
 
     def on_train_epoch_end(self, trainer: Any, pl_module: nn.Module) -> None:
         if self._prune_on_train_epoch_end:
-            rank_zero_debug("`ModelPruning.on_train_epoch_end`. Applying pruning")
+            log.debug("`ModelPruning.on_train_epoch_end`. Applying pruning")
             self._run_pruning(trainer.current_epoch)
 
     def on_validation_epoch_end(self, trainer: Any, pl_module: nn.Module) -> None:
         if not trainer.sanity_checking and not self._prune_on_train_epoch_end:
-            rank_zero_debug("`ModelPruning.on_validation_epoch_end`. Applying pruning")
+            log.debug("`ModelPruning.on_validation_epoch_end`. Applying pruning")
             self._run_pruning(trainer.current_epoch)
 
     def on_train_end(self, trainer: Any, pl_module: nn.Module) -> None:
         if self._make_pruning_permanent:
-            rank_zero_debug("`ModelPruning.on_train_end`. Pruning is made permanent for this checkpoint")
+            log.debug("`ModelPruning.on_train_end`. Pruning is made permanent for this checkpoint")
             self.make_pruning_permanent(pl_module)
 
     def _make_pruning_permanent_on_state_dict(self, pl_module: nn.Module) -> dict[str, Any]:
@@ -285,7 +285,7 @@ class ModelPruning(Callback):
 
     def on_save_checkpoint(self, trainer: Any, pl_module: nn.Module, checkpoint: dict[str, Any]) -> None:
         if self._make_pruning_permanent:
-            rank_zero_debug("`ModelPruning.on_save_checkpoint`. Pruning is made permanent for this checkpoint")
+            log.debug("`ModelPruning.on_save_checkpoint`. Pruning is made permanent for this checkpoint")
             checkpoint["state_dict"] = self._make_pruning_permanent_on_state_dict(pl_module)
 
     @staticmethod

@@ -1,5 +1,5 @@
 """Batches, samples, items and FLOPs per second, logged as a fit, validation, test or prediction runs: Lightning's
-``ThroughputMonitor`` callback, over :class:`accelplug.utilities.throughput.Throughput`.
+``ThroughputMonitor`` callback, over :class:`accelplug.callbacks.throughput.Throughput`.
 
 Keys are ``<stage>/<metric>`` with Lightning's stage names (``train``, ``validate``, ``test``, ``predict``), e.g.
 ``train/device/batches_per_sec``; rates appear once ``window_size`` batches (100 unless given) were seen.
@@ -7,21 +7,21 @@ Training values are logged at the logging steps (``log_every_n_steps``, after an
 ``global_step - 1`` with the epoch, as Lightning does; evaluation values at every ``log_every_n_steps``-th batch
 of a run, at the stage's running batch count. The time spent validating is left out of the training rates. Only
 global rank 0 measures and logs. ``device/flops_per_sec`` and ``device/mfu`` need a ``flops_per_batch``
-attribute on the module (see :func:`accelplug.utilities.throughput.measure_flops`).
+attribute on the module (see :func:`accelplug.utilities.flops.measure_flops`).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ..errors import MisconfigurationException
-from ..utilities.rank_zero import rank_zero_warn
-from ..utilities.throughput import Throughput, get_available_flops, precision_compute_dtype
 from .base import Callback
+from .throughput import Throughput, get_available_flops, precision_compute_dtype
 
 __all__ = ["ThroughputMonitor"]
 
@@ -82,9 +82,10 @@ class ThroughputMonitor(Callback):
         if self._module_has_flops is None:
             self._module_has_flops = hasattr(pl_module, "flops_per_batch")
             if not self._module_has_flops:
-                rank_zero_warn(
+                warnings.warn(
                     "When using the `ThroughputMonitor`, you need to define a `flops_per_batch` attribute or property"
-                    f" in {type(pl_module).__name__} to compute the FLOPs."
+                    f" in {type(pl_module).__name__} to compute the FLOPs.",
+                    stacklevel=2,
                 )
         flops = getattr(pl_module, "flops_per_batch", None) if self._module_has_flops else None
         self._samples[stage] += self.batch_size_fn(batch)
@@ -177,4 +178,4 @@ class ThroughputMonitor(Callback):
 
 def _fitting(trainer: Any) -> bool:
     fn = trainer.state.fn
-    return getattr(fn, "value", fn) == "fit"
+    return bool(getattr(fn, "value", fn) == "fit")
