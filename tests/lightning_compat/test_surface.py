@@ -59,16 +59,9 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
-        "lightning.pytorch.callbacks.BackboneFinetuning",
-        "lightning.pytorch.callbacks.BaseFinetuning",
-        "lightning.pytorch.callbacks.BasePredictionWriter",
         "lightning.pytorch.callbacks.BatchSizeFinder",
-        "lightning.pytorch.callbacks.GradientAccumulationScheduler",
         "lightning.pytorch.callbacks.LearningRateFinder",
-        "lightning.pytorch.callbacks.ModelPruning",
         "lightning.pytorch.callbacks.StochasticWeightAveraging",
-        "lightning.pytorch.callbacks.SpikeDetection",
-        "lightning.pytorch.callbacks.ThroughputMonitor",
         "lightning.pytorch.callbacks.EMAWeightAveraging",
         "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
@@ -101,14 +94,12 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
         # deeper paths
-        "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
         # Trainer
         "Trainer.distributed_sampler_kwargs",
         "Trainer.enable_validation",
         "Trainer.progress_bar_callback",
         # Trainer()
         "Trainer().fit_loop",
-        "Trainer().predict_loop",
         "Trainer().profiler",
         "Trainer().test_loop",
         "Trainer().val_check_batch",
@@ -407,6 +398,9 @@ def _same_default(a: Any, b: Any) -> bool:
         return isinstance(b, type) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
     if isinstance(a, enum.Enum) and isinstance(a, str) and type(b) is str:  # a str-valued enum: the same string
         return a.value == b
+    if inspect.isfunction(a) and not a.__name__.startswith("_") and a.__module__.split(".")[0] == "lightning":
+        # Lightning's own public function (BackboneFinetuning's ``multiplicative``): accelplug's of the same name
+        return inspect.isfunction(b) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
     if inspect.isfunction(a) and a.__name__.startswith("_"):  # Lightning's private sentinel, e.g. _do_nothing
         return b is None or (inspect.isfunction(b) and b.__name__.startswith("_"))
     if not isinstance(b, type(a)) or isinstance(a, bool) != isinstance(b, bool):

@@ -6,28 +6,41 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 
 from .base import Callback, Checkpoint
 from .early_stopping import EarlyStopping
+from .finetuning import BackboneFinetuning, BaseFinetuning
+from .gradient_accumulation_scheduler import GradientAccumulationScheduler
 from .lambda_function import LambdaCallback
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
 from .on_exception_checkpoint import OnExceptionCheckpoint
+from .prediction_writer import BasePredictionWriter
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+from .pruning import ModelPruning
+from .spike import SpikeDetection
+from .throughput_monitor import ThroughputMonitor
 from .timer import Timer
 
 __all__ = [
+    "BackboneFinetuning",
+    "BaseFinetuning",
+    "BasePredictionWriter",
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",
     "EarlyStopping",
+    "GradientAccumulationScheduler",
     "LambdaCallback",
     "LearningRateMonitor",
     "ModelCheckpoint",
+    "ModelPruning",
     "ModelSummary",
     "OnExceptionCheckpoint",
     "ProgressBar",
     "RichModelSummary",
     "RichProgressBar",
     "RichProgressBarTheme",
+    "SpikeDetection",
     "TQDMProgressBar",
+    "ThroughputMonitor",
     "Timer",
 ]

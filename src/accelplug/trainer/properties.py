@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..strategies.base import Strategy
     from .options.entries import TrainerOptions
     from .run import Run
-    from .state import LoopState, StopReason
+    from .state import LoopState, PredictionRecord, StopReason
 
 __all__ = ["TrainerProperties"]
 
@@ -127,7 +127,7 @@ class TrainerProperties:
     @property
     def at_step_boundary(self) -> bool:
         """True when no gradient accumulation is in progress (checkpoints are only saved then)."""
-        accumulate = self.options.accumulate_grad_batches
+        accumulate = self.state.accumulate_grad_batches or self.options.accumulate_grad_batches
         return accumulate == 1 or self.state.batches_done % accumulate == 0 or self.state.epoch_done
 
     @property
@@ -254,6 +254,11 @@ class TrainerProperties:
     def optimizers(self) -> list[torch.optim.Optimizer]:
         optim = self._run.optim if self._run is not None else None
         return list(optim.optimizers) if optim is not None else []
+
+    @property
+    def predict_loop(self) -> PredictionRecord:
+        """Lightning's ``trainer.predict_loop`` as prediction writers read it: ``predictions``, batch indices."""
+        return self.state.predict
 
     @property
     def lr_scheduler_configs(self) -> list[Any]:

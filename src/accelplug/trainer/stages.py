@@ -33,8 +33,9 @@ from .display.defaults import progress_bar_callback
 from .display.progress import Progress, make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
-from .loops.evaluation import EvaluationLoop, PredictionLoop, split_by_loader
+from .loops.evaluation import EvaluationLoop, split_by_loader
 from .loops.fit import FitLoop
+from .loops.prediction import PredictionLoop
 from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
@@ -185,11 +186,13 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
         ckpt_path, restart = implied_ckpt_path(asked)
         path = _resolve(trainer, ckpt_path, run)
         if path is not None:
-            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True)
+            fit_start = lambda: run.hooks.call("on_fit_start")  # noqa: E731
+            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True, then=fit_start)
         announce_resume(trainer, ckpt_path, path, restart)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
-            run.hooks.call("on_fit_start")
+            if resume is None:
+                run.hooks.call("on_fit_start")
             _log_run_start(run, module, datamodule)
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
@@ -277,10 +280,8 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)
         loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
-        loop = PredictionLoop(
-            run, run.prepare_loaders(loaders, shuffle=False), limit=trainer.options.limit_predict_batches
-        )
-        return loop.predict()
+        limit = trainer.options.limit_predict_batches
+        return PredictionLoop(run, run.prepare_loaders(loaders, shuffle=False), limit=limit).predict()
 
 
 def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "Stage", "StopReason"]
+__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason"]
 
 
 class Stage(str, Enum):
@@ -35,6 +35,31 @@ class StopReason(str, Enum):
     SIGNAL = "stopped by a signal"
     NON_FINITE_LOSS = "the loss was not finite"
     FAST_DEV_RUN = "fast_dev_run finished"
+
+
+@dataclass
+class PredictionRecord:
+    """What a ``predict`` call collected, shown as Lightning's ``trainer.predict_loop`` (what prediction writers
+    read): the outputs per loader, and with a writer the dataset indices of each batch."""
+
+    return_predictions: bool = True
+    #: Dataloaders x batches x sample indices, filled while a writer writes per epoch.
+    epoch_batch_indices: list[list[list[int]]] = field(default_factory=list)
+    #: The indices of the batch being predicted, while a writer writes per batch.
+    current_batch_indices: list[int] = field(default_factory=list)
+    #: Dataloaders x batch outputs.
+    outputs: list[list[Any]] = field(default_factory=list)
+
+    @property
+    def num_dataloaders(self) -> int:
+        return len(self.outputs)
+
+    @property
+    def predictions(self) -> list[Any]:
+        """The outputs: a list of batches for one loader, a list of such lists for several (Lightning's shape)."""
+        if not self.outputs:
+            return []
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
 
 
 @dataclass
@@ -76,6 +101,11 @@ class LoopState:
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
+    #: ``trainer.accumulate_grad_batches`` once set during a run (GradientAccumulationScheduler); None: the option.
+    #: The fit loop takes it at each epoch's start, after ``on_train_epoch_start``.
+    accumulate_grad_batches: int | None = None
+    #: The last ``predict`` call's outputs and batch indices (``trainer.predict_loop``).
+    predict: PredictionRecord = field(default_factory=PredictionRecord)
 
     @property
     def epoch(self) -> int:

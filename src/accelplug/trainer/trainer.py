@@ -227,6 +227,7 @@ class Trainer(TrainerProperties, TrainerViews):
         from .stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
+        self.state.predict.return_predictions = return_predictions is not False
         stage_call = StageCall(**{**call, "weights_only": weights_only is not False})
         outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
         return None if return_predictions is False else outputs

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..errors import MisconfigurationException
+
 if TYPE_CHECKING:
     from ..precision.base import Precision
     from ..selection import Selection
@@ -91,7 +93,14 @@ class TrainerViews:
 
     @property
     def accumulate_grad_batches(self) -> int:
-        return self.options.accumulate_grad_batches
+        return self.state.accumulate_grad_batches or self.options.accumulate_grad_batches
+
+    @accumulate_grad_batches.setter
+    def accumulate_grad_batches(self, value: int) -> None:
+        """Settable as in Lightning (GradientAccumulationScheduler); a fit takes it at the next epoch's start."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise MisconfigurationException(f"accumulate_grad_batches={value!r} is not accepted: an int >= 1.")
+        self.state.accumulate_grad_batches = value
 
     @property
     def gradient_clip_val(self) -> float | None:
@@ -227,7 +236,7 @@ class TrainerViews:
         batches = self.num_training_batches
         if batches == math.inf:
             return max_steps
-        estimate = math.ceil(batches / options.accumulate_grad_batches) * max(max_epochs, 1)
+        estimate = math.ceil(batches / self.accumulate_grad_batches) * max(max_epochs, 1)
         return min(estimate, max_steps) if max_steps != -1 else estimate
 
     @property

@@ -9,6 +9,7 @@ Lightning's top-level ``epoch``/``global_step``/``hyper_parameters`` keys are ke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,8 +90,11 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
     return checkpoint
 
 
-def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
-    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
+def restore_checkpoint(
+    run: Run, path: Path | str, *, weights_only: bool, training: bool, then: Callable[[], None] | None = None
+) -> dict[str, Any]:
+    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs, in Lightning's
+    order: the callbacks' state, ``then()`` (the Trainer's ``on_fit_start``), the optimizers, schedulers and loop."""
     checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
     shown = str(path)
     run.hooks.call("on_load_checkpoint", checkpoint)
@@ -111,6 +115,9 @@ def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, traini
         ) from None
     if not training:
         return checkpoint
+    _restore_callbacks(run, checkpoint)
+    if then is not None:
+        then()
     _restore_training_state(run, checkpoint, shown, optimizers_loaded=sharded is not None)
     return checkpoint
 
@@ -183,12 +190,15 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))
     state.epoch_start_rng = checkpoint.get("epoch_start_rng")
     state.callback_metrics.update({k: torch.tensor(v) for k, v in checkpoint.get("callback_metrics", {}).items()})
+    load_datamodule = getattr(run.datamodule, "load_state_dict", None)
+    if "datamodule" in checkpoint and callable(load_datamodule):
+        load_datamodule(checkpoint["datamodule"])
+
+
+def _restore_callbacks(run: Run, checkpoint: dict[str, Any]) -> None:
     seen: dict[str, int] = {}
     for callback in run.hooks.callbacks:
         key = _callback_key(callback, seen)
         load = getattr(callback, "load_state_dict", None)
         if key in checkpoint.get("callbacks", {}) and callable(load):
             load(checkpoint["callbacks"][key])
-    load_datamodule = getattr(run.datamodule, "load_state_dict", None)
-    if "datamodule" in checkpoint and callable(load_datamodule):
-        load_datamodule(checkpoint["datamodule"])

@@ -33,7 +33,7 @@ The map (each name is the module that holds it; ``stages.py`` calls in, nothing 
                                    on_{stage}_batch_end
       on_{stage}_epoch_end; the epoch's values reduced and read back once; on_{stage}_end; train mode again
 
-    predict                                                 # evaluation.PredictionLoop.predict: the same
+    predict                                                 # prediction.PredictionLoop.predict: the same
                                                             # walk, returning every predict_step output
 
 Why a fit stopped is decided in one place, :meth:`.limits.Limits.stop_reason`, and kept as

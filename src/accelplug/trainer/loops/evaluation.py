@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..display.progress import Progress
     from ..run import Run
 
-__all__ = ["EvaluationLoop", "PredictionLoop", "grad_context", "split_by_loader", "step_accepts"]
+__all__ = ["EvaluationLoop", "grad_context", "split_by_loader", "step_accepts"]
 
 
 def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
@@ -222,47 +222,6 @@ class EvaluationLoop:
     def _step(self, batch: Any, batch_idx: int, extra: tuple[int, ...]) -> Any:
         arguments = (batch, batch_idx, *extra)
         return self.method(*arguments[: max(1, min(self.arity, len(arguments)))])
-
-
-class PredictionLoop:
-    """``predict_step`` (or ``forward``) over one or more loaders; the outputs in order."""
-
-    def __init__(self, run: Run, loaders: Sequence[Any], *, limit: float | int) -> None:
-        self.run = run
-        self.loaders = list(loaders)
-        self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
-        counts = [count_batches(loader, limit, "limit_predict_batches") for loader in self.loaders]
-        run.state.data["predict"] = (list(self.loaders), counts)
-
-    def predict(self) -> list[Any] | list[list[Any]]:
-        run, hooks, module = self.run, self.run.hooks, self.run.module
-        step = getattr(module, "predict_step", None)
-        arity = step_accepts(step) if callable(step) else 1
-        module.eval()
-        hooks.call_module("on_predict_model_eval")
-        hooks.call("on_predict_start")
-        hooks.call("on_predict_epoch_start")
-        several = len(self.loaders) > 1
-        results: list[list[Any]] = []
-        with grad_context(run):
-            for index, loader in enumerate(self.loaders):
-                outputs: list[Any] = []
-                extra = (index,) if several else ()
-                for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, self.limits[index]))):
-                    batch = transfer_batch(run, raw, index)
-                    hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
-                    with run.precision.forward_context():
-                        if callable(step):
-                            arguments = (batch, batch_idx, *extra)
-                            output = step(*arguments[: max(1, min(arity, len(arguments)))])
-                        else:
-                            output = module(batch)
-                    hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
-                    outputs.append(output)
-                results.append(outputs)
-        hooks.call("on_predict_epoch_end")
-        hooks.call("on_predict_end")
-        return results if several else results[0]
 
 
 def split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:

@@ -66,8 +66,7 @@ class FitLoop:
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
-        self.collector = LogCollector(live=run.state.callback_metrics)
-        self.started = time.monotonic()
+        self.collector, self.started = LogCollector(live=run.state.callback_metrics), time.monotonic()
         self._last_loss: float | None = None
         self._last_logged_step = -1
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
@@ -262,6 +261,7 @@ class FitLoop:
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")
+        self.limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:

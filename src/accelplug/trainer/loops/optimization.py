@@ -12,6 +12,7 @@ The optimizers the module sees (``self.optimizers()``) are :class:`ManagedOptimi
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from .transfer import transfer_batch
 
 if TYPE_CHECKING:
     from ..run import Run
+    from .limits import Limits
 
 __all__ = ["ManagedOptimizer", "Optimization", "loss_of"]
 
@@ -89,6 +91,13 @@ class Optimization:
         if self.accumulate == 1:
             return True
         return (batch_idx + 1) % self.accumulate == 0 or (epoch_length is not None and batch_idx + 1 == epoch_length)
+
+    def follow_accumulation(self, limits: Limits, factor: int | None) -> Limits:
+        """At an epoch's start: take ``trainer.accumulate_grad_batches`` once set (GradientAccumulationScheduler)."""
+        if not factor or factor == self.accumulate:
+            return limits
+        self.accumulate = factor
+        return dataclasses.replace(limits, accumulate=factor)
 
     # ---- pieces ------------------------------------------------------------------------------------
     def backward_plain(self, loss: torch.Tensor, step: int) -> None:

@@ -1,0 +1,85 @@
+"""Prediction: ``predict_step`` (or ``forward``) over every batch of one or more loaders, in order.
+
+The hooks run in Lightning's order (``on_predict_model_eval``, ``on_predict_start``, ``on_predict_epoch_start``,
+per batch the transfer hooks, ``on_predict_batch_start``, the step, ``on_predict_batch_end``; then
+``on_predict_epoch_end`` and ``on_predict_end``). The outputs and, when a :class:`BasePredictionWriter` asks,
+each batch's dataset indices are kept in ``run.state.predict`` (``trainer.predict_loop``), where writers read
+them; without a writer the loaders are left as they are.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...callbacks.prediction_writer import BasePredictionWriter
+from ...data.batch_indices import record_batch_indices
+from .evaluation import grad_context, step_accepts
+from .limits import batch_limit, count_batches, epoch_length
+from .transfer import transfer_batch
+
+if TYPE_CHECKING:
+    from ..run import Run
+
+__all__ = ["PredictionLoop"]
+
+
+class PredictionLoop:
+    """``predict_step`` (or ``forward``) over one or more loaders; the outputs in order."""
+
+    def __init__(self, run: Run, loaders: Sequence[Any], *, limit: float | int) -> None:
+        self.run = run
+        self.loaders = list(loaders)
+        self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
+        counts = [count_batches(loader, limit, "limit_predict_batches") for loader in self.loaders]
+        run.state.data["predict"] = (list(self.loaders), counts)
+        writers = [c for c in run.hooks.callbacks if isinstance(c, BasePredictionWriter)]
+        self.on_batch = any(w.interval.on_batch for w in writers)
+        self.on_epoch = any(w.interval.on_epoch for w in writers)
+
+    def predict(self) -> list[Any] | list[list[Any]]:
+        run, hooks, module = self.run, self.run.hooks, self.run.module
+        record = run.state.predict
+        keep = record.return_predictions or self.on_epoch
+        record.outputs = [[] for _ in self.loaders]
+        record.epoch_batch_indices = [[] for _ in self.loaders]
+        record.current_batch_indices = []
+        step = getattr(module, "predict_step", None)
+        arity = step_accepts(step) if callable(step) else 1
+        module.eval()
+        hooks.call_module("on_predict_model_eval")
+        hooks.call("on_predict_start")
+        hooks.call("on_predict_epoch_start")
+        several = len(self.loaders) > 1
+        with grad_context(run):
+            for index, loader in enumerate(self.loaders):
+                recorder = None
+                if self.on_batch or self.on_epoch:
+                    loader, recorder = record_batch_indices(loader)
+                extra = (index,) if several else ()
+                for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, self.limits[index]))):
+                    if recorder is not None:
+                        indices = recorder.seen_batch_indices[batch_idx]
+                        if self.on_epoch:
+                            record.epoch_batch_indices[index].append(indices)
+                        if self.on_batch:
+                            record.current_batch_indices = indices
+                    batch = transfer_batch(run, raw, index)
+                    hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
+                    with run.precision.forward_context():
+                        if callable(step):
+                            arguments = (batch, batch_idx, *extra)
+                            output = step(*arguments[: max(1, min(arity, len(arguments)))])
+                        else:
+                            output = module(batch)
+                    hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
+                    if keep:
+                        record.outputs[index].append(output)
+        hooks.call("on_predict_epoch_end")
+        results = record.outputs
+        if not record.return_predictions:
+            record.outputs = []
+        record.epoch_batch_indices = []
+        hooks.call("on_predict_end")
+        return results if several else results[0]
