@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",
     "AttributeDict": "accelplug.module",
+    "BatchSizeFinder": "accelplug.callbacks",
     "CSVLogger": "accelplug.loggers",
     "Callback": "accelplug.callbacks",
     "DeviceStatsMonitor": "accelplug.callbacks",
@@ -30,6 +31,7 @@ _EXPORTS = {
     "TensorBoardLogger": "accelplug.loggers",
     "Checkpoint": "accelplug.callbacks",
     "LambdaCallback": "accelplug.callbacks",
+    "LearningRateFinder": "accelplug.callbacks",
     "ModelSummary": "accelplug.callbacks",
     "OnExceptionCheckpoint": "accelplug.callbacks",
     "ProgressBar": "accelplug.callbacks",
@@ -63,6 +65,7 @@ __all__ = [
     "AcceleratorRegistry",
     "AcceleratorUnavailableError",
     "AttributeDict",
+    "BatchSizeFinder",
     "CSVLogger",
     "Callback",
     "Checkpoint",
@@ -73,6 +76,7 @@ __all__ = [
     "EarlyStopping",
     "Fabric",
     "LambdaCallback",
+    "LearningRateFinder",
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
@@ -106,11 +110,13 @@ __all__ = [
 if TYPE_CHECKING:
     from .accelerator import Accelerator
     from .callbacks import (
+        BatchSizeFinder,
         Callback,
         Checkpoint,
         DeviceStatsMonitor,
         EarlyStopping,
         LambdaCallback,
+        LearningRateFinder,
         LearningRateMonitor,
         ModelCheckpoint,
         ModelSummary,
@@ -140,7 +146,7 @@ if TYPE_CHECKING:
 
 #: Sub-packages reachable as attributes without importing them first (``import accelplug as L; L.pytorch``),
 #: as ``lightning``'s are; each loads on first use.
-_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "utilities"})
+_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "tuner", "utilities"})
 
 
 def __getattr__(name: str) -> Any:

@@ -111,7 +111,6 @@ PROJECTS = (
 #: Delete an entry when the project runs through: strict xfail turns a forgotten entry into a failure.
 ACCELPLUG_TODAY: dict[str, str] = {
     "pl_finetuning_cli": "ModuleNotFoundError: No module named 'accelplug.pytorch.callbacks.finetuning'",
-    "docs_tuner": "ImportError: cannot import name 'LearningRateFinder' from 'accelplug.pytorch.callbacks'",
 }
 
 

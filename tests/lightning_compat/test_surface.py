@@ -53,7 +53,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # import paths
         "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
-        "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
         "import accelplug.loggers",
         # lightning
@@ -62,9 +61,7 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.BackboneFinetuning",
         "lightning.pytorch.callbacks.BaseFinetuning",
         "lightning.pytorch.callbacks.BasePredictionWriter",
-        "lightning.pytorch.callbacks.BatchSizeFinder",
         "lightning.pytorch.callbacks.GradientAccumulationScheduler",
-        "lightning.pytorch.callbacks.LearningRateFinder",
         "lightning.pytorch.callbacks.ModelPruning",
         "lightning.pytorch.callbacks.StochasticWeightAveraging",
         "lightning.pytorch.callbacks.SpikeDetection",
@@ -98,7 +95,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
         # deeper paths
-        "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
         # deeper paths
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
@@ -133,9 +129,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
         "signature RichProgressBar()",
         # LightningCLI
-        # Tuner
-        "Tuner.lr_find",
-        "Tuner.scale_batch_size",
         # Fabric
         "Fabric.sharded_model",
         # signatures: Trainer()

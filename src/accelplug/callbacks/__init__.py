@@ -5,8 +5,10 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 """
 
 from .base import Callback, Checkpoint
+from .batch_size_finder import BatchSizeFinder
 from .early_stopping import EarlyStopping
 from .lambda_function import LambdaCallback
+from .lr_finder import LearningRateFinder
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
@@ -15,11 +17,13 @@ from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMPr
 from .timer import Timer
 
 __all__ = [
+    "BatchSizeFinder",
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",
     "EarlyStopping",
     "LambdaCallback",
+    "LearningRateFinder",
     "LearningRateMonitor",
     "ModelCheckpoint",
     "ModelSummary",
