@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",
     "AttributeDict": "accelplug.module",
+    "BatchSizeFinder": "accelplug.callbacks",
     "CSVLogger": "accelplug.loggers",
     "Callback": "accelplug.callbacks",
     "BackboneFinetuning": "accelplug.callbacks",
@@ -37,6 +38,7 @@ _EXPORTS = {
     "TensorBoardLogger": "accelplug.loggers",
     "Checkpoint": "accelplug.callbacks",
     "LambdaCallback": "accelplug.callbacks",
+    "LearningRateFinder": "accelplug.callbacks",
     "ModelSummary": "accelplug.callbacks",
     "OnExceptionCheckpoint": "accelplug.callbacks",
     "ProgressBar": "accelplug.callbacks",
@@ -73,6 +75,7 @@ __all__ = [
     "BackboneFinetuning",
     "BaseFinetuning",
     "BasePredictionWriter",
+    "BatchSizeFinder",
     "CSVLogger",
     "Callback",
     "Checkpoint",
@@ -84,6 +87,7 @@ __all__ = [
     "Fabric",
     "GradientAccumulationScheduler",
     "LambdaCallback",
+    "LearningRateFinder",
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
@@ -123,12 +127,14 @@ if TYPE_CHECKING:
         BackboneFinetuning,
         BaseFinetuning,
         BasePredictionWriter,
+        BatchSizeFinder,
         Callback,
         Checkpoint,
         DeviceStatsMonitor,
         EarlyStopping,
         GradientAccumulationScheduler,
         LambdaCallback,
+        LearningRateFinder,
         LearningRateMonitor,
         ModelCheckpoint,
         ModelPruning,
@@ -161,7 +167,7 @@ if TYPE_CHECKING:
 
 #: Sub-packages reachable as attributes without importing them first (``import accelplug as L; L.pytorch``),
 #: as ``lightning``'s are; each loads on first use.
-_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "utilities"})
+_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "tuner", "utilities"})
 
 
 def __getattr__(name: str) -> Any:

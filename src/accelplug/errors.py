@@ -14,6 +14,7 @@ __all__ = [
     "AcceleratorUnavailableError",
     "MisconfigurationException",
     "PluginLoadWarning",
+    "TunerExit",
     "closest_match",
     "did_you_mean",
 ]
@@ -21,6 +22,13 @@ __all__ = [
 
 class MisconfigurationException(ValueError):
     """A configuration the user asked for that accelplug cannot honour."""
+
+
+class TunerExit(Exception):
+    """Raised by a tuner callback that ran for ``Tuner`` alone: the call ends there, torn down as a finished one.
+
+    Lightning's ``_TunerExitException``; not a user mistake, so not a ``MisconfigurationException``.
+    """
 
 
 class AcceleratorUnavailableError(MisconfigurationException):

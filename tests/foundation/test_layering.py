@@ -68,7 +68,19 @@ LAYERS: list[tuple[str, ...]] = [
         "plugins",
     ),
     # the Trainer and what sits beside it
-    ("trainer", "fabric", "launcher", "demo", "bench", "testing", "utilities", "lightning_cli", "demos", "__init__"),
+    (
+        "trainer",
+        "tuner",
+        "fabric",
+        "launcher",
+        "demo",
+        "bench",
+        "testing",
+        "utilities",
+        "lightning_cli",
+        "demos",
+        "__init__",
+    ),
     ("cli", "__main__", "pytorch"),
 ]
 
@@ -103,6 +115,7 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.trainer",
         "trainer.properties",
         "trainer.views",
+        "trainer.tuning",
         "trainer.callbacks",
         "trainer.loggers",
     ),

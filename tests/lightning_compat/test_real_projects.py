@@ -109,9 +109,7 @@ PROJECTS = (
 
 #: The first failure of each project under accelplug today (measured; the reason strict xfail reports).
 #: Delete an entry when the project runs through: strict xfail turns a forgotten entry into a failure.
-ACCELPLUG_TODAY: dict[str, str] = {
-    "docs_tuner": "ImportError: cannot import name 'LearningRateFinder' from 'accelplug.pytorch.callbacks'",
-}
+ACCELPLUG_TODAY: dict[str, str] = {}
 
 
 # ---- the import swap ---------------------------------------------------------------------------------

@@ -53,14 +53,11 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # import paths
         "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
-        "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
         "import accelplug.loggers",
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
-        "lightning.pytorch.callbacks.BatchSizeFinder",
-        "lightning.pytorch.callbacks.LearningRateFinder",
         "lightning.pytorch.callbacks.StochasticWeightAveraging",
         "lightning.pytorch.callbacks.EMAWeightAveraging",
         "lightning.pytorch.callbacks.WeightAveraging",
@@ -91,7 +88,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
         # deeper paths
-        "lightning.pytorch.tuner.Tuner",
         # lightning.pytorch
         # deeper paths
         # Trainer
@@ -124,9 +120,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
         "signature RichProgressBar()",
         # LightningCLI
-        # Tuner
-        "Tuner.lr_find",
-        "Tuner.scale_batch_size",
         # Fabric
         "Fabric.sharded_model",
         # signatures: Trainer()

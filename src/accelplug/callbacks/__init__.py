@@ -5,10 +5,12 @@ an argument of each hook and uses its public properties, so callbacks sit below 
 """
 
 from .base import Callback, Checkpoint
+from .batch_size_finder import BatchSizeFinder
 from .early_stopping import EarlyStopping
 from .finetuning import BackboneFinetuning, BaseFinetuning
 from .gradient_accumulation_scheduler import GradientAccumulationScheduler
 from .lambda_function import LambdaCallback
+from .lr_finder import LearningRateFinder
 from .model_checkpoint import ModelCheckpoint
 from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
@@ -24,12 +26,14 @@ __all__ = [
     "BackboneFinetuning",
     "BaseFinetuning",
     "BasePredictionWriter",
+    "BatchSizeFinder",
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",
     "EarlyStopping",
     "GradientAccumulationScheduler",
     "LambdaCallback",
+    "LearningRateFinder",
     "LearningRateMonitor",
     "ModelCheckpoint",
     "ModelPruning",

@@ -23,18 +23,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from ..data.sources import has_loader_source, resolve_loaders
+from ..data.sources import resolve_loaders
+from ..errors import TunerExit
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.csv_logs import ExperimentWriter
 from ..loggers.protocol import log_run_start
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
 from .display.defaults import progress_bar_callback
-from .display.progress import Progress, make_progress
+from .display.progress import make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
 from .loops.evaluation import EvaluationLoop, split_by_loader
 from .loops.fit import FitLoop
+from .loops.fit_data import train_loader_source, validation_loop
 from .loops.prediction import PredictionLoop
 from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
@@ -43,7 +45,6 @@ from .process.requeue import requeue_signal, resume_path
 from .run import Run
 from .setup import end_run, start_run
 from .state import LoopState, Stage, StopReason
-from .views import train_loader_source
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -148,6 +149,8 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         _open_loggers(trainer, run)
         with attached_log(module, run.router):
             yield run
+    except TunerExit:
+        pass  # a tuner callback ended the call on purpose: torn down as a finished one (Lightning's way)
     except BaseException as exc:
         failed = exc
         raise
@@ -176,7 +179,8 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     trainer.setup_notes = apply_run_settings(trainer.root_device.type, options, verbose=_chatty(trainer))
     trainer.state.start_fit()
     trainer.state.data.clear()
-    trainer.state.train_source = source = train_loader_source(trainer, call.dataloaders, module, datamodule)
+    trainer.state.train_source = train_loader_source(trainer, call.dataloaders, module, datamodule)
+    trainer.state.fit_given = (call.dataloaders, call.val_dataloaders)
     fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
     environment = getattr(trainer, "_cluster_environment", None)
     with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run, environment) as signals:
@@ -197,11 +201,11 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
-                val_loop = _validation_loop(run, call.val_dataloaders, module, datamodule, progress)
+                val_loop = validation_loop(run, call.val_dataloaders, module, datamodule, progress)
                 if val_loop is not None and options.num_sanity_val_steps and resume is None:
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
-                train_loader, reload = source()
+                train_loader, reload = trainer.state.train_source()  # a batch-size finder may have remade it
                 loop = FitLoop(run, train_loader, val_loop, progress, resume, signals=signals)
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
@@ -236,21 +240,6 @@ def _signal_guard(run: Run, environment: Any) -> Iterator[SignalGuard]:
         run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun(), requeue=requeue
     ) as guard:
         yield guard
-
-
-def _validation_loop(
-    run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress
-) -> EvaluationLoop | None:
-    if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
-        return None
-    if given is None and not has_loader_source("validate", module, datamodule):
-        return None
-
-    def loaders() -> list[Any]:
-        found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
-        return run.prepare_loaders(found)
-
-    return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches, progress=progress)
 
 
 def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[dict[str, float]]:

@@ -96,6 +96,8 @@ class LoopState:
     data: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     #: During a fit: makes (once) and returns the training loader and what remakes it.
     train_source: Callable[[], tuple[Any, Callable[[], Any] | None]] | None = None
+    #: During a fit: the ``(train_dataloaders, val_dataloaders)`` it was given (the tuner's trials read them too).
+    fit_given: tuple[Any, Any] = (None, None)
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.

@@ -267,6 +267,13 @@ class Trainer(TrainerProperties, TrainerViews):
         )
         return work()
 
+    def _tuning(self) -> Any:
+        """The tuner's trial fits, for ``LearningRateFinder``/``BatchSizeFinder``: they sit below the Trainer, so
+        they reach it through their ``trainer`` argument rather than an import."""
+        from . import tuning
+
+        return tuning
+
     def save_checkpoint(
         self, filepath: str | os.PathLike[str], weights_only: bool | None = None, storage_options: Any = None
     ) -> Path | str:

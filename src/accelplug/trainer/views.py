@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import math
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
-
-import torch
 
 from ..errors import MisconfigurationException
 
@@ -27,43 +25,7 @@ if TYPE_CHECKING:
     from .process.interrupts import SignalGuard
     from .state import LoopState
 
-__all__ = ["TrainerViews", "train_loader_source"]
-
-
-def train_loader_source(
-    trainer: Any, given: Any, module: torch.nn.Module, datamodule: Any
-) -> Callable[[], tuple[Any, Callable[[], Any] | None]]:
-    """The fit's training loader, made (and prepared for this process) once, when first asked for.
-
-    The loop asks after the sanity check, as Lightning does; ``estimated_stepping_batches`` asks earlier
-    when ``configure_optimizers`` reads it, and the loop then gets the same loader (one ``train_dataloader()``
-    call, as in Lightning).
-    """
-    from ..data.loaders import prepare_loader
-    from ..data.sources import resolve_loaders
-    from .loops.limits import count_batches
-
-    made: list[tuple[Any, Callable[[], Any] | None]] = []
-
-    def source() -> tuple[Any, Callable[[], Any] | None]:
-        if not made:
-            loaders, reload, _ = resolve_loaders("fit", given, module, datamodule, required=True)
-            options = trainer.options
-            loader = prepare_loader(
-                loaders[0],
-                trainer.root_device,
-                trainer.strategy,
-                shuffle=not options.overfit_batches,
-                train=True,
-                distributed_sampler=options.use_distributed_sampler,
-                seed=options.seed,
-            )
-            made.append((loader, reload))
-            count = count_batches(loader, options.limit_train_batches, "limit_train_batches")
-            trainer.state.data["train"] = (loader, count)
-        return made[0]
-
-    return source
+__all__ = ["TrainerViews"]
 
 
 def _one_or_all(loaders: list[Any] | None) -> Any:

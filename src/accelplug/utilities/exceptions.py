@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ..errors import MisconfigurationException
+from ..errors import TunerExit as _TunerExitException
 
-__all__ = ["MisconfigurationException"]
+__all__ = ["MisconfigurationException", "_TunerExitException"]

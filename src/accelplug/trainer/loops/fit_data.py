@@ -1,0 +1,74 @@
+"""Where a fit's batches come from: the training loader (made once, when first asked for) and the validation loop.
+
+Both are built from what the call was given or the module's/datamodule's ``*_dataloader()`` methods, lazily,
+in Lightning's order. The stages use them for the fit itself; the tuner's trial fits use them too, so a trial
+reads its data exactly as the fit would (and, after the batch size changed, through fresh ``*_dataloader()``
+calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ...data.loaders import prepare_loader
+from ...data.sources import has_loader_source, resolve_loaders
+from ..state import Stage
+from .evaluation import EvaluationLoop
+from .limits import count_batches
+
+if TYPE_CHECKING:
+    from ..display.progress import Progress
+    from ..run import Run
+
+__all__ = ["train_loader_source", "validation_loop"]
+
+
+def train_loader_source(
+    trainer: Any, given: Any, module: torch.nn.Module, datamodule: Any
+) -> Callable[[], tuple[Any, Callable[[], Any] | None]]:
+    """The fit's training loader, made (and prepared for this process) once, when first asked for.
+
+    The loop asks after the sanity check, as Lightning does; ``estimated_stepping_batches`` asks earlier
+    when ``configure_optimizers`` reads it, and the loop then gets the same loader (one ``train_dataloader()``
+    call, as in Lightning).
+    """
+    made: list[tuple[Any, Callable[[], Any] | None]] = []
+
+    def source() -> tuple[Any, Callable[[], Any] | None]:
+        if not made:
+            loaders, reload, _ = resolve_loaders("fit", given, module, datamodule, required=True)
+            options = trainer.options
+            loader = prepare_loader(
+                loaders[0],
+                trainer.root_device,
+                trainer.strategy,
+                shuffle=not options.overfit_batches,
+                train=True,
+                distributed_sampler=options.use_distributed_sampler,
+                seed=options.seed,
+            )
+            made.append((loader, reload))
+            count = count_batches(loader, options.limit_train_batches, "limit_train_batches")
+            trainer.state.data["train"] = (loader, count)
+        return made[0]
+
+    return source
+
+
+def validation_loop(
+    run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress | None
+) -> EvaluationLoop | None:
+    """The fit's validation (its loaders asked for when first needed), or None when the fit does not validate."""
+    if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
+        return None
+    if given is None and not has_loader_source("validate", module, datamodule):
+        return None
+
+    def loaders() -> list[Any]:
+        found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
+        return run.prepare_loaders(found)
+
+    return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches, progress=progress)
