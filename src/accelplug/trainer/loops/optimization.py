@@ -21,6 +21,7 @@ import torch
 from ...errors import MisconfigurationException
 from .losses import explain_backward, loss_of
 from .managed_optimizer import ManagedOptimizer
+from .plugin_steps import PluginSteps
 from .transfer import transfer_batch
 
 if TYPE_CHECKING:
@@ -66,7 +67,9 @@ class Optimization:
         self.clip_val = options.gradient_clip_val
         self.clip_algorithm = options.gradient_clip_algorithm
         self.autocast = self.precision.uses_autocast
-        self.forward_context = self.precision.forward_context
+        self.forward_context = getattr(self.precision, "train_step_context", self.precision.forward_context)
+        #: Set when a Lightning precision plugin rewrote a step method: it then drives backward and step.
+        self.plugin_steps = PluginSteps(self) if getattr(self.precision, "takes_over_steps", False) else None
         self.automatic = bool(getattr(self.module, "automatic_optimization", True))
         self.stepped = False
         self.manual_steps = 0
@@ -155,6 +158,8 @@ class Optimization:
 
     def backward(self, loss: torch.Tensor, *, step: int) -> None:
         """``on_before_backward``, backward (the module's ``backward`` hook when defined), ``on_after_backward``."""
+        if self.plugin_steps is not None:
+            return self.plugin_steps.backward(loss, step)
         self.hooks.call("on_before_backward", loss)
         custom = self.hooks.module_hook("backward")
         try:
@@ -179,7 +184,9 @@ class Optimization:
             self._after_closure(optimizer)
             return value
 
-        if self.precision.needs_help_with_steps:
+        if self.plugin_steps is not None:  # the plugin runs the closure, then calls _after_closure back
+            value = self.strategy.optimizer_step(optimizer, closure, self.precision)
+        elif self.precision.needs_help_with_steps:
             value = wrapped_closure()
             self.strategy.optimizer_step(optimizer, None, self.precision)
         else:
@@ -204,6 +211,8 @@ class Optimization:
         if not value:
             return
         raw = optimizer.optimizer if isinstance(optimizer, ManagedOptimizer) else optimizer
+        if self.plugin_steps is not None:
+            return self.plugin_steps.clip_gradients(raw, float(value), algorithm or "norm")
         self.strategy.clip_gradients(self.module, raw, float(value), algorithm or "norm")
 
     # ---- manual optimisation -------------------------------------------------------------------------
