@@ -204,15 +204,15 @@ class Optimization:
         custom = self.hooks.module_hook("configure_gradient_clipping")
         if custom is not None:
             self.hooks.run_in("configure_gradient_clipping", custom, optimizer, self.clip_val, self.clip_algorithm)
-        elif self.clip_val:
+        elif self.clip_val or self.plugin_steps is not None:
             self.clip_gradients(optimizer, self.clip_val, self.clip_algorithm)
 
     def clip_gradients(self, optimizer: Any, value: float | None, algorithm: str | None) -> None:
+        raw = optimizer.optimizer if isinstance(optimizer, ManagedOptimizer) else optimizer
+        if self.plugin_steps is not None:  # Lightning asks the plugin at every step, clipping or not
+            return self.plugin_steps.clip_gradients(raw, float(value or 0.0), algorithm or "norm")
         if not value:
             return
-        raw = optimizer.optimizer if isinstance(optimizer, ManagedOptimizer) else optimizer
-        if self.plugin_steps is not None:
-            return self.plugin_steps.clip_gradients(raw, float(value), algorithm or "norm")
         self.strategy.clip_gradients(self.module, raw, float(value), algorithm or "norm")
 
     # ---- manual optimisation -------------------------------------------------------------------------
