@@ -167,7 +167,7 @@ if TYPE_CHECKING:
 
 #: Sub-packages reachable as attributes without importing them first (``import accelplug as L; L.pytorch``),
 #: as ``lightning``'s are; each loads on first use.
-_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "pytorch", "tuner", "utilities"})
+_SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "plugins", "pytorch", "tuner", "utilities"})
 
 
 def __getattr__(name: str) -> Any:

@@ -20,6 +20,7 @@ is prepared changes here or in the strategy, never in one caller only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -46,14 +47,18 @@ def prepare_module(
     with_optimizers: bool = True,
     compile_options: dict[str, Any] | None = None,
     sync_batchnorm: bool = False,
+    layer_sync: Callable[[torch.nn.Module], torch.nn.Module] | None = None,
 ) -> PreparedModule:
     """Step 2: ``module`` converted, placed, wrapped, compiled, and (``with_optimizers``) its optimizers set up.
 
     ``compile_options`` are ``torch.compile`` keyword arguments (None: no compiling); ``sync_batchnorm``
-    turns BatchNorm layers into SyncBatchNorm when the strategy runs several processes.
+    turns BatchNorm layers into SyncBatchNorm when the strategy runs several processes, and ``layer_sync``
+    (a ``LayerSync`` plugin's ``apply``) rewrites the module's layers the plugin's way, also only then.
     """
-    if sync_batchnorm and strategy.is_distributed:
-        module = torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)  # type: ignore[no-untyped-call]
+    if sync_batchnorm and layer_sync is None:
+        layer_sync = torch.nn.SyncBatchNorm.convert_sync_batchnorm
+    if layer_sync is not None and strategy.is_distributed:
+        module = layer_sync(module)
     return strategy.setup_module_and_optimizers(
         module, precision, compile_options=compile_options, with_optimizers=with_optimizers
     )

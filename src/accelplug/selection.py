@@ -20,6 +20,7 @@ from .accelerator import Accelerator
 from .devices import parse_devices
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
+from .plugins.layer_sync import LayerSync
 from .precision.base import Precision
 from .precision_names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
@@ -137,6 +138,8 @@ class RunPlugins:
 
     cluster_environment: ClusterEnvironment | None = None
     precision: Precision | None = None
+    #: What happens to the model's layers across processes (``TorchSyncBatchNorm()`` is ``sync_batchnorm=True``).
+    layer_sync: LayerSync | None = None
 
 
 #: What ``plugins=`` may hold: each kind's base class and the :class:`RunPlugins` field it fills. An object is
@@ -144,6 +147,7 @@ class RunPlugins:
 PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
     (ClusterEnvironment, "cluster_environment"),
     (Precision, "precision"),
+    (LayerSync, "layer_sync"),
 )
 
 

@@ -154,12 +154,14 @@ def test_plugins_that_are_not_plugin_objects_are_refused(plugins: object, words:
         Fabric(accelerator="cpu", plugins=plugins)
 
 
-def test_the_trainer_refuses_a_precision_object_rather_than_ignoring_it() -> None:
+def test_the_trainer_trains_in_the_precision_object_given_in_plugins() -> None:
     from accelplug.fabric.plugins import BF16MixedPrecision
 
-    assert sort_plugins(BF16MixedPrecision("cpu")).precision is not None
-    with pytest.raises(MisconfigurationException, match=r"takes its precision by name"):
-        Trainer(accelerator="cpu", logger=False, plugins=[BF16MixedPrecision("cpu")])
+    given = BF16MixedPrecision("cpu")
+    assert sort_plugins(given).precision is given
+    trainer = Trainer(accelerator="cpu", logger=False, plugins=[given])
+    assert trainer.precision_plugin is given
+    assert trainer.precision == "bf16-mixed"
 
 
 def test_fabric_keeps_the_environment_given_in_plugins(launched: Launch) -> None:

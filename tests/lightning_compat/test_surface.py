@@ -51,7 +51,6 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
         "import accelplug.callbacks",
         "import accelplug.loggers",
@@ -77,15 +76,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.plugins.AsyncCheckpointIO",
         "lightning.pytorch.plugins.CheckpointIO",
         "lightning.pytorch.plugins.TorchCheckpointIO",
-        "lightning.pytorch.plugins.BitsandbytesPrecision",
-        "lightning.pytorch.plugins.DoublePrecision",
-        "lightning.pytorch.plugins.HalfPrecision",
-        "lightning.pytorch.plugins.MixedPrecision",
-        "lightning.pytorch.plugins.Precision",
-        "lightning.pytorch.plugins.TransformerEnginePrecision",
-        "lightning.pytorch.plugins.FSDPPrecision",
-        "lightning.pytorch.plugins.LayerSync",
-        "lightning.pytorch.plugins.TorchSyncBatchNorm",
         # lightning.fabric
         # deeper paths
         # lightning.pytorch

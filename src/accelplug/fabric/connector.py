@@ -61,6 +61,11 @@ def plan(
         start_method = START_METHODS[strategy.strip().lower()]
         strategy = "ddp"
     sorted_plugins = sort_plugins(plugins)
+    if sorted_plugins.layer_sync is not None:
+        raise MisconfigurationException(
+            f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a Precision or a "
+            "ClusterEnvironment; convert BatchNorm layers yourself with torch.nn.SyncBatchNorm.convert_sync_batchnorm."
+        )
     given_precision = sorted_plugins.precision
     if given_precision is not None and precision is not None:
         raise MisconfigurationException(

@@ -54,6 +54,9 @@ class Strategy(ABC):
     #: False when evaluation must run under ``no_grad`` instead of ``inference_mode`` (FSDP: parameters
     #: gathered under inference mode would become inference tensors that training cannot use later).
     allows_inference_mode: ClassVar[bool] = True
+    #: The precision the Trainer runs this strategy with (Lightning's ``trainer.strategy.precision_plugin``);
+    #: set by the Trainer, None until then (the preparation steps take the precision as an argument).
+    precision_plugin: Precision | None = None
 
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:

@@ -53,7 +53,9 @@ class TrainerProperties:
 
     @property
     def precision(self) -> str:
-        return self.selection.precision
+        """Lightning's name of the precision: a plugin's own ``precision`` attribute when one was passed."""
+        named = getattr(self._precision, "precision", None)
+        return named if isinstance(named, str) else self.selection.precision
 
     @property
     def num_devices(self) -> int:

@@ -22,6 +22,7 @@ from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
 from .hooks import HookDispatcher
 from .logging.self_log import LogRouter
+from .options.plugins import connect_precision, plugin_transfer
 from .run import Run
 from .state import LoopState, Stage
 
@@ -73,14 +74,16 @@ def start_run(
     hooks.call_module("configure_model")
     state.clear_metrics()
     precision = trainer.precision_plugin
+    layer_sync = trainer._layer_sync
     prepared = prepare_module(
         strategy,
         module,
         precision,
         with_optimizers=with_optimizers,
         compile_options=compile_options,
-        sync_batchnorm=trainer.options.sync_batchnorm,
+        layer_sync=layer_sync.apply if layer_sync is not None else None,
     )
+    connect_precision(precision, prepared)
     module = prepared.module
     return Run(
         trainer=trainer,
@@ -94,7 +97,7 @@ def start_run(
         hooks=hooks,
         router=router,
         prepared=prepared,
-        transfer=make_transfer(device, precision.param_dtype),
+        transfer=plugin_transfer(precision, make_transfer(device, precision.param_dtype)),
         chatty=chatty,
         datamodule=datamodule,
     )
@@ -113,6 +116,9 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
             finalize_loggers(run.loggers, failed=failed)
         finally:
             run.strategy.teardown()
+            teardown = getattr(run.precision, "teardown", None)  # a Lightning precision plugin's
+            if callable(teardown):
+                teardown()
         run.state.stage = run.state.fn = None
 
 

@@ -219,13 +219,16 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
             run.hooks.call("on_fit_end")
 
 
-def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.AbstractContextManager[None]:
+def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.ExitStack:
     """While the loop trains, a LightningModule's ``optimizers()``/``manual_backward`` reach the loop's optimisation."""
     from ..module import LightningModule
 
+    stack = contextlib.ExitStack()
     if isinstance(module, LightningModule):
-        return module._optimizing_with(loop.opt)
-    return contextlib.nullcontext()
+        stack.enter_context(module._optimizing_with(loop.opt))
+    if loop.opt.plugin_steps is not None:  # a precision plugin that drives the step reaches the loop meanwhile
+        stack.enter_context(loop.opt.plugin_steps.lent())
+    return stack
 
 
 @contextlib.contextmanager
@@ -234,8 +237,7 @@ def _signal_guard(run: Run, environment: Any) -> Iterator[SignalGuard]:
     put back afterwards."""
     from ..strategies.ddp import launched_by_torchrun
 
-    distributed = run.strategy.is_distributed and run.strategy.world_size > 1
-    requeue = requeue_signal(environment)
+    distributed, requeue = run.strategy.is_distributed and run.strategy.world_size > 1, requeue_signal(environment)
     with SignalGuard(
         run.state, distributed=distributed, repeat_aborts=not launched_by_torchrun(), requeue=requeue
     ) as guard:

@@ -35,6 +35,7 @@ from .options.arguments import (
 )
 from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
 from .options.entries import TrainerOptions, validate_options
+from .options.plugins import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
 from .properties import TrainerProperties
 from .state import LoopState, Stage
@@ -111,6 +112,7 @@ class Trainer(TrainerProperties, TrainerViews):
         given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
         #: Lightning keeps these two as given (``trainer.fast_dev_run`` is True, not 1).
         self._given = {"fast_dev_run": fast_dev_run, "gradient_clip_algorithm": gradient_clip_algorithm}
+        precision_given = precision is not None
         precision = UNSET_PRECISION if precision is None else precision
         defaults = resolve_defaults(
             accelerator=accelerator,
@@ -123,6 +125,10 @@ class Trainer(TrainerProperties, TrainerViews):
         chosen = defaults.values
         given.update(num_nodes=chosen["num_nodes"], mps_fallback=chosen["mps_fallback"])
         self.options: TrainerOptions = validate_options(**given, **unknown)
+        plugin_precision = self.options.plugins.precision
+        if plugin_precision is not None:
+            chosen["precision"] = precision_from_plugin(plugin_precision, precision if precision_given else None)
+        self._layer_sync = layer_sync_from(self.options.plugins.layer_sync, self.options.sync_batchnorm)
         self.origins = defaults.origins
         warn_unknown_variables()
         check_mps_fallback(self.options.mps_fallback)
@@ -145,7 +151,8 @@ class Trainer(TrainerProperties, TrainerViews):
         registry = get_registry()
         chosen_strategy = self.selection.strategy_object
         self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
-        self._precision = registry.get_precision(self.selection.precision)(self.root_device.type)
+        self._precision = plugin_precision or registry.get_precision(self.selection.precision)(self.root_device.type)
+        self._strategy.precision_plugin = self._precision
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):

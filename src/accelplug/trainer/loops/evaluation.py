@@ -74,6 +74,7 @@ class EvaluationLoop:
         self.stage = stage
         self.prefix = "test" if stage is Stage.TESTING else "validation"
         self.short = "test" if stage is Stage.TESTING else "val"
+        self.step_context = getattr(run.precision, f"{self.short}_step_context", run.precision.forward_context)
         self._limit = limit
         # Loaders from a module or datamodule method are asked for when first needed (Lightning's order:
         # after on_sanity_check_start), so a method that builds them late still works.
@@ -194,7 +195,7 @@ class EvaluationLoop:
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
             hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
             run.router.fx = f"{self.prefix}_step"
-            with run.precision.forward_context():
+            with self.step_context():
                 output = self._step(batch, batch_idx, extra)
             for name, value in output_scalars(output, f"{self.short}_loss").items():
                 key = name + suffix

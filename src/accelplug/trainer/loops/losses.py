@@ -1,4 +1,5 @@
-"""What a ``training_step`` returned, and what to tell the user when backward cannot use it."""
+"""What a ``training_step`` returned, what to tell the user when backward cannot use it, and what manual
+optimization refuses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["explain_backward", "loss_of"]
+__all__ = ["check_manual_options", "explain_backward", "loss_of"]
 
 
 def loss_of(output: Any) -> torch.Tensor | None:
@@ -40,3 +41,19 @@ def explain_backward(loss: torch.Tensor, step: int, exc: RuntimeError) -> Except
             "torch.no_grad(), detached, or from no trainable parameter), so there is nothing to backpropagate."
         )
     return exc
+
+
+def check_manual_options(automatic: bool, accumulate: int, clip_val: float | None) -> None:
+    """Options that manual optimization cannot honour, refused before the first batch as Lightning does."""
+    if automatic:
+        return
+    if accumulate > 1:
+        raise MisconfigurationException(
+            f"accumulate_grad_batches={accumulate} does not apply to manual optimization "
+            "(automatic_optimization = False): accumulate in training_step yourself, as in Lightning."
+        )
+    if clip_val:
+        raise MisconfigurationException(
+            f"gradient_clip_val={clip_val} does not apply to manual optimization: call "
+            "self.clip_gradients(optimizer, gradient_clip_val=..., gradient_clip_algorithm=...) in training_step."
+        )

@@ -1,13 +1,13 @@
 """One training batch's optimisation: automatic (Lightning's closure and hooks) or manual.
 
-Automatic optimisation follows Lightning 2.x's order exactly: ``optimizer_step`` is called with a
-closure; the closure runs ``training_step``, then (at the start of an accumulation window)
-``on_before_zero_grad`` and ``optimizer_zero_grad``, then ``on_before_backward``, ``backward`` and
-``on_after_backward``; after the closure come ``on_before_optimizer_step``, gradient clipping and the
-step itself. The torch optimizer receives the closure, so LBFGS-style optimizers that re-evaluate work.
+Automatic optimisation follows Lightning 2.x's order exactly: ``optimizer_step`` is called with a closure; the
+closure runs ``training_step``, then (at the start of an accumulation window) ``on_before_zero_grad`` and
+``optimizer_zero_grad``, then ``on_before_backward``, ``backward`` and ``on_after_backward``; after the closure come
+``on_before_optimizer_step``, gradient clipping and the step itself. The torch optimizer receives the closure, so
+LBFGS-style optimizers that re-evaluate work.
 
-The optimizers the module sees (``self.optimizers()``) are :class:`ManagedOptimizer` proxies: their
-``step`` goes through the precision (a gradient scaler) and counts optimizer steps for manual runs.
+The optimizers the module sees (``self.optimizers()``) are :class:`ManagedOptimizer` proxies: their ``step`` goes
+through the precision (a gradient scaler) and counts optimizer steps for manual runs.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...errors import MisconfigurationException
-from .losses import explain_backward, loss_of
+from .losses import check_manual_options, explain_backward, loss_of
 from .managed_optimizer import ManagedOptimizer
+from .plugin_steps import PluginSteps
 from .transfer import transfer_batch
 
 if TYPE_CHECKING:
@@ -68,12 +69,14 @@ class Optimization:
         self.clip_val = options.gradient_clip_val
         self.clip_algorithm = options.gradient_clip_algorithm
         self.autocast = self.precision.uses_autocast
-        self.forward_context = self.precision.forward_context
+        self.forward_context = getattr(self.precision, "train_step_context", self.precision.forward_context)
+        #: Set when a Lightning precision plugin rewrote a step method: it then drives backward and step.
+        self.plugin_steps = PluginSteps(self) if getattr(self.precision, "takes_over_steps", False) else None
         self.automatic = bool(getattr(self.module, "automatic_optimization", True))
         self.stepped = False
         self.manual_steps = 0
         self.nonfinite = options.nonfinite_loss
-        self._check_manual_options()
+        check_manual_options(self.automatic, self.accumulate, self.clip_val)
 
     # ---- which path --------------------------------------------------------------------------------
     def can_go_fast(self) -> bool:
@@ -164,6 +167,8 @@ class Optimization:
 
     def backward(self, loss: torch.Tensor, *, step: int) -> None:
         """``on_before_backward``, backward (the module's ``backward`` hook when defined), ``on_after_backward``."""
+        if self.plugin_steps is not None:
+            return self.plugin_steps.backward(loss, step)
         self.hooks.call("on_before_backward", loss)
         custom = self.hooks.module_hook("backward")
         try:
@@ -188,7 +193,9 @@ class Optimization:
             self._after_closure(optimizer)
             return value
 
-        if self.precision.needs_help_with_steps:
+        if self.plugin_steps is not None:  # the plugin runs the closure, then calls _after_closure back
+            value = self.strategy.optimizer_step(optimizer, closure, self.precision)
+        elif self.precision.needs_help_with_steps:
             value = wrapped_closure()
             self.strategy.optimizer_step(optimizer, None, self.precision)
         else:
@@ -206,32 +213,20 @@ class Optimization:
         custom = self.hooks.module_hook("configure_gradient_clipping")
         if custom is not None:
             self.hooks.run_in("configure_gradient_clipping", custom, optimizer, self.clip_val, self.clip_algorithm)
-        elif self.clip_val:
+        elif self.clip_val or self.plugin_steps is not None:
             self.clip_gradients(optimizer, self.clip_val, self.clip_algorithm)
 
     def clip_gradients(self, optimizer: Any, value: float | None, algorithm: str | None) -> None:
+        raw = optimizer.optimizer if isinstance(optimizer, ManagedOptimizer) else optimizer
+        if self.plugin_steps is not None:  # Lightning asks the plugin at every step, clipping or not
+            return self.plugin_steps.clip_gradients(raw, float(value or 0.0), algorithm or "norm")
         if not value:
             return
-        raw = optimizer.optimizer if isinstance(optimizer, ManagedOptimizer) else optimizer
         self.strategy.clip_gradients(self.module, raw, float(value), algorithm or "norm")
 
     # ---- manual optimisation -------------------------------------------------------------------------
     def manual_step(self, batch: Any, batch_idx: int) -> Any:
         return self._forward(batch, batch_idx)
-
-    def _check_manual_options(self) -> None:
-        if self.automatic:
-            return
-        if self.accumulate > 1:
-            raise MisconfigurationException(
-                f"accumulate_grad_batches={self.accumulate} does not apply to manual optimization "
-                "(automatic_optimization = False): accumulate in training_step yourself, as in Lightning."
-            )
-        if self.clip_val:
-            raise MisconfigurationException(
-                f"gradient_clip_val={self.clip_val} does not apply to manual optimization: call "
-                "self.clip_gradients(optimizer, gradient_clip_val=..., gradient_clip_algorithm=...) in training_step."
-            )
 
     # ---- schedulers and losses -----------------------------------------------------------------------
     def step_schedulers(

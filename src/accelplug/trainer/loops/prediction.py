@@ -67,7 +67,7 @@ class PredictionLoop:
                             record.current_batch_indices = indices
                     batch = transfer_batch(run, raw, index)
                     hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
-                    with run.precision.forward_context():
+                    with getattr(run.precision, "predict_step_context", run.precision.forward_context)():
                         if callable(step):
                             arguments = (batch, batch_idx, *extra)
                             output = step(*arguments[: max(1, min(arity, len(arguments)))])

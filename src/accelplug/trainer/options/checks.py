@@ -161,19 +161,14 @@ def only_none(value: Any) -> Any:
 
 
 def plugins(value: Any) -> Any:
-    """Lightning's ``plugins=`` sorted by kind (:func:`accelplug.selection.sort_plugins`); the Trainer has
-    no use for a precision object yet (``precision="bf16-mixed"`` chooses one), so it is refused, not ignored."""
+    """Lightning's ``plugins=`` sorted by kind (:func:`accelplug.selection.sort_plugins`): a cluster environment,
+    a precision plugin, a layer sync (how they combine with ``precision=`` and ``sync_batchnorm=`` is the Trainer's)."""
     from ...selection import sort_plugins
 
     try:
-        sorted_plugins = sort_plugins(value)
+        return sort_plugins(value)
     except MisconfigurationException as exc:
         raise Bad(str(exc)) from None
-    if sorted_plugins.precision is not None:
-        raise Bad(
-            f"the Trainer takes its precision by name, precision=..., not {type(sorted_plugins.precision).__name__}"
-        )
-    return sorted_plugins
 
 
 def compile_spec(value: Any) -> Any:

@@ -144,8 +144,8 @@ class TrainerOptions:
     plugins: RunPlugins = option(
         None,
         checks.plugins,
-        "None, or a list of plugin objects: a ClusterEnvironment (SLURMEnvironment(...), ...); choose the "
-        "precision with precision=...",
+        "None, or a list of plugin objects, at most one of each kind: a ClusterEnvironment (SLURMEnvironment(), "
+        "...), a Precision (MixedPrecision('bf16-mixed', 'cpu'), ...), a LayerSync (TorchSyncBatchNorm())",
     )
     model_registry: None = option(None, checks.only_none, "None: accelplug has no model registry")
 

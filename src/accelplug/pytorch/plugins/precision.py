@@ -1,0 +1,23 @@
+"""``lightning.pytorch.plugins.precision``'s path: the precision plugins of :mod:`accelplug.plugins.precision`."""
+
+from __future__ import annotations
+
+from ...plugins.precision import (
+    BitsandbytesPrecision,
+    DoublePrecision,
+    FSDPPrecision,
+    HalfPrecision,
+    MixedPrecision,
+    Precision,
+    TransformerEnginePrecision,
+)
+
+__all__ = [
+    "BitsandbytesPrecision",
+    "DoublePrecision",
+    "FSDPPrecision",
+    "HalfPrecision",
+    "MixedPrecision",
+    "Precision",
+    "TransformerEnginePrecision",
+]
