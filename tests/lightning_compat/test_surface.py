@@ -114,21 +114,7 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "Trainer().val_check_batch",
         "Trainer().validate_loop",
         # LightningModule
-        "LightningModule.all_gather",
-        "LightningModule.configure_sharded_model",
-        "LightningModule.device_mesh",
-        "LightningModule.fabric",
-        "LightningModule.predict_dataloader",
-        "LightningModule.remove_ignored_hparams",
-        "LightningModule.test_dataloader",
-        "LightningModule.test_step",
-        "LightningModule.to_tensorrt",
-        "LightningModule.train_dataloader",
-        "LightningModule.training_step",
-        "LightningModule.val_dataloader",
-        "LightningModule.validation_step",
         # LightningDataModule
-        "LightningDataModule.remove_ignored_hparams",
         # Logger
         # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
         "signature RichProgressBar()",
@@ -137,7 +123,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "Tuner.lr_find",
         "Tuner.scale_batch_size",
         # Fabric
-        "Fabric.sharded_model",
         # signatures: Trainer()
         # signatures: Trainer methods
         # signatures: LightningModule methods

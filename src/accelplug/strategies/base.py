@@ -328,6 +328,12 @@ class Strategy(ABC):
         """True on every process when ``flag`` is True on any (the stop decision all ranks must share)."""
         return flag
 
+    def all_gather(self, tensor: torch.Tensor, group: Any | None = None, sync_grads: bool = False) -> torch.Tensor:
+        """``tensor`` from every process, stacked on a new first dimension (unchanged without a process group)."""
+        from .collectives import gather_tensor
+
+        return gather_tensor(tensor, group, sync_grads)
+
     def broadcast_object(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every process (so all ranks agree on, e.g., the log folder)."""
         return obj

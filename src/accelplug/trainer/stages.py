@@ -27,6 +27,7 @@ from ..data.sources import has_loader_source, resolve_loaders
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.csv_logs import ExperimentWriter
 from ..loggers.protocol import log_run_start
+from ..overrides import overrides
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
 from .display.defaults import progress_bar_callback
@@ -238,7 +239,7 @@ def _signal_guard(run: Run, environment: Any) -> Iterator[SignalGuard]:
 def _validation_loop(
     run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress
 ) -> EvaluationLoop | None:
-    if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
+    if not overrides(module, "validation_step") or run.options.limit_val_batches == 0:
         return None
     if given is None and not has_loader_source("validate", module, datamodule):
         return None
