@@ -55,7 +55,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "import accelplug.pytorch.profilers",
         "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
-        "import accelplug.loggers",
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
@@ -72,7 +71,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.EMAWeightAveraging",
         "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
-        "lightning.pytorch.loggers.LitLogger",
         # lightning.pytorch.utilities
         # lightning.pytorch.profilers
         "lightning.pytorch.profilers.Profiler",
@@ -81,8 +79,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.profilers.PyTorchProfiler",
         "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
-        "lightning.pytorch.strategies.ModelParallelStrategy",
-        "lightning.pytorch.strategies.ParallelStrategy",
         # lightning.pytorch.plugins
         "lightning.pytorch.plugins.AsyncCheckpointIO",
         "lightning.pytorch.plugins.CheckpointIO",
@@ -103,16 +99,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # deeper paths
         "lightning.pytorch.callbacks.finetuning.BaseFinetuning",
         # Trainer
-        "Trainer.distributed_sampler_kwargs",
-        "Trainer.enable_validation",
-        "Trainer.progress_bar_callback",
         # Trainer()
-        "Trainer().fit_loop",
-        "Trainer().predict_loop",
         "Trainer().profiler",
-        "Trainer().test_loop",
-        "Trainer().val_check_batch",
-        "Trainer().validate_loop",
         # LightningModule
         # LightningDataModule
         # Logger

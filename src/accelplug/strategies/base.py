@@ -114,6 +114,10 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def attach_module(self, module: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+        """Called with the user's module before its ``setup`` and ``configure_model`` hooks: a strategy that builds
+        something the module parallelises itself over hands it over here (the 2D strategy's device mesh)."""
+
     def setup_module(
         self,
         module: torch.nn.Module,

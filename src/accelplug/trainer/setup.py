@@ -65,6 +65,7 @@ def start_run(
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
     hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     _attach(module, trainer, datamodule)
+    strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")

@@ -76,6 +76,17 @@ class LoopState:
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
+    #: Training batches of the epochs left before the current one, over every fit (Lightning's
+    #: ``batch_progress.total``), and those of them that closed an accumulation window (its
+    #: ``_batches_that_stepped``; ``stepped_offset``: what a user wrote into that counter). Added once per epoch.
+    batches_before_epoch: int = 0
+    stepped_before_epoch: int = 0
+    stepped_offset: int = 0
+    #: Batches the last evaluation of each kind ran ("fit:validation", "validate:validation", "test:test",
+    #: "predict"), for Lightning's loop objects; the last ``predict`` call's outputs and whether it returned them.
+    eval_batches: dict[str, int] = field(default_factory=dict)
+    predictions: Any = field(default_factory=list)
+    return_predictions: bool = True
 
     @property
     def epoch(self) -> int:

@@ -25,6 +25,7 @@ from ..launcher import adopt_environment, cluster_environment, relaunch_if_neede
 from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
 from .display.defaults import configure_callbacks
+from .loops.objects import LoopObjects
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -50,7 +51,7 @@ __all__ = ["Trainer"]
 _OPTION_NAMES = frozenset(TrainerOptions.__dataclass_fields__)
 
 
-class Trainer(TrainerProperties, TrainerViews):
+class Trainer(TrainerProperties, TrainerViews, LoopObjects):
     """Trains a ``torch.nn.Module`` written in Lightning's protocol on the chosen accelerator.
 
     The module needs ``training_step(batch, batch_idx)`` (a loss tensor, a dict with ``"loss"``, or None
@@ -229,6 +230,8 @@ class Trainer(TrainerProperties, TrainerViews):
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         stage_call = StageCall(**{**call, "weights_only": weights_only is not False})
         outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
+        self.state.return_predictions = return_predictions is not False
+        self.state.predictions = outputs if return_predictions is not False else []
         return None if return_predictions is False else outputs
 
     def _evaluate(
