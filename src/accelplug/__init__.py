@@ -52,6 +52,7 @@ _EXPORTS = {
     "WandbLogger": "accelplug.loggers",
     "MLFlowLogger": "accelplug.loggers",
     "CometLogger": "accelplug.loggers",
+    "LitLogger": "accelplug.loggers",
     "seed_everything": "accelplug.seed",
     "AcceleratorRegistry": "accelplug.registry",
     "AcceleratorUnavailableError": "accelplug.errors",
@@ -91,6 +92,7 @@ __all__ = [
     "LearningRateMonitor",
     "LightningDataModule",
     "LightningModule",
+    "LitLogger",
     "Logger",
     "MLFlowLogger",
     "MisconfigurationException",
@@ -154,7 +156,16 @@ if TYPE_CHECKING:
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .fabric import Fabric
     from .hookspecs import hookimpl
-    from .loggers import CometLogger, CSVLogger, DummyLogger, Logger, MLFlowLogger, TensorBoardLogger, WandbLogger
+    from .loggers import (
+        CometLogger,
+        CSVLogger,
+        DummyLogger,
+        LitLogger,
+        Logger,
+        MLFlowLogger,
+        TensorBoardLogger,
+        WandbLogger,
+    )
     from .module import AttributeDict, LightningModule
     from .module import LightningModule as Module
     from .precision.base import Precision

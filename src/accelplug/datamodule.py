@@ -93,6 +93,15 @@ class LightningDataModule:
     def hparams(self) -> AttributeDict:
         return self._hparams
 
+    def remove_ignored_hparams(self, ignore_list: list[str]) -> None:
+        """Drop hyper-parameters a base class's ``save_hyperparameters()`` recorded (names not held are no error)."""
+        if isinstance(ignore_list, str) or not isinstance(ignore_list, (list, tuple, set, frozenset)):
+            raise MisconfigurationException(
+                f"remove_ignored_hparams(ignore_list={ignore_list!r}): expected a list of hyper-parameter names."
+            )
+        for key in ignore_list:
+            self._hparams.pop(key, None)
+
     @property
     def hparams_initial(self) -> AttributeDict:
         """The hyper-parameters as ``save_hyperparameters`` recorded them (later changes to ``hparams`` aside)."""

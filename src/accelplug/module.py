@@ -16,6 +16,7 @@ import copy
 import inspect
 import os
 import warnings
+import weakref
 from argparse import Namespace
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ import torch
 
 from .errors import MisconfigurationException
 from .module_hooks import ModuleHooks
+from .module_steps import StepDefaults
 from .overrides import default_hook, hook_names
 
 __all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
@@ -81,7 +83,7 @@ class AttributeDict(dict[str, Any]):
 _M = TypeVar("_M", bound="LightningModule")
 
 
-class LightningModule(ModuleHooks, torch.nn.Module):
+class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     """Subclass this (or ``torch.nn.Module``) and define ``training_step`` and ``configure_optimizers``."""
 
     #: Where checkpoints keep the hyper-parameters (Lightning's keys, so each reads the other's).
@@ -100,6 +102,9 @@ class LightningModule(ModuleHooks, torch.nn.Module):
         self._hparams_initial: AttributeDict = AttributeDict()
         self._automatic_optimization = True
         self._warned_no_trainer = False
+        self._fabric: Any = None
+        self._fabric_optimizers: list[Any] = []
+        self._device_mesh: Any = None
 
     @property
     def automatic_optimization(self) -> bool:
@@ -147,6 +152,19 @@ class LightningModule(ModuleHooks, torch.nn.Module):
     @property
     def hparams(self) -> AttributeDict:
         return self._hparams
+
+    def remove_ignored_hparams(self, ignore_list: list[str]) -> None:
+        """Drop hyper-parameters a base class's ``save_hyperparameters()`` recorded (names not held are no error).
+
+        A subclass that builds an argument itself (an ``nn.Module``) removes it so checkpoints stay plain.
+        ``hparams_initial`` keeps what was saved, as in Lightning.
+        """
+        if isinstance(ignore_list, str) or not isinstance(ignore_list, (list, tuple, set, frozenset)):
+            raise MisconfigurationException(
+                f"remove_ignored_hparams(ignore_list={ignore_list!r}): expected a list of hyper-parameter names."
+            )
+        for key in ignore_list:
+            self._hparams.pop(key, None)
 
     @property
     def hparams_initial(self) -> AttributeDict:
@@ -215,6 +233,22 @@ class LightningModule(ModuleHooks, torch.nn.Module):
 
         return export_torchscript(self, file_path, method, example_inputs, **kwargs)
 
+    def to_tensorrt(
+        self,
+        file_path: str | os.PathLike[str] | IO[bytes] | None = None,
+        input_sample: Any | None = None,
+        ir: str = "default",
+        output_format: str = "exported_program",
+        retrace: bool = False,
+        default_device: str | torch.device = "cuda",
+        **compile_kwargs: Any,
+    ) -> Any:
+        """This module compiled by ``torch_tensorrt`` (needs that package and an NVIDIA GPU), optionally saved."""
+        from .module_saving import export_tensorrt
+
+        options = (ir, output_format, retrace, default_device)
+        return export_tensorrt(self, file_path, input_sample, *options, **compile_kwargs)
+
     # ---- logging ------------------------------------------------------------------------------------
     def log(
         self,
@@ -236,6 +270,9 @@ class LightningModule(ModuleHooks, torch.nn.Module):
         """Report a metric (Lightning's meaning: step or epoch value depending on the hook; see the docs)."""
         sink = self._log_sink
         if sink is None:
+            if self._fabric is not None:
+                self._log_through_fabric({name: value}, logger)
+                return
             self._warn_unattached("self.log")
             return
         options = {k: v for k, v in locals().items() if k not in ("self", "sink", "name", "value")}
@@ -258,10 +295,24 @@ class LightningModule(ModuleHooks, torch.nn.Module):
     ) -> None:
         sink = self._log_sink
         if sink is None:
+            if self._fabric is not None:
+                self._log_through_fabric(dictionary, logger)
+                return
             self._warn_unattached("self.log_dict")
             return
         options = {k: v for k, v in locals().items() if k not in ("self", "sink", "dictionary")}
         sink.log_dict(dictionary, **options)
+
+    def _log_through_fabric(self, metrics: Mapping[str, Any], logger: bool | None) -> None:
+        """Under Fabric, ``self.log`` goes to the Fabric's loggers (``logger=False`` keeps it out, as in Lightning)."""
+        if logger is False:
+            return
+        nested = next((k for k, v in metrics.items() if isinstance(v, Mapping)), None)
+        if nested is not None:
+            raise MisconfigurationException(
+                f"self.log_dict(...) got a nested dictionary under {nested!r}: log each value under its own name."
+            )
+        self._fabric.log_dict(dict(metrics))
 
     def _warn_unattached(self, what: str) -> None:
         if not self._warned_no_trainer:
@@ -292,6 +343,38 @@ class LightningModule(ModuleHooks, torch.nn.Module):
     @trainer.setter
     def trainer(self, trainer: Any) -> None:
         self._trainer = trainer
+
+    @property
+    def fabric(self) -> Any:
+        """The ``Fabric`` that set this module up (``fabric.setup``), or None: ``self.log`` then logs through it."""
+        return self._fabric
+
+    @fabric.setter
+    def fabric(self, fabric: Any) -> None:
+        for child in self.children():
+            if isinstance(child, LightningModule):
+                child.fabric = fabric
+        if fabric is not None and not isinstance(fabric, weakref.ProxyTypes):
+            fabric = weakref.proxy(fabric)  # the module must not keep its Fabric alive (Lightning's choice too)
+        self._fabric = fabric
+
+    @property
+    def device_mesh(self) -> Any:
+        """The ``DeviceMesh`` a mesh-building strategy (``ModelParallelStrategy``) made, for ``configure_model``
+        to parallelise the layers over; None under every other strategy."""
+        return self._device_mesh
+
+    def all_gather(self, data: Any, group: Any | None = None, sync_grads: bool = False) -> Any:
+        """``data`` (a tensor, number or collection of them) from every process, stacked on a new first dimension.
+
+        Every process must call it with tensors of one shape. With one process nothing is added, as in
+        Lightning. ``sync_grads=True`` lets gradients flow back to each process's own part.
+        """
+        from .strategies.collectives import apply_to_tensors, as_tensors
+
+        strategy = self.trainer.strategy
+        tensors = as_tensors(data, self.device)
+        return apply_to_tensors(tensors, lambda t: strategy.all_gather(t, group=group, sync_grads=sync_grads))
 
     @property
     def device(self) -> torch.device:
@@ -344,6 +427,9 @@ class LightningModule(ModuleHooks, torch.nn.Module):
 
     def optimizers(self, use_pl_optimizer: bool = True) -> Any:
         """The optimizer(s) of the current fit: one object when there is one, else a list."""
+        if self._optimizer_control is None and self._fabric is not None:
+            fabric_optimizers = self._fabric_optimizers
+            return fabric_optimizers[0] if len(fabric_optimizers) == 1 else list(fabric_optimizers)
         control = self._control()
         found = control.managed if use_pl_optimizer else control.optimizers
         return found[0] if len(found) == 1 else list(found)

@@ -21,7 +21,7 @@ import torch
 from .errors import MisconfigurationException
 from .overrides import overrides
 
-__all__ = ["export_onnx", "export_torchscript", "load_from_checkpoint"]
+__all__ = ["MissingPackageError", "export_onnx", "export_tensorrt", "export_torchscript", "load_from_checkpoint"]
 
 
 def _available(location: str) -> bool:
@@ -131,6 +131,80 @@ def _load_weights(module: Any, checkpoint: dict[str, Any], strict: bool | None) 
         )
     first = next((t for t in state_dict.values() if isinstance(t, torch.Tensor)), None)
     return module if first is None else module.to(first.device)
+
+
+class MissingPackageError(MisconfigurationException, ModuleNotFoundError):
+    """An export needs a package that is not installed: a configuration error naming it, and still the
+    ``ModuleNotFoundError`` Lightning raises, so either ``except`` catches it."""
+
+
+_TENSORRT_IRS = ("default", "dynamo", "ts")
+_TENSORRT_FORMATS = ("exported_program", "torchscript")
+
+
+def export_tensorrt(
+    module: Any,
+    file_path: Any,
+    input_sample: Any,
+    ir: str,
+    output_format: str,
+    retrace: bool,
+    default_device: str | torch.device,
+    **compile_kwargs: Any,
+) -> Any:
+    """``torch_tensorrt.compile`` of the module in eval mode on a CUDA device, then its mode and device restored;
+    saved to ``file_path`` when one is given (``torch.jit.save`` for the TorchScript IR)."""
+    import importlib.util
+
+    from .errors import did_you_mean
+
+    name = type(module).__name__
+    for value, accepted, option in ((ir, _TENSORRT_IRS, "ir"), (output_format, _TENSORRT_FORMATS, "output_format")):
+        if value not in accepted:
+            raise MisconfigurationException(
+                f"{name}.to_tensorrt({option}={value!r}): accepted {list(accepted)}.{did_you_mean(value, accepted)}"
+            )
+    if importlib.util.find_spec("torch_tensorrt") is None:
+        raise MissingPackageError(
+            f"`{name}.to_tensorrt` requires `torch_tensorrt` to be installed, which is not: pip install torch-tensorrt"
+        )
+    training, device = module.training, module.device
+    if device.type != "cuda":
+        target = torch.device(default_device) if isinstance(default_device, str) else default_device
+        if not torch.cuda.is_available() or target.type != "cuda":
+            raise MisconfigurationException(
+                f"TensorRT only supports CUDA devices. The current device is {device}. "
+                "Please set the `default_device` argument to a CUDA device."
+            )
+        module.to(target)
+    if input_sample is None and module.example_input_array is None:
+        raise ValueError(
+            "Could not export to TensorRT since neither `input_sample` nor"
+            " `model.example_input_array` attribute is set."
+        )
+    import copy
+
+    import torch_tensorrt  # type: ignore[import-not-found]
+
+    sample = input_sample if input_sample is not None else module.example_input_array
+    sample = copy.deepcopy((sample,) if isinstance(sample, torch.Tensor) else sample)
+    sample = module.transfer_batch_to_device(sample, module.device, 0)
+    try:
+        compiled = torch_tensorrt.compile(module=module.eval(), ir=ir, inputs=sample, **compile_kwargs)
+    finally:
+        module.train(training)
+        module.to(device)
+    if file_path is not None:
+        if ir == "ts":
+            if output_format != "torchscript":
+                raise ValueError(
+                    "TensorRT with IR mode 'ts' only supports output format 'torchscript'. "
+                    f"The current output format is {output_format}."
+                )
+            torch.jit.save(compiled, file_path)
+        else:
+            torch_tensorrt.save(compiled, file_path, inputs=sample, output_format=output_format, retrace=retrace)
+    return compiled
 
 
 def _example(module: Any, given: Any, what: str) -> Any:

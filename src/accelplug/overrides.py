@@ -13,15 +13,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["default_hook", "hook_names", "overrides"]
+__all__ = ["default_hook", "default_method", "hook_names", "overrides"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _MARK = "__accelplug_default_hook__"
+_METHOD_MARK = "__accelplug_default_method__"
 
 
 def default_hook(function: _F) -> _F:
     """Mark a base class's method as the default of a hook: a subclass that keeps it does not override it."""
     setattr(function, _MARK, True)
+    return function
+
+
+def default_method(function: _F) -> _F:
+    """Mark a base class's default of a method the Trainer calls only where a subclass writes it, but that is no
+    hook (``training_step``, ``train_dataloader``...): Lightning's base classes have them, so a module can
+    call ``super().training_step(...)``, yet their presence must not make a stage or a loader appear."""
+    setattr(function, _METHOD_MARK, True)
     return function
 
 
@@ -32,7 +41,7 @@ def overrides(obj: object, name: str) -> bool:
     attr = getattr(type(obj), name, None)
     if attr is None:
         return callable(getattr(obj, name, None))  # set on the instance
-    return callable(attr) and not getattr(attr, _MARK, False)
+    return callable(attr) and not getattr(attr, _MARK, False) and not getattr(attr, _METHOD_MARK, False)
 
 
 def hook_names(cls: type) -> tuple[str, ...]:

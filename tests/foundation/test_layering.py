@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "module",
         "module_hooks",
+        "module_steps",
         "module_saving",
         "datamodule",
         "datamodule_datasets",

@@ -53,7 +53,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # import paths
         "import accelplug.pytorch.profilers",
         "import accelplug.callbacks",
-        "import accelplug.loggers",
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
@@ -61,7 +60,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.EMAWeightAveraging",
         "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
-        "lightning.pytorch.loggers.LitLogger",
         # lightning.pytorch.utilities
         # lightning.pytorch.profilers
         "lightning.pytorch.profilers.Profiler",
@@ -70,8 +68,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.profilers.PyTorchProfiler",
         "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
-        "lightning.pytorch.strategies.ModelParallelStrategy",
-        "lightning.pytorch.strategies.ParallelStrategy",
         # lightning.pytorch.plugins
         "lightning.pytorch.plugins.AsyncCheckpointIO",
         "lightning.pytorch.plugins.CheckpointIO",
@@ -81,37 +77,15 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning.pytorch
         # deeper paths
         # Trainer
-        "Trainer.distributed_sampler_kwargs",
-        "Trainer.enable_validation",
-        "Trainer.progress_bar_callback",
         # Trainer()
-        "Trainer().fit_loop",
         "Trainer().profiler",
-        "Trainer().test_loop",
-        "Trainer().val_check_batch",
-        "Trainer().validate_loop",
         # LightningModule
-        "LightningModule.all_gather",
-        "LightningModule.configure_sharded_model",
-        "LightningModule.device_mesh",
-        "LightningModule.fabric",
-        "LightningModule.predict_dataloader",
-        "LightningModule.remove_ignored_hparams",
-        "LightningModule.test_dataloader",
-        "LightningModule.test_step",
-        "LightningModule.to_tensorrt",
-        "LightningModule.train_dataloader",
-        "LightningModule.training_step",
-        "LightningModule.val_dataloader",
-        "LightningModule.validation_step",
         # LightningDataModule
-        "LightningDataModule.remove_ignored_hparams",
         # Logger
         # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
         "signature RichProgressBar()",
         # LightningCLI
         # Fabric
-        "Fabric.sharded_model",
         # signatures: Trainer()
         # signatures: Trainer methods
         # signatures: LightningModule methods

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
+from ..overrides import overrides
 from .base import Checkpoint
 
 __all__ = ["ModelCheckpoint"]
@@ -261,7 +262,7 @@ class ModelCheckpoint(Checkpoint):
         options = trainer.options
         if options.check_val_every_n_epoch != 1:
             return False
-        validates = callable(getattr(pl_module, "validation_step", None)) and options.limit_val_batches != 0
+        validates = overrides(pl_module, "validation_step") and options.limit_val_batches != 0
         num_val_batches = getattr(trainer, "num_val_batches", None)
         if num_val_batches is not None:
             validates = bool(sum(num_val_batches) if isinstance(num_val_batches, list) else num_val_batches)
@@ -305,7 +306,7 @@ class ModelCheckpoint(Checkpoint):
 
     @staticmethod
     def _validates_after_this_epoch(trainer: Any, pl_module: Any) -> bool:
-        if not callable(getattr(pl_module, "validation_step", None)) or trainer.options.limit_val_batches == 0:
+        if not overrides(pl_module, "validation_step") or trainer.options.limit_val_batches == 0:
             return False
         every = trainer.options.check_val_every_n_epoch
         return every is None or (trainer.current_epoch + 1) % every == 0

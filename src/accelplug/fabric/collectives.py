@@ -9,37 +9,18 @@ summing and dividing.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
+from ..strategies.collectives import apply_to_tensors, distributed, gather_tensor
 
 __all__ = ["all_gather", "all_reduce", "apply_to_tensors", "broadcast", "distributed", "rank_zero_first"]
 
 _OPS = ("mean", "avg", "sum", "max", "min", "product")
-
-
-def distributed() -> bool:
-    """Whether a process group exists (collectives talk to other processes)."""
-    import torch.distributed as dist
-
-    return dist.is_available() and dist.is_initialized()
-
-
-def apply_to_tensors(data: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    if isinstance(data, torch.Tensor):
-        return fn(data)
-    if isinstance(data, tuple):
-        items = [apply_to_tensors(x, fn) for x in data]
-        return type(data)(*items) if hasattr(data, "_fields") else tuple(items)
-    if isinstance(data, list):
-        return [apply_to_tensors(x, fn) for x in data]
-    if isinstance(data, dict):
-        return type(data)({k: apply_to_tensors(v, fn) for k, v in data.items()})
-    return data
 
 
 def _reduce_op(reduce_op: Any) -> tuple[Any, bool]:
@@ -82,42 +63,7 @@ def all_reduce(data: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
 
 
 def all_gather(data: Any, group: Any = None, sync_grads: bool = False) -> Any:
-    if not distributed():
-        return data
-    import torch.distributed as dist
-
-    group = dist.group.WORLD if group is None else group
-
-    def gather(tensor: torch.Tensor) -> torch.Tensor:
-        tensor = tensor.contiguous()
-        if sync_grads:
-            return _GatherWithGradients.apply(tensor, group)  # type: ignore[no-any-return,no-untyped-call]
-        parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size(group))]
-        dist.all_gather(parts, tensor, group=group)
-        return torch.stack(parts)
-
-    return apply_to_tensors(data, gather)
-
-
-class _GatherWithGradients(torch.autograd.Function):
-    """``all_gather`` whose backward sends each process the gradient of its own part, summed over processes."""
-
-    @staticmethod
-    def forward(ctx: Any, tensor: torch.Tensor, group: Any) -> torch.Tensor:
-        import torch.distributed as dist
-
-        ctx.group = group
-        parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size(group))]
-        dist.all_gather(parts, tensor, group=group)
-        return torch.stack(parts)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        import torch.distributed as dist
-
-        grad = grad.contiguous().clone()
-        dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)
-        return grad[dist.get_rank(ctx.group)], None
+    return apply_to_tensors(data, lambda tensor: gather_tensor(tensor, group, sync_grads))
 
 
 def broadcast(obj: Any, src: int = 0) -> Any:

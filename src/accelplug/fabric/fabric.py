@@ -209,6 +209,7 @@ class Fabric:
             self._prepare.check_steps(optimizer, index, original)
         fabric_module = self._prepare.module(module, move_to_device, self.device)
         wrapped = self._prepare.optimizers(optimizers)
+        self._attach(original, wrapped)
         self.call("on_after_setup", fabric=self, module=fabric_module)
         if not wrapped:
             return fabric_module
@@ -219,8 +220,20 @@ class Fabric:
     ) -> FabricModule:
         """The module alone (for FSDP: set it up, then build the optimizer on ``model.parameters()``)."""
         self._require_launched("setup_module")
-        self._prepare.check_module(module, "setup_module")
-        return self._prepare.module(module, move_to_device, self.device)
+        original = self._prepare.check_module(module, "setup_module")
+        fabric_module = self._prepare.module(module, move_to_device, self.device)
+        self._attach(original, None)
+        return fabric_module
+
+    def _attach(self, module: torch.nn.Module, optimizers: Any) -> None:
+        """A ``LightningModule`` set up here logs through this Fabric and finds its optimizers in
+        ``self.optimizers()`` (Lightning's Fabric does the same), so one module serves a Trainer and a loop."""
+        from ..module import LightningModule
+
+        if isinstance(module, LightningModule):
+            module._fabric = self
+            if optimizers is not None:
+                module._fabric_optimizers = list(optimizers)
 
     def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
@@ -338,6 +351,20 @@ class Fabric:
     def init_tensor(self) -> AbstractContextManager[Any]:
         """Tensors created inside are on the device, in the precision's dtype."""
         return tensor_init_context(self.device, self._precision)
+
+    @contextmanager
+    def sharded_model(self) -> Generator[None, None, None]:
+        """Deprecated in Lightning (2.1) for :meth:`init_module`: a warning, then the block runs as written.
+
+        Lightning's version entered the strategy's old FSDP1 auto-wrap context; accelplug's FSDP shards
+        the whole module in ``setup``, so there is nothing to enter and the module is built as it is.
+        """
+        warnings.warn(
+            "`Fabric.sharded_model()` is deprecated in favor of `Fabric.init_module()`.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        yield
 
     def init_module(self, empty_init: bool | None = None) -> AbstractContextManager[Any]:
         """A model built inside is created on the device in the precision's dtype (see :mod:`.init`)."""

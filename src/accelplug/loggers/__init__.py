@@ -21,6 +21,7 @@ _LAZY = {
     "WandbLogger": "wandb",
     "MLFlowLogger": "mlflow",
     "CometLogger": "comet",
+    "LitLogger": "litlogger",
     "TrackerNotInstalledError": "_requirements",
 }
 

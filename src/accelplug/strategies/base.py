@@ -117,6 +117,10 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def attach_module(self, module: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+        """Called with the user's module before its ``setup`` and ``configure_model`` hooks: a strategy that builds
+        something the module parallelises itself over hands it over here (the 2D strategy's device mesh)."""
+
     def setup_module(
         self,
         module: torch.nn.Module,
@@ -330,6 +334,12 @@ class Strategy(ABC):
     def reduce_any(self, flag: bool) -> bool:
         """True on every process when ``flag`` is True on any (the stop decision all ranks must share)."""
         return flag
+
+    def all_gather(self, tensor: torch.Tensor, group: Any | None = None, sync_grads: bool = False) -> torch.Tensor:
+        """``tensor`` from every process, stacked on a new first dimension (unchanged without a process group)."""
+        from .collectives import gather_tensor
+
+        return gather_tensor(tensor, group, sync_grads)
 
     def broadcast_object(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every process (so all ranks agree on, e.g., the log folder)."""

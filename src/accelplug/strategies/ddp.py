@@ -22,7 +22,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException, did_you_mean
-from .base import Strategy
+from .parallel import ParallelStrategy
 from .prepared import StepRouter
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _check_start_method(start_method: object) -> str:
     return str(start_method)
 
 
-class DDPStrategy(Strategy):
+class DDPStrategy(ParallelStrategy):
     """One process per device, gradients averaged by torch's ``DistributedDataParallel`` (Lightning's arguments).
 
     ``**kwargs`` go to ``DistributedDataParallel`` as given (``find_unused_parameters=True`` for a model
@@ -319,11 +319,6 @@ class DDPStrategy(Strategy):
         """Processes on this node (the launcher's ``LOCAL_WORLD_SIZE``)."""
         return int(os.environ.get("LOCAL_WORLD_SIZE", str(max(1, self.world_size // max(1, self._num_nodes)))))
 
-    @property
-    def distributed_sampler_kwargs(self) -> dict[str, int]:
-        """What a ``DistributedSampler`` is given: every process is a replica, this one's rank."""
-        return {"num_replicas": self.world_size, "rank": self.global_rank}
-
     # ---- the process -----------------------------------------------------------------------------
     def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
         """The torch.distributed backend for this run: ``process_group_backend`` if given, else the
@@ -468,7 +463,11 @@ class DDPStrategy(Strategy):
     def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
         from ..data.loaders import with_distributed_sampler
 
-        return with_distributed_sampler(loader, self.world_size, self.global_rank, shuffle_seed, shuffle=shuffle)
+        share = self.distributed_sampler_kwargs
+        return with_distributed_sampler(loader, share["num_replicas"], share["rank"], shuffle_seed, shuffle=shuffle)
+
+    def _wrapped_module(self) -> Any:
+        return self._ddp
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..strategies.base import Strategy
     from .options.entries import TrainerOptions
     from .run import Run
-    from .state import LoopState, PredictionRecord, StopReason
+    from .state import LoopState, StopReason
 
 __all__ = ["TrainerProperties"]
 
@@ -256,11 +256,6 @@ class TrainerProperties:
     def optimizers(self) -> list[torch.optim.Optimizer]:
         optim = self._run.optim if self._run is not None else None
         return list(optim.optimizers) if optim is not None else []
-
-    @property
-    def predict_loop(self) -> PredictionRecord:
-        """Lightning's ``trainer.predict_loop`` as prediction writers read it: ``predictions``, batch indices."""
-        return self.state.predict
 
     @property
     def lr_scheduler_configs(self) -> list[Any]:

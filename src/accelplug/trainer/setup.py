@@ -10,6 +10,7 @@ Trainer's private state; callbacks still receive the Trainer object, as their ho
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -65,12 +66,14 @@ def start_run(
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
     hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     _attach(module, trainer, datamodule)
+    strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")
     strategy.barrier()
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
+    _configure_sharded_model(module)
     hooks.call_module("configure_model")
     state.clear_metrics()
     precision = trainer.precision_plugin
@@ -101,6 +104,30 @@ def start_run(
         chatty=chatty,
         datamodule=datamodule,
     )
+
+
+class _BothConfigureHooks(MisconfigurationException, RuntimeError):
+    """Lightning raises a ``RuntimeError`` here; this is also accelplug's configuration error."""
+
+
+def _configure_sharded_model(module: torch.nn.Module) -> None:
+    """Lightning's deprecated predecessor of ``configure_model``: called where a module still writes it."""
+    if not overrides(module, "configure_sharded_model"):
+        return
+    name = type(module).__name__
+    if overrides(module, "configure_model"):
+        raise _BothConfigureHooks(
+            f"Both `{name}.configure_model`, and `{name}.configure_sharded_model` are overridden. The latter is "
+            "deprecated and it should be replaced with the former."
+        )
+    warnings.warn(
+        f"You have overridden `{name}.configure_sharded_model` which is deprecated. Please override the "
+        "`configure_model` hook instead. Instantiation with the newer hook will be created on the device right "
+        "away and have the right data type depending on the precision setting in the Trainer.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    module.configure_sharded_model()  # type: ignore[operator]
 
 
 def end_run(run: Run, *, failed: BaseException | None = None) -> None:

@@ -108,6 +108,15 @@ class LoopState:
     accumulate_grad_batches: int | None = None
     #: The last ``predict`` call's outputs and batch indices (``trainer.predict_loop``).
     predict: PredictionRecord = field(default_factory=PredictionRecord)
+    #: Training batches of the epochs left before the current one, over every fit (Lightning's
+    #: ``batch_progress.total``), and those of them that closed an accumulation window (its
+    #: ``_batches_that_stepped``; ``stepped_offset``: what a user wrote into that counter). Added once per epoch.
+    batches_before_epoch: int = 0
+    stepped_before_epoch: int = 0
+    stepped_offset: int = 0
+    #: Batches the last evaluation of each kind ran ("fit:validation", "validate:validation", "test:test",
+    #: "predict"), for Lightning's loop objects.
+    eval_batches: dict[str, int] = field(default_factory=dict)
 
     @property
     def epoch(self) -> int:

@@ -25,6 +25,7 @@ from ..launcher import adopt_environment, cluster_environment, relaunch_if_neede
 from ..loggers.protocol import trainer_loggers
 from ..selection import Selection, select
 from .display.defaults import configure_callbacks
+from .loops.objects import LoopObjects
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -51,7 +52,7 @@ __all__ = ["Trainer"]
 _OPTION_NAMES = frozenset(TrainerOptions.__dataclass_fields__)
 
 
-class Trainer(TrainerProperties, TrainerViews):
+class Trainer(TrainerProperties, TrainerViews, LoopObjects):
     """Trains a ``torch.nn.Module`` written in Lightning's protocol on the chosen accelerator.
 
     The module needs ``training_step(batch, batch_idx)`` (a loss tensor, a dict with ``"loss"``, or None

@@ -63,6 +63,8 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
             "batches_done": state.batches_done,
             "epoch_done": state.epoch_done,
             "epoch_schedulers_done": state.epoch_schedulers_done,
+            "total_batches": state.batches_before_epoch + (0 if state.epoch_left else state.batches_done),
+            "batches_that_stepped": state.stepped_before_epoch,
         },
         "rng": capture_rng_state(strategy.accelerator),
         "epoch_start_rng": state.epoch_start_rng,
@@ -188,6 +190,9 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state.batches_done = int(loop["batches_done"])
     state.epoch_done = bool(loop["epoch_done"])
     state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))
+    in_epoch = 0 if state.epoch_done else state.batches_done  # a finished epoch is counted in the total
+    state.batches_before_epoch = int(loop.get("total_batches", in_epoch)) - in_epoch
+    state.stepped_before_epoch = int(loop.get("batches_that_stepped", 0))
     state.epoch_start_rng = checkpoint.get("epoch_start_rng")
     state.callback_metrics.update({k: torch.tensor(v) for k, v in checkpoint.get("callback_metrics", {}).items()})
     load_datamodule = getattr(run.datamodule, "load_state_dict", None)

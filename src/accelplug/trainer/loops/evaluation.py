@@ -24,6 +24,7 @@ import torch
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import Stage
+from .counters import EvaluationRecord
 from .limits import batch_limit, count_batches, epoch_length
 from .readback import finish_eval_epoch, output_scalars
 from .transfer import transfer_batch
@@ -150,13 +151,15 @@ class EvaluationLoop:
         returned: dict[str, torch.Tensor] = {}
         counts: dict[str, int] = {}
         progress = self.progress
+        record = EvaluationRecord(self.run.state, self.prefix, sanity=max_batches is not None)
         for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
             if max_batches is not None:
                 limit = max_batches if limit is None else min(limit, max_batches)
             if progress is not None:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             with self._grad_context():
-                self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+                done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+            record.add(done)
             if progress is not None:
                 progress.eval_end()
         # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
@@ -185,11 +188,12 @@ class EvaluationLoop:
         counts: dict[str, int],
         *,
         publish: bool = True,
-    ) -> None:
+    ) -> int:
         run, hooks = self.run, self.run.hooks
         several = len(self.loaders) > 1
         suffix = f"/dataloader_idx_{index}" if several else ""
         extra = (index,) if several else ()
+        batch_idx = -1
         for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, limit))):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
@@ -208,6 +212,7 @@ class EvaluationLoop:
                 self._log_step_values(collector, index, publish)
             if self.progress is not None:
                 self.progress.eval_tick()
+        return batch_idx + 1
 
     def _log_step_values(self, collector: LogCollector, index: int, publish: bool) -> None:
         """``self.log(..., on_step=True)`` in an evaluation step: one logger row per batch (``name_step``

@@ -24,6 +24,7 @@ from ..display.progress import Progress
 from ..logging.collector import LogCollector
 from ..state import StopReason
 from .compile_time import timed_first_batch
+from .counters import leave_epoch
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from .evaluation import EvaluationLoop
 
 __all__ = ["FitLoop"]
-
 
 #: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch).
 SKIP_REST_OF_EPOCH = object()
@@ -292,7 +292,7 @@ class FitLoop:
         self.progress.epoch_end(state.global_step, epoch, epoch_line(state, self._last_loss))
         self.progress.show_metrics(state.progress_bar_metrics)
         self.run_.flush_loggers()
-        state.epoch_left = True
+        leave_epoch(state, self.opt.accumulate, self.opt.automatic, complete)  # epoch_left, and the totals
 
     def _validate(self) -> None:
         assert self.val_loop is not None

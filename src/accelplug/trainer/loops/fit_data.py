@@ -15,6 +15,7 @@ import torch
 
 from ...data.loaders import prepare_loader
 from ...data.sources import has_loader_source, resolve_loaders
+from ...overrides import overrides
 from ..state import Stage
 from .evaluation import EvaluationLoop
 from .limits import count_batches
@@ -62,7 +63,7 @@ def validation_loop(
     run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress | None
 ) -> EvaluationLoop | None:
     """The fit's validation (its loaders asked for when first needed), or None when the fit does not validate."""
-    if not callable(getattr(module, "validation_step", None)) or run.options.limit_val_batches == 0:
+    if not overrides(module, "validation_step") or run.options.limit_val_batches == 0:
         return None
     if given is None and not has_loader_source("validate", module, datamodule):
         return None

@@ -50,6 +50,7 @@ class PredictionLoop:
         module.eval()
         hooks.call_module("on_predict_model_eval")
         hooks.call("on_predict_start")
+        run.state.eval_batches["predict"] = done = 0
         hooks.call("on_predict_epoch_start")
         several = len(self.loaders) > 1
         with grad_context(run):
@@ -76,6 +77,8 @@ class PredictionLoop:
                     hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
                     if keep:
                         record.outputs[index].append(output)
+                    done += 1
+                run.state.eval_batches["predict"] = done
         hooks.call("on_predict_epoch_end")
         results = record.outputs
         if not record.return_predictions:

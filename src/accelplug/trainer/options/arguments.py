@@ -10,6 +10,7 @@ import torch
 
 from ...callbacks.base import Checkpoint
 from ...errors import MisconfigurationException
+from ...overrides import overrides
 from .entries import TrainerOptions
 
 __all__ = [
@@ -73,7 +74,7 @@ def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
             f"got {type(model).__name__}."
         )
     model = unwrap_compiled(model)
-    missing = [n for n in names if not callable(getattr(model, n, None))]
+    missing = [n for n in names if not overrides(model, n)]  # the base's defaults (training_step...) do not count
     if missing:
         raise MisconfigurationException(
             f"{type(model).__name__} has no {', '.join(missing)}() method, which trainer.{method}() needs."

@@ -1,0 +1,87 @@
+"""``ParallelStrategy``: Lightning's base of the strategies that run one process per device (DDP, FSDP, 2D).
+
+What every such strategy answers the same way lives here: which devices the processes use, each process's
+share of the data (``distributed_sampler_kwargs``), a decision all processes must agree on
+(``reduce_boolean_decision``) and skipping gradient synchronisation (``block_backward_sync``). The
+process group itself and the wrapping are the subclasses' (:mod:`.ddp`, :mod:`.fsdp`, :mod:`.model_parallel`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from ..errors import MisconfigurationException
+from .base import Strategy
+
+__all__ = ["ParallelStrategy"]
+
+
+class ParallelStrategy(Strategy):
+    """One process per device: Lightning's properties of such a strategy over accelplug's ``Strategy``."""
+
+    is_distributed = True
+
+    def __init__(
+        self,
+        accelerator: Any = None,
+        parallel_devices: list[torch.device] | None = None,
+        cluster_environment: Any = None,
+        checkpoint_io: Any = None,
+        precision_plugin: Any = None,
+    ) -> None:
+        super().__init__()
+        chosen = {"accelerator": accelerator, "cluster_environment": cluster_environment}
+        chosen |= {"checkpoint_io": checkpoint_io, "precision_plugin": precision_plugin}
+        given = next((name for name, value in chosen.items() if value is not None), None)
+        if given is not None:
+            raise MisconfigurationException(
+                f"{type(self).__name__}({given}=...): accelplug's Trainer chooses this itself from its own arguments "
+                f"(accelerator=, plugins=, precision=); leave {given} at None."
+            )
+        self._parallel_devices: list[torch.device] | None = parallel_devices
+
+    @property
+    def parallel_devices(self) -> list[torch.device] | None:
+        """The devices of this node's processes, one each (None until the Trainer or a user set them)."""
+        return self._parallel_devices
+
+    @parallel_devices.setter
+    def parallel_devices(self, devices: list[torch.device] | None) -> None:
+        self._parallel_devices = devices
+
+    @property
+    def num_processes(self) -> int:
+        """Processes on this node."""
+        if self._parallel_devices is not None:
+            return len(self._parallel_devices)
+        return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+
+    @property
+    def node_rank(self) -> int:
+        return int(os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0")))
+
+    @property
+    def distributed_sampler_kwargs(self) -> dict[str, int]:
+        """What a ``DistributedSampler`` is given: every process is a replica, this one's rank."""
+        return {"num_replicas": self.world_size, "rank": self.global_rank}
+
+    def reduce_boolean_decision(self, decision: bool, all: bool = True) -> bool:
+        """True when every process decided True (``all=False``: when any did), the same answer on every process."""
+        votes = torch.tensor(float(bool(decision)), device=self.root_device or torch.device("cpu"))
+        total = float(self.reduce_sum(votes))
+        return total == self.world_size if all else total > 0
+
+    @contextlib.contextmanager
+    def block_backward_sync(self) -> Iterator[None]:
+        """Backward passes inside skip the gradient all-reduce (accumulating micro-batches)."""
+        with self.no_gradient_sync(self._wrapped_module()):
+            yield
+
+    def _wrapped_module(self) -> Any:
+        """The module as the strategy wrapped it (DDP's wrapper), for ``block_backward_sync``; None if none."""
+        return None
