@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
         "strategies",
         "optimizers",
         "data",
+        "profilers",
         "preparation",
         "hookspecs",
         "checkpoint_io",
