@@ -80,6 +80,7 @@ TIERS: list[tuple[str, ...]] = [
     (
         "trainer.state",
         "trainer.hooks",
+        "trainer.profiling",
         "trainer.options.*",
         "trainer.logging.*",
         "trainer.display.progress",

@@ -38,7 +38,7 @@ def _open_for_append(path: str, folder: str) -> IO[str]:
         handle: IO[str] = fs.open(path, "a")
         return handle
     os.makedirs(folder, exist_ok=True)
-    return open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by teardown, which may come much later)
+    return open(path, "a", encoding="utf-8")  # closed by teardown, maybe much later
 
 
 class Profiler(ABC):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import nn
@@ -50,7 +50,7 @@ class RegisterRecordFunction:
 
     def _start_recording_forward(self, _: nn.Module, inputs: Any, record_name: str) -> Any:
         record = record_function("[pl][module]" + record_name)
-        record.__enter__()
+        record.__enter__()  # type: ignore[no-untyped-call]
         self._records[record_name] = record
         return inputs
 
@@ -137,10 +137,9 @@ class ScheduleWrapper:
         kind = self._kind
         if kind is None:
             return
-        if kind == "validation" and (self._start_action_name or "").endswith("on_fit_start"):
-            # inside fit the sanity check's steps come before any training step: they do not count
-            if self._counts["training"] == 0:
-                return
+        fitting = (self._start_action_name or "").endswith("on_fit_start")
+        if kind == "validation" and fitting and self._counts["training"] == 0:
+            return  # inside fit the sanity check's steps come before any training step: they do not count
         self._counts[kind] += 1
 
     def __call__(self, num_step: int) -> ProfilerAction:
@@ -184,8 +183,8 @@ class PyTorchProfiler(Profiler):
     ``torch.profiler.profile`` (``record_shapes``, ``profile_memory``, ``with_stack``, ``schedule``,
     ``activities``, ``on_trace_ready``...); ``table_kwargs`` to ``EventList.table`` for the report."""
 
-    STEP_FUNCTIONS = {"training_step", "validation_step", "test_step", "predict_step"}
-    AVAILABLE_SORT_KEYS = {
+    STEP_FUNCTIONS: ClassVar[set[str]] = {"training_step", "validation_step", "test_step", "predict_step"}
+    AVAILABLE_SORT_KEYS: ClassVar[set[str]] = {
         "cpu_time",
         "cuda_time",
         "cpu_time_total",
@@ -237,7 +236,8 @@ class PyTorchProfiler(Profiler):
             self._init_kineto(profiler_kwargs)
         if self._sort_by_key not in self.AVAILABLE_SORT_KEYS:
             raise MisconfigurationException(
-                f"PyTorchProfiler(sort_by_key={self._sort_by_key!r}) is not a sort key.{did_you_mean(self._sort_by_key, self.AVAILABLE_SORT_KEYS)}"
+                f"PyTorchProfiler(sort_by_key={self._sort_by_key!r}) is not a sort key."
+                f"{did_you_mean(self._sort_by_key, self.AVAILABLE_SORT_KEYS)}"
                 f" Accepted: {', '.join(sorted(self.AVAILABLE_SORT_KEYS))}."
             )
         self._check_table_kwargs()
@@ -306,12 +306,14 @@ class PyTorchProfiler(Profiler):
 
     def start(self, action_name: str) -> None:
         if self.profiler is None:
-            if torch.autograd._profiler_enabled():  # another profiler left running (never described)
-                torch.autograd._disable_profiler()
+            autograd: Any = torch.autograd
+            if autograd._profiler_enabled():  # another profiler left running (never described)
+                autograd._disable_profiler()
             if self._schedule is not None:
                 self._schedule.setup(action_name)
             self._create_profilers()
-            entered = self.profiler.__enter__()
+            created: Any = self.profiler
+            entered = created.__enter__()
             if entered is not None:
                 self.profiler = entered
             if self._parent_profiler is not None:
@@ -321,7 +323,7 @@ class PyTorchProfiler(Profiler):
             self._register.__enter__()
         if self.profiler is not None and action_name not in self._recording_map:
             recording = record_function("[pl][profile]" + action_name)
-            recording.__enter__()
+            recording.__enter__()  # type: ignore[no-untyped-call]
             self._recording_map[action_name] = recording
 
     def stop(self, action_name: str) -> None:
@@ -367,12 +369,13 @@ class PyTorchProfiler(Profiler):
         self._delete_profilers()
         if not self.function_events:
             return ""
+        events: Any = self.function_events
         if self._export_to_chrome and not _KINETO_AVAILABLE:
             filename = f"{self.local_rank}_trace.json"
-            self.function_events.export_chrome_trace(
+            events.export_chrome_trace(
                 filename if self.dirpath is None else os.path.join(os.fspath(self.dirpath), filename)
             )
-        data = self.function_events.key_averages(group_by_input_shapes=self._group_by_input_shapes)
+        data = events.key_averages(group_by_input_shapes=self._group_by_input_shapes)
         table = data.table(sort_by=self._sort_by_key, row_limit=self._row_limit, **self._table_kwargs)
         return self._stats_to_str({"records": table})
 

@@ -22,9 +22,7 @@ class SimpleProfiler(Profiler):
     it means two code paths disagree about what is being timed.
     """
 
-    def __init__(
-        self, dirpath: str | Path | None = None, filename: str | None = None, extended: bool = True
-    ) -> None:
+    def __init__(self, dirpath: str | Path | None = None, filename: str | None = None, extended: bool = True) -> None:
         super().__init__(dirpath=dirpath, filename=filename)
         if not isinstance(extended, bool):
             raise MisconfigurationException(f"SimpleProfiler(extended={extended!r}): expected True or False.")

@@ -5,7 +5,7 @@ first, in the order given, checkpointing callbacks last so they see what others 
 module's own method when the module defines it. A hook no callback and no module overrides becomes
 an empty tuple, so the training loop's per-step cost does not grow with the number of hooks.
 
-With a profiler (``Trainer(profiler=...)``) the run gets a :class:`ProfiledHookDispatcher` instead, which
+With a profiler (``Trainer(profiler=...)``) the run gets a ``profiling.ProfiledHookDispatcher`` instead, which
 calls and times every hook as Lightning's ``trainer/call.py`` does, overridden or not, under Lightning's
 action names; the plain dispatcher's ``span``/``strategy_span``/``fetching`` then cost one call each.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..profilers import Profiler
 
-__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher", "ProfiledHookDispatcher"]
+__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
 
 #: the one do-nothing span the plain dispatcher hands out (``nullcontext`` is reusable)
 _NO_SPAN: AbstractContextManager[Any] = contextlib.nullcontext()
@@ -43,7 +43,7 @@ def _is_checkpointing(callback: object) -> bool:
 class HookDispatcher:
     """Resolves and calls hooks for one run: ``dispatcher.call("on_train_start")``."""
 
-    #: the run's profiler when one records (a :class:`ProfiledHookDispatcher`), else None
+    #: the run's profiler when one records (a ``profiling.ProfiledHookDispatcher``), else None
     profiler: Profiler | None = None
 
     def __init__(
@@ -115,7 +115,7 @@ class HookDispatcher:
             for hook in hooks:
                 hook(*args)
 
-    # ---- profiling: nothing here, see ProfiledHookDispatcher ------------------------------------------
+    # ---- profiling: nothing here, see profiling.ProfiledHookDispatcher ------------------------------------------
     def span(self, action: str) -> AbstractContextManager[Any]:
         """A profiled action around a block (Lightning's ``trainer.profiler.profile(action)``)."""
         return _NO_SPAN
@@ -127,118 +127,3 @@ class HookDispatcher:
     def fetching(self, loader: Any, action: str) -> Any:
         """``loader``, or (profiling) an iterable that times each batch it fetches as ``action``."""
         return loader
-
-
-#: Module hooks Lightning calls only where the module overrides them (the rest it calls, and times, always).
-_ONLY_WHEN_OVERRIDDEN = frozenset(
-    {"backward", "prepare_data", "configure_model", "on_validation_model_train", "on_test_model_train"}
-)
-#: Hooks after whose module call Lightning also calls (and times) the strategy's hook of the same name.
-_STRATEGY_ECHOES = frozenset(
-    {
-        "on_train_start",
-        "on_train_end",
-        "on_validation_start",
-        "on_validation_end",
-        "on_test_start",
-        "on_test_end",
-        "on_predict_start",
-        "on_predict_end",
-        "on_train_batch_start",
-    }
-)
-
-
-class ProfiledHookDispatcher(HookDispatcher):
-    """The dispatcher of a run with a profiler: every callback's and the module's hooks are called and timed
-    (``[Callback]<state_key>.<hook>``, ``[LightningModule]<class>.<hook>``), whether overridden or not, as in
-    Lightning; the module's default ``optimizer_step``/``optimizer_zero_grad``/``configure_gradient_clipping``/
-    ``transfer_batch_to_device``/``lr_scheduler_step`` are called as hooks (they do what the loop would), so
-    the fit takes its general path. A strategy hook accelplug's strategies have no work for
-    (``on_train_start``...) is recorded as an empty span, so the actions are Lightning's."""
-
-    def __init__(
-        self,
-        trainer: Any,
-        module: torch.nn.Module,
-        callbacks: Sequence[object],
-        *,
-        profiler: Profiler,
-        on_enter: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(trainer, module, callbacks, on_enter=on_enter)
-        self.profiler = profiler
-        self._module_action = f"[LightningModule]{type(module).__name__}."
-        self._strategy_action = f"[Strategy]{type(trainer.strategy).__name__}."
-
-    def span(self, action: str) -> AbstractContextManager[Any]:
-        assert self.profiler is not None
-        return self.profiler.profile(action)
-
-    def strategy_span(self, name: str) -> AbstractContextManager[Any]:
-        return self.span(self._strategy_action + name)
-
-    def fetching(self, loader: Any, action: str) -> Any:
-        assert self.profiler is not None
-        return _TimedFetches(loader, self.profiler, action)
-
-    def _timed(self, action: str, hook: Callable[..., Any]) -> Callable[..., Any]:
-        span = self.span
-
-        def timed(*args: Any) -> Any:
-            with span(action):
-                return hook(*args)
-
-        return timed
-
-    def callback_hooks(self, name: str, *, monitoring: bool | None = None) -> list[Callable[..., Any]]:
-        chosen: list[Callable[..., Any]] = []
-        for callback in self.callbacks:
-            if monitoring is not None and _is_checkpointing(callback) != monitoring:
-                continue
-            method = getattr(callback, name, None)
-            if callable(method):
-                key = getattr(callback, "state_key", type(callback).__qualname__)
-                bound = functools.partial(method, self._trainer, self._module)
-                chosen.append(self._timed(f"[Callback]{key}.{name}", bound))
-        return chosen
-
-    def module_hook(self, name: str) -> Callable[..., Any] | None:
-        if name in _ONLY_WHEN_OVERRIDDEN or name not in MODULE_HOOKS:
-            hook = super().module_hook(name)
-        else:
-            hook = getattr(self._module, name, None)
-        return self._timed(self._module_action + name, hook) if callable(hook) else None
-
-    def call(self, name: str, *args: Any) -> None:
-        super().call(name, *args)
-        if name in _STRATEGY_ECHOES:
-            with self.strategy_span(name):
-                pass
-
-    def call_module(self, name: str, *args: Any, default: Any = None) -> Any:
-        value = super().call_module(name, *args, default=default)
-        if name in _STRATEGY_ECHOES:
-            with self.strategy_span(name):
-                pass
-        return value
-
-
-class _TimedFetches:
-    """An iterable over ``loader`` whose every ``next`` is the action ``action`` (Lightning times its fetcher's)."""
-
-    def __init__(self, loader: Any, profiler: Profiler, action: str) -> None:
-        self.loader, self.profiler, self.action = loader, profiler, action
-
-    def __iter__(self) -> Iterator[Any]:
-        iterator = iter(self.loader)
-        profiler, action = self.profiler, self.action
-        while True:
-            profiler.start(action)
-            try:
-                batch = next(iterator)
-            except StopIteration:
-                return
-            finally:
-                profiler.stop(action)
-            yield batch

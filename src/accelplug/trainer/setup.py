@@ -22,8 +22,15 @@ from ..loggers.protocol import finalize_loggers
 from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
 from ..profilers import PassThroughProfiler, Profiler
-from .hooks import HookDispatcher, ProfiledHookDispatcher
+from .hooks import HookDispatcher
 from .logging.self_log import LogRouter
+from .profiling import (
+    TIMED_DATAMODULE_METHODS,
+    TIMED_MODULE_METHODS,
+    ProfiledHookDispatcher,
+    time_methods,
+    untime_methods,
+)
 from .run import Run
 from .state import LoopState, Stage
 
@@ -60,15 +67,17 @@ def start_run(
     state.stage = state.fn = stage
     router = LogRouter()
     callbacks = list(trainer.callbacks)
+    profiler = recording_profiler(trainer)
+    timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
     extra = _module_callbacks(module)
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
-    profiler = recording_profiler(trainer)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
+        hooks.timed_methods = timed
     _attach(module, trainer, datamodule)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
@@ -121,6 +130,8 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
             run.strategy.teardown()
         run.state.stage = run.state.fn = None
     profiler = run.hooks.profiler
+    if isinstance(run.hooks, ProfiledHookDispatcher):
+        untime_methods(run.hooks.timed_methods)
     if profiler is not None and failed is None:  # the report once the call went through, as Lightning writes it
         profiler.describe()
     elif profiler is not None:
@@ -131,6 +142,13 @@ def recording_profiler(trainer: Any) -> Profiler | None:
     """``trainer.profiler`` unless it records nothing (a PassThroughProfiler): the run then takes its lean path."""
     profiler = getattr(trainer, "profiler", None)
     return None if profiler is None or type(profiler) is PassThroughProfiler else profiler
+
+
+def _time_methods(profiler: Profiler, module: torch.nn.Module, datamodule: Any) -> list[tuple[Any, str, Any]]:
+    timed = time_methods(profiler, module, "LightningModule", TIMED_MODULE_METHODS)
+    if datamodule is not None:
+        timed += time_methods(profiler, datamodule, "LightningDataModule", TIMED_DATAMODULE_METHODS)
+    return timed
 
 
 def setup_profiler(trainer: Any, run: Run) -> None:
