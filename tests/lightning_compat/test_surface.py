@@ -52,7 +52,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
         "import accelplug.pytorch.plugins",
-        "import accelplug.pytorch.profilers",
         "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
         "import accelplug.loggers",
@@ -75,11 +74,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.loggers.LitLogger",
         # lightning.pytorch.utilities
         # lightning.pytorch.profilers
-        "lightning.pytorch.profilers.Profiler",
-        "lightning.pytorch.profilers.AdvancedProfiler",
-        "lightning.pytorch.profilers.PassThroughProfiler",
-        "lightning.pytorch.profilers.PyTorchProfiler",
-        "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
         "lightning.pytorch.strategies.ModelParallelStrategy",
         "lightning.pytorch.strategies.ParallelStrategy",
@@ -109,7 +103,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # Trainer()
         "Trainer().fit_loop",
         "Trainer().predict_loop",
-        "Trainer().profiler",
         "Trainer().test_loop",
         "Trainer().val_check_batch",
         "Trainer().validate_loop",
