@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
         "strategies",
         "optimizers",
         "data",
+        "profilers",
         "preparation",
         "hookspecs",
         "checkpoint_io",
@@ -91,7 +92,7 @@ TIERS: list[tuple[str, ...]] = [
     # T0: what the run is made of, none of which knows a run (display.defaults: the callbacks a Trainer adds)
     (
         "trainer.state",
-        "trainer.hooks",
+        "trainer.dispatch.*",
         "trainer.options.*",
         "trainer.logging.*",
         "trainer.display.progress",

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from accelplug.trainer.hooks import CALLBACK_HOOKS, MODULE_HOOKS
+from accelplug.trainer.dispatch.hooks import CALLBACK_HOOKS, MODULE_HOOKS
 
 STEP_METHODS = (
     "training_step",

@@ -51,7 +51,6 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch.profilers",
         "import accelplug.callbacks",
         # lightning
         # lightning.pytorch
@@ -62,11 +61,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning.pytorch.loggers
         # lightning.pytorch.utilities
         # lightning.pytorch.profilers
-        "lightning.pytorch.profilers.Profiler",
-        "lightning.pytorch.profilers.AdvancedProfiler",
-        "lightning.pytorch.profilers.PassThroughProfiler",
-        "lightning.pytorch.profilers.PyTorchProfiler",
-        "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
         # lightning.pytorch.plugins
         "lightning.pytorch.plugins.AsyncCheckpointIO",
@@ -78,7 +72,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # deeper paths
         # Trainer
         # Trainer()
-        "Trainer().profiler",
         # LightningModule
         # LightningDataModule
         # Logger

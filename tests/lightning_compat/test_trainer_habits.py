@@ -237,7 +237,7 @@ def test_barebones_writes_nothing_and_shows_nothing(tmp_path: Path, capsys: pyte
 @pytest.mark.parametrize(
     ("option", "value", "alternative"),
     [
-        ("profiler", "simple", "torch.profiler"),
+        ("profiler", "simpel", "'simple'"),
         ("plugins", ["something"], "precision="),
         ("model_registry", "hub/name", "no model registry"),
     ],

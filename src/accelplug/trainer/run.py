@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..data.loaders import prepare_loader
-from .hooks import HookDispatcher
+from .dispatch.hooks import HookDispatcher
 from .logging.self_log import LogRouter
 from .state import LoopState, Stage
 

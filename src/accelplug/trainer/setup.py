@@ -18,10 +18,19 @@ import torch
 
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
+from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.protocol import finalize_loggers
 from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
-from .hooks import HookDispatcher
+from ..profilers import PassThroughProfiler, Profiler
+from .dispatch.hooks import HookDispatcher
+from .dispatch.profiling import (
+    TIMED_DATAMODULE_METHODS,
+    TIMED_MODULE_METHODS,
+    ProfiledHookDispatcher,
+    time_methods,
+    untime_methods,
+)
 from .logging.self_log import LogRouter
 from .options.plugins import connect_precision, plugin_transfer
 from .run import Run
@@ -30,7 +39,7 @@ from .state import LoopState, Stage
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
 
-__all__ = ["end_run", "start_run"]
+__all__ = ["end_run", "recording_profiler", "setup_profiler", "start_run"]
 
 
 def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
@@ -60,11 +69,17 @@ def start_run(
     state.stage = state.fn = stage
     router = LogRouter()
     callbacks = list(trainer.callbacks)
+    profiler = recording_profiler(trainer)
+    timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
     extra = _module_callbacks(module)
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
-    hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
+    if profiler is None:
+        hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
+    else:
+        hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
+        hooks.timed_methods = timed
     _attach(module, trainer, datamodule)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
@@ -147,6 +162,47 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
             if callable(teardown):
                 teardown()
         run.state.stage = run.state.fn = None
+    profiler = run.hooks.profiler
+    if isinstance(run.hooks, ProfiledHookDispatcher):
+        untime_methods(run.hooks.timed_methods)
+    if profiler is not None and failed is None:  # the report once the call went through, as Lightning writes it
+        profiler.describe()
+    elif profiler is not None:
+        profiler.teardown(run.stage.value)  # its file closed; Lightning leaves it open
+
+
+def recording_profiler(trainer: Any) -> Profiler | None:
+    """``trainer.profiler`` unless it records nothing (a PassThroughProfiler): the run then takes its lean path."""
+    profiler = getattr(trainer, "profiler", None)
+    return None if profiler is None or type(profiler) is PassThroughProfiler else profiler
+
+
+def _time_methods(profiler: Profiler, module: torch.nn.Module, datamodule: Any) -> list[tuple[Any, str, Any]]:
+    timed = time_methods(profiler, module, "LightningModule", TIMED_MODULE_METHODS)
+    if datamodule is not None:
+        timed += time_methods(profiler, datamodule, "LightningDataModule", TIMED_DATAMODULE_METHODS)
+    return timed
+
+
+def setup_profiler(trainer: Any, run: Run) -> None:
+    """Stage, rank and folder for the run's profiler, the folder being Lightning's ``trainer.log_dir``: the
+    first logger's (its ``log_dir`` for CSV and TensorBoard, else its ``save_dir``), else ``default_root_dir``."""
+    import weakref
+
+    profiler = run.hooks.profiler
+    if profiler is None:
+        return
+    loggers = list(getattr(trainer, "_loggers", []))
+    if not loggers:
+        folder: Any = trainer.default_root_dir
+    elif isinstance(loggers[0], (CSVLogger, TensorBoardLogger)):
+        folder = loggers[0].log_dir
+    else:
+        folder = getattr(loggers[0], "save_dir", None) or trainer.default_root_dir
+    if hasattr(profiler, "_lightning_module"):  # PyTorchProfiler names the module's layers in its traces
+        profiler._lightning_module = weakref.proxy(run.module)
+    local_rank = trainer.local_rank if trainer.world_size > 1 else None
+    profiler.setup(stage=run.stage.value, local_rank=local_rank, log_dir=None if folder is None else str(folder))
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:

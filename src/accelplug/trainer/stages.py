@@ -43,7 +43,7 @@ from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .process.requeue import requeue_signal, resume_path
 from .run import Run
-from .setup import end_run, start_run
+from .setup import end_run, setup_profiler, start_run
 from .state import LoopState, Stage, StopReason
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     failed: BaseException | None = None
     try:
         _open_loggers(trainer, run)
+        setup_profiler(trainer, run)
         with attached_log(module, run.router):
             yield run
     except TunerExit:

@@ -23,6 +23,7 @@ from ..errors import MisconfigurationException
 from ..fabric.utilities.rank_zero import set_rank
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
+from ..profilers import Profiler
 from ..selection import Selection, select
 from .display.defaults import configure_callbacks
 from .loops.objects import LoopObjects
@@ -31,6 +32,7 @@ from .options.arguments import (
     check_model,
     compile_options_for,
     path_in_datamodule_slot,
+    profiler_for,
     require_tensorboard,
     warn_unknown_variables,
 )
@@ -159,6 +161,8 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())
         self.callbacks = configure_callbacks(self.options, self.callbacks)
+        #: Lightning's attribute: a PassThroughProfiler (and the Trainer's lean path) unless one was asked for
+        self.profiler: Profiler = profiler_for(profiler, self.options)
         self.state = LoopState()
         #: What the run changed in torch's global settings (reported once at setup).
         self.setup_notes: list[str] = []
@@ -275,13 +279,6 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         )
         return work()
 
-    def _tuning(self) -> Any:
-        """The tuner's trial fits, for ``LearningRateFinder``/``BatchSizeFinder``: they sit below the Trainer, so
-        they reach it through their ``trainer`` argument rather than an import."""
-        from . import tuning
-
-        return tuning
-
     def save_checkpoint(
         self, filepath: str | os.PathLike[str], weights_only: bool | None = None, storage_options: Any = None
     ) -> Path | str:
@@ -297,4 +294,5 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
             raise MisconfigurationException(
                 "save_checkpoint() needs a model and its optimizers: call it during or after trainer.fit()."
             )
-        return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)
+        with self.profiler.profile("save_checkpoint"):
+            return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)

@@ -33,8 +33,8 @@ from ..utilities.parsing import lightning_hasattr, lightning_setattr
 from ..utilities.rank_zero import rank_zero_info, rank_zero_warn
 from .checkpointing.contents import restore_checkpoint
 from .checkpointing.format import capture_rng_state, restore_rng_state
+from .dispatch.hooks import HookDispatcher
 from .display.progress import Progress
-from .hooks import HookDispatcher
 from .loops.fit import FitLoop
 from .loops.fit_data import train_loader_source, validation_loop
 from .run import Run

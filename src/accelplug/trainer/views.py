@@ -254,3 +254,10 @@ class TrainerViews:
         device = self.selection.root_device
         with module_init_context(device, self._precision, sharded=sharded, empty_init=empty_init):
             yield
+
+    def _tuning(self) -> Any:
+        """The tuner's trial fits, for ``LearningRateFinder``/``BatchSizeFinder``: they sit below the Trainer, so
+        they reach it through their ``trainer`` argument rather than an import."""
+        from . import tuning
+
+        return tuning

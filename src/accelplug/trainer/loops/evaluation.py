@@ -81,7 +81,8 @@ class EvaluationLoop:
         # after on_sanity_check_start), so a method that builds them late still works.
         self._provider = loaders if callable(loaders) else None
         self._loaders: list[Any] | None = None if callable(loaders) else list(loaders)
-        self.method: Callable[..., Any] = getattr(run.module, f"{self.prefix}_step")
+        self.step_name = f"{self.prefix}_step"
+        self.method: Callable[..., Any] = getattr(run.module, self.step_name)
         #: Batches seen per loader over this loop's life (a fit's validations add up): the logger step of
         #: ``on_step`` values, as in Lightning; the sanity check does not count.
         self._seen: dict[int, int] = {}
@@ -194,12 +195,13 @@ class EvaluationLoop:
         suffix = f"/dataloader_idx_{index}" if several else ""
         extra = (index,) if several else ()
         batch_idx = -1
-        for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, limit))):
+        fetching = hooks.fetching(loader, f"[_EvaluationLoop].{self.short}_next")
+        for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, limit))):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
             hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)
             run.router.fx = f"{self.prefix}_step"
-            with self.step_context():
+            with self.step_context(), hooks.strategy_span(self.step_name):
                 output = self._step(batch, batch_idx, extra)
             for name, value in output_scalars(output, f"{self.short}_loss").items():
                 key = name + suffix

@@ -83,7 +83,8 @@ class FitLoop:
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         self.hooks.call("on_train_start")
         while not self._finished(epoch):
-            self.run_epoch(epoch, skip, saved_rng)
+            with self.hooks.span("run_training_epoch"):
+                self.run_epoch(epoch, skip, saved_rng)
             skip, saved_rng = 0, None
             if not self.state.epoch_done:
                 break  # stopped inside the epoch
@@ -97,9 +98,9 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        stopped = False
-        accelerator = self.run_.strategy.accelerator
-        batches = epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
+        stopped, accelerator = False, self.run_.strategy.accelerator
+        loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
+        batches = epoch_batches(loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
@@ -158,7 +159,8 @@ class FitLoop:
         batch = self._batch_start(batch, batch_idx)
         if batch is SKIP_REST_OF_EPOCH:
             return batch
-        output = self.opt.automatic_step(batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
+        with self.hooks.span("run_training_batch"):
+            output = self.opt.automatic_step(batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
         if self.opt.stepped:
             self._optimizer_stepped(batch_idx)
         return output
@@ -169,7 +171,8 @@ class FitLoop:
         if batch is SKIP_REST_OF_EPOCH:
             return batch
         steps_before = self.opt.manual_steps
-        output = self.opt.manual_step(batch, batch_idx)
+        with self.hooks.span("run_training_batch"):
+            output = self.opt.manual_step(batch, batch_idx)
         if self.opt.manual_steps != steps_before:
             self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
         return output
@@ -229,8 +232,7 @@ class FitLoop:
         reason = limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
         if reason is None:
             return False
-        state.stop_reason = reason
-        state.should_stop = True
+        state.stop_reason, state.should_stop = reason, True
         length = limits.epoch_length
         if length is not None and state.batches_done >= length:
             return False  # the epoch is complete anyway
@@ -249,8 +251,7 @@ class FitLoop:
         if self.reload is not None and every and epoch > 0 and epoch % every == 0:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
         state.current_epoch, state.epoch_done, state.batches_done, state.epoch_left = epoch, False, skip, False
-        if skip == 0:
-            state.epoch_schedulers_done = False
+        state.epoch_schedulers_done = state.epoch_schedulers_done and skip > 0
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
         self._epoch_has_batches = skip > 0
@@ -265,11 +266,9 @@ class FitLoop:
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:
-        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
-
-        After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
-        step and the epoch is not marked done, so a resume finishes it.
-        """
+        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers. After a stop
+        inside the epoch the hooks still run (as in Lightning), but the schedulers do not step and the epoch is
+        not marked done, so a resume finishes it."""
         state = self.state
         if not self._epoch_has_batches:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))

@@ -12,6 +12,7 @@ through the precision (a gradient scaler) and counts optimizer steps for manual 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
 from collections.abc import Callable
@@ -153,10 +154,11 @@ class Optimization:
     def _forward(self, batch: Any, batch_idx: int) -> Any:
         router = self.run.router
         router.fx = "training_step"
-        if self.autocast:
-            with self.forward_context():
-                return self.step_fn(batch, batch_idx)
-        return self.step_fn(batch, batch_idx)
+        with self.hooks.strategy_span("training_step"):
+            if self.autocast:
+                with self.forward_context():
+                    return self.step_fn(batch, batch_idx)
+            return self.step_fn(batch, batch_idx)
 
     def _zero_grad(self, epoch: int, batch_idx: int, optimizer: torch.optim.Optimizer) -> None:
         custom = self.hooks.module_hook("optimizer_zero_grad")
@@ -172,10 +174,11 @@ class Optimization:
         self.hooks.call("on_before_backward", loss)
         custom = self.hooks.module_hook("backward")
         try:
-            if custom is not None:
-                self.hooks.run_in("backward", custom, loss)
-            else:
-                self.strategy.backward(loss, self.precision)
+            with self.hooks.strategy_span("backward"):
+                if custom is not None:
+                    self.hooks.run_in("backward", custom, loss)
+                else:
+                    self.strategy.backward(loss, self.precision)
         except RuntimeError as exc:
             raise explain_backward(loss, step, exc) from exc
         self.hooks.call("on_after_backward")
@@ -193,13 +196,15 @@ class Optimization:
             self._after_closure(optimizer)
             return value
 
-        if self.plugin_steps is not None:  # the plugin runs the closure, then calls _after_closure back
-            value = self.strategy.optimizer_step(optimizer, closure, self.precision)
-        elif self.precision.needs_help_with_steps:
-            value = wrapped_closure()
-            self.strategy.optimizer_step(optimizer, None, self.precision)
-        else:
-            value = self.strategy.optimizer_step(optimizer, wrapped_closure, self.precision)
+        # manual optimisation: Lightning times the step itself as "optimizer_step"
+        with self.hooks.span("optimizer_step") if not self.automatic else _NO_SPAN:
+            if self.plugin_steps is not None:  # the plugin runs the closure, then calls _after_closure back
+                value = self.strategy.optimizer_step(optimizer, closure, self.precision)
+            elif self.precision.needs_help_with_steps:
+                value = wrapped_closure()
+                self.strategy.optimizer_step(optimizer, None, self.precision)
+            else:
+                value = self.strategy.optimizer_step(optimizer, wrapped_closure, self.precision)
         if not self.automatic:
             self.precision.update()
             self.manual_steps += 1
@@ -284,6 +289,9 @@ class Optimization:
             self.run.state.stop_reason = StopReason.NON_FINITE_LOSS
             message += " Stopping (nonfinite_loss='stop')."
         warnings.warn(message, RuntimeWarning, stacklevel=2)
+
+
+_NO_SPAN = contextlib.nullcontext()
 
 
 def _no_closure() -> None:

@@ -59,7 +59,8 @@ class PredictionLoop:
                 if self.on_batch or self.on_epoch:
                     loader, recorder = record_batch_indices(loader)
                 extra = (index,) if several else ()
-                for batch_idx, raw in enumerate(itertools.islice(loader, epoch_length(loader, self.limits[index]))):
+                fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
+                for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, self.limits[index]))):
                     if recorder is not None:
                         indices = recorder.seen_batch_indices[batch_idx]
                         if self.on_epoch:
@@ -68,7 +69,8 @@ class PredictionLoop:
                             record.current_batch_indices = indices
                     batch = transfer_batch(run, raw, index)
                     hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
-                    with getattr(run.precision, "predict_step_context", run.precision.forward_context)():
+                    context = getattr(run.precision, "predict_step_context", run.precision.forward_context)
+                    with context(), hooks.strategy_span("predict_step"):
                         if callable(step):
                             arguments = (batch, batch_idx, *extra)
                             output = step(*arguments[: max(1, min(arity, len(arguments)))])

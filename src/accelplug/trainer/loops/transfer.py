@@ -21,14 +21,15 @@ def transfer_batch(run: Run, batch: Any, dataloader_idx: int = 0) -> Any:
     ``transfer_batch_to_device``, when the module defines it, replaces the Trainer's own move.
     """
     hooks = run.hooks
-    before = hooks.call_module("on_before_batch_transfer", batch, dataloader_idx)
-    batch = batch if before is None else before
-    custom = hooks.module_hook("transfer_batch_to_device")
-    if custom is not None:
-        batch = custom(batch, run.device, dataloader_idx)
-        if run.precision.param_dtype is not None:
+    with hooks.strategy_span("batch_to_device"):  # Lightning's strategy hook holds the three module hooks
+        before = hooks.call_module("on_before_batch_transfer", batch, dataloader_idx)
+        batch = batch if before is None else before
+        custom = hooks.module_hook("transfer_batch_to_device")
+        if custom is not None:
+            batch = custom(batch, run.device, dataloader_idx)
+            if run.precision.param_dtype is not None:
+                batch = run.transfer(batch)
+        else:
             batch = run.transfer(batch)
-    else:
-        batch = run.transfer(batch)
-    after = hooks.call_module("on_after_batch_transfer", batch, dataloader_idx)
-    return batch if after is None else after
+        after = hooks.call_module("on_after_batch_transfer", batch, dataloader_idx)
+        return batch if after is None else after

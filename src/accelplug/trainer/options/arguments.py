@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -13,11 +13,15 @@ from ...errors import MisconfigurationException
 from ...overrides import overrides
 from .entries import TrainerOptions
 
+if TYPE_CHECKING:
+    from ...profilers import Profiler
+
 __all__ = [
     "check_checkpointing",
     "check_model",
     "compile_options_for",
     "path_in_datamodule_slot",
+    "profiler_for",
     "require_tensorboard",
     "warn_unknown_variables",
 ]
@@ -96,3 +100,15 @@ def compile_options_for(model: object, option: dict[str, Any] | None) -> dict[st
         stacklevel=3,
     )
     return {}
+
+
+def profiler_for(given: Any, options: TrainerOptions) -> Profiler:
+    """``trainer.profiler``: the object ``profiler=`` names; refused with ``barebones=True``, as in Lightning."""
+    from ...profilers import profiler_from
+
+    if options.barebones and options.profiler is not None:
+        raise MisconfigurationException(
+            f"`Trainer(barebones=True, profiler={given!r})` was passed. Profiling can impact raw speed so it is "
+            "disabled in barebones mode: drop profiler=..., or barebones=True."
+        )
+    return profiler_from(options.profiler)

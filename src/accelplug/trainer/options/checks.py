@@ -160,6 +160,23 @@ def only_none(value: Any) -> Any:
     return None
 
 
+def profiler(value: Any) -> Any:
+    """A profiler object, or a name of one (any case, kept lower-case): the Trainer builds it."""
+    from ...errors import did_you_mean
+    from ...profilers import PROFILER_NAMES, Profiler
+
+    if value is None or value is False or isinstance(value, Profiler):
+        return value or None
+    if not isinstance(value, str):
+        raise Bad
+    name = value.lower()
+    if name == "xla":
+        raise Bad("the XLAProfiler belongs to an XLA back end: install an XLA plugin and pass its profiler object")
+    if name not in PROFILER_NAMES:
+        raise Bad(f"not a profiler name.{did_you_mean(name, PROFILER_NAMES)}".replace(". Did", "; did"))
+    return name
+
+
 def plugins(value: Any) -> Any:
     """Lightning's ``plugins=`` sorted by kind (:func:`accelplug.selection.sort_plugins`): a cluster environment,
     a precision plugin, a layer sync (how they combine with ``precision=`` and ``sync_batchnorm=`` is the Trainer's)."""

@@ -136,10 +136,10 @@ class TrainerOptions:
         lambda v: checks.choice(v, ("warn", "stop", "raise", "ignore")),
         "'warn' (default), 'stop' (end fit cleanly), 'raise' (FloatingPointError) or 'ignore'",
     )
-    profiler: None = option(
+    profiler: Any = option(
         None,
-        checks.only_none,
-        "None: accelplug has no profiler option; wrap trainer.fit() in torch.profiler.profile(...) instead",
+        checks.profiler,
+        "None, 'simple', 'advanced', 'pytorch' or a Profiler object (accelplug.profilers.SimpleProfiler(...), ...)",
     )
     plugins: RunPlugins = option(
         None,

@@ -4,24 +4,35 @@ For each hook name the dispatcher resolves, once per run, the callbacks that ove
 first, in the order given, checkpointing callbacks last so they see what others logged) and then the
 module's own method when the module defines it. A hook no callback and no module overrides becomes
 an empty tuple, so the training loop's per-step cost does not grow with the number of hooks.
+
+With a profiler (``Trainer(profiler=...)``) the run gets a ``profiling.ProfiledHookDispatcher`` instead, which
+calls and times every hook as Lightning's ``trainer/call.py`` does, overridden or not, under Lightning's
+action names; the plain dispatcher's ``span``/``strategy_span``/``fetching`` then cost one call each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ..callbacks.base import CALLBACK_HOOKS
-from ..callbacks.early_stopping import EarlyStopping
-from ..callbacks.model_checkpoint import ModelCheckpoint
-from ..module import MODULE_HOOKS
-from ..overrides import overrides
+from ...callbacks.base import CALLBACK_HOOKS
+from ...callbacks.early_stopping import EarlyStopping
+from ...callbacks.model_checkpoint import ModelCheckpoint
+from ...module import MODULE_HOOKS
+from ...overrides import overrides
 
 if TYPE_CHECKING:
     import torch
 
+    from ...profilers import Profiler
+
 __all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
+
+#: the one do-nothing span the plain dispatcher hands out (``nullcontext`` is reusable)
+_NO_SPAN: AbstractContextManager[Any] = contextlib.nullcontext()
 
 
 def _is_checkpointing(callback: object) -> bool:
@@ -31,6 +42,9 @@ def _is_checkpointing(callback: object) -> bool:
 
 class HookDispatcher:
     """Resolves and calls hooks for one run: ``dispatcher.call("on_train_start")``."""
+
+    #: the run's profiler when one records (a ``profiling.ProfiledHookDispatcher``), else None
+    profiler: Profiler | None = None
 
     def __init__(
         self,
@@ -100,3 +114,16 @@ class HookDispatcher:
             self._on_enter(name)
             for hook in hooks:
                 hook(*args)
+
+    # ---- profiling: nothing here, see profiling.ProfiledHookDispatcher ------------------------------------------
+    def span(self, action: str) -> AbstractContextManager[Any]:
+        """A profiled action around a block (Lightning's ``trainer.profiler.profile(action)``)."""
+        return _NO_SPAN
+
+    def strategy_span(self, name: str) -> AbstractContextManager[Any]:
+        """The action ``[Strategy]<class>.<name>`` around a block."""
+        return _NO_SPAN
+
+    def fetching(self, loader: Any, action: str) -> Any:
+        """``loader``, or (profiling) an iterable that times each batch it fetches as ``action``."""
+        return loader

@@ -1,0 +1,138 @@
+"""``Trainer(profiler=...)``: what it accepts and refuses, the lean path kept without one, and failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import accelplug
+from accelplug.errors import MisconfigurationException
+from accelplug.profilers import AdvancedProfiler, PassThroughProfiler, PyTorchProfiler, SimpleProfiler
+from tests.callbacks.parity import make_module
+
+
+def _trainer(tmp_path: Path, **options: Any) -> accelplug.Trainer:
+    settings: dict[str, Any] = {
+        "accelerator": "cpu",
+        "max_epochs": 1,
+        "limit_train_batches": 2,
+        "limit_val_batches": 1,
+        "logger": False,
+        "enable_progress_bar": False,
+        "enable_model_summary": False,
+        "enable_checkpointing": False,
+        "default_root_dir": tmp_path,
+        **options,
+    }
+    return accelplug.Trainer(**settings)
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"),
+    [
+        (None, PassThroughProfiler),
+        ("simple", SimpleProfiler),
+        ("Advanced", AdvancedProfiler),
+        ("PYTORCH", PyTorchProfiler),
+    ],
+)
+def test_names_build_lightnings_profilers(tmp_path: Path, given: Any, kind: type) -> None:
+    assert type(_trainer(tmp_path, profiler=given).profiler) is kind
+
+
+def test_a_profiler_object_is_used_as_given(tmp_path: Path) -> None:
+    profiler = SimpleProfiler()
+    assert _trainer(tmp_path, profiler=profiler).profiler is profiler
+    assert accelplug.pytorch.profilers.SimpleProfiler is SimpleProfiler
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ("simpel", ["'simpel'", "did you mean 'simple'", "'advanced'", "'pytorch'"]),
+        ("xla", ["XLA", "plugin"]),
+        (3, ["profiler=3", "'simple'", "Profiler object"]),
+        (SimpleProfiler, ["'simple'", "Profiler object"]),  # the class, not an object
+    ],
+)
+def test_bad_profilers_are_refused_by_name(tmp_path: Path, given: Any, words: list[str]) -> None:
+    with pytest.raises(MisconfigurationException) as caught:
+        _trainer(tmp_path, profiler=given)
+    for word in words:
+        assert word.lower() in str(caught.value).lower()
+
+
+def test_barebones_refuses_a_profiler_as_lightning_does(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="barebones"):
+        accelplug.Trainer(barebones=True, profiler="simple", accelerator="cpu")
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: PyTorchProfiler(sort_by_key="cpu_tim"), ["cpu_tim", "did you mean 'cpu_time'"]),
+        (lambda: PyTorchProfiler(schedule=3), ["schedule=3", "callable"]),
+        (lambda: PyTorchProfiler(schedule=lambda step: 1), ["ProfilerAction"]),
+        (lambda: PyTorchProfiler(row_limit="5"), ["row_limit='5'"]),
+        (lambda: AdvancedProfiler(line_count_restriction=-1), ["line_count_restriction=-1"]),
+        (lambda: AdvancedProfiler(line_count_restriction=1.5), ["line_count_restriction=1.5"]),
+        (lambda: SimpleProfiler(dirpath=3), ["dirpath=3"]),
+        (lambda: SimpleProfiler(extended="yes"), ["extended='yes'"]),
+    ],
+)
+def test_bad_profiler_arguments_are_refused_by_name(make: Any, words: list[str]) -> None:
+    with pytest.raises(MisconfigurationException) as caught:
+        make()
+    for word in words:
+        assert word.lower() in str(caught.value).lower()
+
+
+def test_without_a_profiler_the_fit_keeps_its_lean_path(tmp_path: Path) -> None:
+    """No profiler: the plain dispatcher (nothing timed, the fast batch path possible); a profiler: the timed one."""
+    trainer = _trainer(tmp_path)
+    trainer.fit(make_module(accelplug))
+    assert trainer._run is not None and trainer._run.hooks.profiler is None
+    assert type(trainer._run.hooks).__name__ == "HookDispatcher"
+    profiled = _trainer(tmp_path, profiler="simple")
+    profiled.fit(make_module(accelplug))
+    assert profiled._run is not None and profiled._run.hooks.profiler is profiled.profiler
+
+
+def test_a_failed_fit_leaves_the_profiler_usable_and_the_module_as_it_was(tmp_path: Path) -> None:
+    """Every span closes when a step raises; the timing wrappers put on the module come off again."""
+    profiler = SimpleProfiler()
+    failing = make_module(accelplug, fail_at_step=1)
+    with pytest.raises(RuntimeError, match="failing at step 1"):
+        _trainer(tmp_path, profiler=profiler).fit(failing)
+    assert profiler.current_actions == {}
+    assert "configure_optimizers" not in vars(failing) and "train_dataloader" not in vars(failing)
+    _trainer(tmp_path, profiler=profiler).fit(make_module(accelplug))
+    assert len(profiler.recorded_durations["run_training_epoch"]) == 2  # one per fit
+
+
+def test_report_without_a_file_is_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _trainer(tmp_path, profiler="simple").validate(make_module(accelplug))
+    out = capsys.readouterr().out
+    assert "VALIDATE Profiler Report" in out and "[_EvaluationLoop].val_next" in out
+
+
+def test_advanced_profiler_dumps_stats_per_action(tmp_path: Path) -> None:
+    import pstats
+
+    profiler = AdvancedProfiler(dirpath=tmp_path / "prof", filename="adv", dump_stats=True)
+    _trainer(tmp_path, profiler=profiler).validate(make_module(accelplug))
+    dumps = sorted(p.name for p in (tmp_path / "prof").glob("*.prof"))
+    assert "validate-adv-[_EvaluationLoop].val_next.prof" in dumps
+    pstats.Stats(str(tmp_path / "prof" / "validate-adv-[_EvaluationLoop].val_next.prof"))  # readable by pstats
+    assert (tmp_path / "prof" / "validate-adv.txt").read_text().startswith("VALIDATE Profiler Report")
+
+
+def test_simple_profiler_misuse_is_a_value_error() -> None:
+    profiler = SimpleProfiler()
+    profiler.start("a")
+    with pytest.raises(ValueError, match="already started"):
+        profiler.start("a")
+    with pytest.raises(ValueError, match="never started"):
+        profiler.stop("b")
