@@ -293,6 +293,13 @@ class LightningModule(ModuleHooks, torch.nn.Module):
     def trainer(self, trainer: Any) -> None:
         self._trainer = trainer
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (deepcopy, pickle) leaves the Trainer and what the run attached behind, as Lightning's does:
+        # the weight-averaging callbacks copy the module while it is attached, and must not copy the Trainer.
+        state = dict(self.__dict__)
+        state["_trainer"] = state["_log_sink"] = state["_optimizer_control"] = None
+        return state
+
     @property
     def device(self) -> torch.device:
         for parameter in self.parameters():

@@ -66,11 +66,8 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.callbacks.GradientAccumulationScheduler",
         "lightning.pytorch.callbacks.LearningRateFinder",
         "lightning.pytorch.callbacks.ModelPruning",
-        "lightning.pytorch.callbacks.StochasticWeightAveraging",
         "lightning.pytorch.callbacks.SpikeDetection",
         "lightning.pytorch.callbacks.ThroughputMonitor",
-        "lightning.pytorch.callbacks.EMAWeightAveraging",
-        "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
         "lightning.pytorch.loggers.LitLogger",
         # lightning.pytorch.utilities

@@ -12,12 +12,15 @@ from .model_summary import ModelSummary, RichModelSummary
 from .monitors import DeviceStatsMonitor, LearningRateMonitor
 from .on_exception_checkpoint import OnExceptionCheckpoint
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+from .stochastic_weight_avg import StochasticWeightAveraging
 from .timer import Timer
+from .weight_averaging import EMAWeightAveraging, WeightAveraging
 
 __all__ = [
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",
+    "EMAWeightAveraging",
     "EarlyStopping",
     "LambdaCallback",
     "LearningRateMonitor",
@@ -28,6 +31,8 @@ __all__ = [
     "RichModelSummary",
     "RichProgressBar",
     "RichProgressBarTheme",
+    "StochasticWeightAveraging",
     "TQDMProgressBar",
     "Timer",
+    "WeightAveraging",
 ]

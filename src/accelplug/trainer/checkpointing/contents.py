@@ -90,10 +90,15 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
 
 
 def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
-    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
+    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs.
+
+    Lightning's order: the module's ``on_load_checkpoint``, its weights, then (resuming a fit only) the
+    callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts the
+    training weights back over the averaged ones the checkpoint's ``state_dict`` holds), then the rest.
+    """
     checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
     shown = str(path)
-    run.hooks.call("on_load_checkpoint", checkpoint)
+    run.hooks.call_module("on_load_checkpoint", checkpoint)
     sharded = checkpoint.get(SHARDED_KEY)
     try:
         if sharded is not None:
@@ -111,6 +116,7 @@ def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, traini
         ) from None
     if not training:
         return checkpoint
+    run.hooks.call_callbacks("on_load_checkpoint", checkpoint)
     _restore_training_state(run, checkpoint, shown, optimizers_loaded=sharded is not None)
     return checkpoint
 

@@ -24,11 +24,13 @@ from ..display.progress import Progress
 from ..logging.collector import LogCollector
 from ..state import StopReason
 from .compile_time import timed_first_batch
+from .forward_only import ForwardOnly
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
 from .readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
 from .resume import epoch_batches, resume_position
+from .transfer import SKIP_REST_OF_EPOCH
 
 if TYPE_CHECKING:
     from ..process.interrupts import SignalGuard
@@ -36,10 +38,6 @@ if TYPE_CHECKING:
     from .evaluation import EvaluationLoop
 
 __all__ = ["FitLoop"]
-
-
-#: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch).
-SKIP_REST_OF_EPOCH = object()
 
 
 class FitLoop:
@@ -98,9 +96,10 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        stopped = False
-        accelerator = self.run_.strategy.accelerator
-        batches = epoch_batches(self.loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
+        length, stopped = self.limits.epoch_length, False
+        if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
+            length, self.batch_step = ForwardOnly.enter(self, self.batch_step)
+        batches = epoch_batches(self.loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
@@ -110,6 +109,7 @@ class FitLoop:
             if (state.should_stop or timed or state.global_step >= max_steps) and self._stop_within_epoch():
                 stopped = True
                 break
+        self.batch_step = getattr(self.batch_step, "normal_path", self.batch_step)  # a pass ends with its epoch
         self._end_epoch(epoch, complete=not stopped)
         self.limits.check_progress(self.state, epoch, steps_before)
 
