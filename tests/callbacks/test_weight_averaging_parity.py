@@ -198,6 +198,25 @@ def test_swa_with_batch_norm_ends_as_lightning_does(tmp_path: Path) -> None:
         assert our_ckpt["lr_schedulers"] == their_ckpt["lr_schedulers"], name
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"accumulate_grad_batches": 2, "gradient_clip_val": 0.01},
+        {"limit_train_batches": 3, "validation": True, "val_check_interval": 2},
+        # validation after each epoch releases the gradients the BatchNorm epoch's single step would use
+        {"validation": True},
+        {"validation": True, "accumulate_grad_batches": 2, "val_check_interval": 3},
+    ],
+)
+def test_swa_batch_norm_epoch_under_loop_options(tmp_path: Path, options: dict[str, Any]) -> None:
+    sides = fit_both(tmp_path, swa, **options)
+    (ours, our_model, our_record, _), (theirs, their_model, their_record, _) = sides["accelplug"], sides["lightning"]
+    assert_same_tensors(our_model.state_dict(), their_model.state_dict())
+    assert our_record.lrs == pytest.approx(their_record.lrs, rel=1e-9)
+    assert our_record.val_losses == pytest.approx(their_record.val_losses, rel=1e-5)
+    assert (ours.global_step, ours.current_epoch) == (theirs.global_step, theirs.current_epoch)
+
+
 def test_swa_without_batch_norm_fractional_start_linear_annealing_and_validation(tmp_path: Path) -> None:
     def make(framework: Any) -> Any:
         return swa(framework, swa_epoch_start=0.5, annealing_strategy="linear", swa_lrs=[0.02])

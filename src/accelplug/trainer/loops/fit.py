@@ -96,9 +96,9 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        length, stopped = self.limits.epoch_length, False
+        stopped, length = False, self.limits.epoch_length
         if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
-            length, self.batch_step = ForwardOnly.enter(self, self.batch_step)
+            self.batch_step = ForwardOnly(self, self.batch_step)
         batches = epoch_batches(self.loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch

@@ -6,11 +6,11 @@ flags it ``state.forward_only`` in ``on_train_epoch_start``. Lightning builds th
 settings (``fit_loop._skip_backward``, ``max_batches += 1``, ``accumulate_grad_batches = max_batches``);
 what they add up to, and what is reproduced here so the weights end the same:
 
-- every batch runs ``training_step`` in train mode (the BatchNorm layers, their momentum set to None,
-  accumulate a plain average), with the batch hooks, but no ``zero_grad`` and no backward;
-- the epoch may take one batch more than ``limit_train_batches`` allows (when the loader has it);
-- at the epoch's last batch the optimizers step once, through the usual ``optimizer_step`` path
-  (hooks, clipping, precision), with the gradients the last training step left behind.
+- every batch of the epoch (as many as a normal epoch: the loader is limited to ``limit_train_batches``
+  and its end is the epoch's end) runs ``training_step`` in train mode, with the batch hooks, so the
+  BatchNorm layers (their momentum set to None) accumulate a plain average; no ``zero_grad``, no backward;
+- at the epoch's last batch the optimizers step once, through the usual ``optimizer_step`` path (hooks,
+  clipping, precision), with the gradients the last training step left behind.
 
 The fast path is untouched: the loop checks the flag once per epoch, after ``on_train_epoch_start``.
 """
@@ -49,12 +49,6 @@ class ForwardOnly:
 
     def __init__(self, loop: _Loop, normal_path: Callable[[Any, int], Any]) -> None:
         self.loop, self.normal_path = loop, normal_path
-
-    @classmethod
-    def enter(cls, loop: _Loop, normal_path: Callable[[Any, int], Any]) -> tuple[int | None, ForwardOnly]:
-        """The epoch's length (one batch more than a normal epoch; the loader's own end stops it sooner) and path."""
-        length = loop.limits.epoch_length
-        return (None if length is None else length + 1), cls(loop, normal_path)
 
     def __call__(self, batch: Any, batch_idx: int) -> Any:
         loop = self.loop
