@@ -367,3 +367,16 @@ def test_the_names_are_lightnings() -> None:
     for name in ("StochasticWeightAveraging", "WeightAveraging", "EMAWeightAveraging"):
         assert getattr(accelplug, name) is getattr(accelplug.callbacks, name)
         assert getattr(accelplug.pytorch.callbacks, name) is getattr(accelplug.callbacks, name)
+
+
+@pytest.mark.parametrize(
+    ("options", "released"),
+    [({}, True), ({"accumulate_grad_batches": 2, "val_check_interval": 3}, False)],
+)
+def test_validation_inside_fit_releases_the_gradients_as_lightning_does(
+    tmp_path: Path, options: dict[str, Any], released: bool
+) -> None:
+    """Between optimizer steps (not inside an accumulation window) validation starts with ``zero_grad()``."""
+    for name, framework in FRAMEWORKS.items():
+        _, model, _ = fit(framework, tmp_path / name, recorder(framework), validation=True, max_epochs=1, **options)
+        assert [p.grad is None for p in model.parameters()] == [released] * 6, name

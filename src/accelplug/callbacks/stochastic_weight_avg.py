@@ -31,6 +31,7 @@ from torch.optim.swa_utils import SWALR
 from ..errors import MisconfigurationException, did_you_mean
 from ..optimizers import SchedulerConfig
 from .base import Callback
+from .weight_averaging import check_device, module_device
 
 __all__ = ["StochasticWeightAveraging"]
 
@@ -64,23 +65,6 @@ def _check_lrs(value: Any) -> float | list[float]:
         return value  # type: ignore[no-any-return]
     hint = " (write 1.0, not 1)" if isinstance(value, int) and not isinstance(value, bool) and value > 0 else ""
     raise MisconfigurationException(f"{_LRS_ACCEPTED}; got swa_lrs={value!r}{hint}.")
-
-
-def _check_device(device: Any) -> torch.device | str | None:
-    if device is None or isinstance(device, torch.device):
-        return device
-    if not isinstance(device, str):
-        raise MisconfigurationException(
-            f"device is expected to be a torch.device or a str. Found {device!r} ({type(device).__name__}); "
-            "pass e.g. 'cpu' or torch.device('cuda', 0), or None for the model's device."
-        )
-    try:
-        torch.device(device)
-    except RuntimeError:
-        raise MisconfigurationException(
-            f"device={device!r} is not a device torch knows; pass e.g. 'cpu', 'cuda', 'cuda:0' or 'mps'."
-        ) from None
-    return device
 
 
 class StochasticWeightAveraging(Callback):
@@ -118,7 +102,7 @@ class StochasticWeightAveraging(Callback):
         self._annealing_epochs = annealing_epochs
         self._annealing_strategy: Literal["cos", "linear"] = annealing_strategy
         self._avg_fn: _AVG_FN = avg_fn or self.avg_fn
-        self._device = _check_device(device)
+        self._device = check_device(device, index=False)
         #: How many models the average holds (a tensor once averaging started).
         self.n_averaged: torch.Tensor | None = None
         #: The BatchNorm momenta put aside while the statistics are recomputed.
@@ -307,7 +291,7 @@ class StochasticWeightAveraging(Callback):
         """The first averaged epoch (or the first after a resume): SWALR takes over the learning rate."""
         self._initialized = True
         assert self._average_model is not None, "setup() copies the model before fit starts"
-        self._average_model = self._average_model.to(self._device or _device_of(pl_module))
+        self._average_model = self._average_model.to(self._device or module_device(pl_module))
         optimizer = trainer.optimizers[0]
         if isinstance(self._swa_lrs, float):
             self._swa_lrs = [self._swa_lrs] * len(optimizer.param_groups)
@@ -345,7 +329,7 @@ class StochasticWeightAveraging(Callback):
         else:
             configs.append(config)
         if self.n_averaged is None:
-            self.n_averaged = torch.tensor(self._init_n_averaged, dtype=torch.long, device=_device_of(pl_module))
+            self.n_averaged = torch.tensor(self._init_n_averaged, dtype=torch.long, device=module_device(pl_module))
 
     @staticmethod
     def _clear_schedulers(trainer: Any) -> None:
@@ -353,11 +337,3 @@ class StochasticWeightAveraging(Callback):
         configs = trainer.lr_scheduler_configs
         if configs:
             configs.clear()
-
-
-def _device_of(module: nn.Module) -> torch.device:
-    device = getattr(module, "device", None)
-    if isinstance(device, torch.device):
-        return device
-    first = next(module.parameters(), None)
-    return first.device if first is not None else torch.device("cpu")

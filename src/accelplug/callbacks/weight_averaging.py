@@ -33,14 +33,17 @@ log = logging.getLogger(__name__)
 _MODULE_PREFIX = "module."
 
 
-def _check_device(device: Any) -> torch.device | int | None:
-    """``device`` as the averaged copy will be placed: None (the model's), a ``torch.device``, or a CUDA index."""
+def check_device(device: Any, *, index: bool = True) -> torch.device | int | None:
+    """``device`` as the averaged copy will be placed: None (the model's), a ``torch.device`` (a string is
+    parsed), or with ``index`` a CUDA device index."""
     if device is None or isinstance(device, torch.device):
         return device
-    if isinstance(device, bool) or not isinstance(device, (str, int)):
+    accepted = "None (the model's device), a torch.device, a string such as 'cpu' or 'cuda:0'" + (
+        ", or a CUDA device index" if index else ""
+    )
+    if isinstance(device, bool) or not isinstance(device, (str, int)) or (isinstance(device, int) and not index):
         raise MisconfigurationException(
-            f"device={device!r} ({type(device).__name__}) is not a device; pass None (the model's device), a "
-            "torch.device, a string such as 'cpu' or 'cuda:0', or a CUDA device index."
+            f"device={device!r} ({type(device).__name__}) is not a device; pass {accepted}."
         )
     if isinstance(device, int):
         if device < 0:
@@ -69,7 +72,7 @@ class WeightAveraging(Callback):
     """
 
     def __init__(self, device: torch.device | str | int | None = None, use_buffers: bool = True, **kwargs: Any) -> None:
-        self._device = _check_device(device)
+        self._device = check_device(device)
         if not isinstance(use_buffers, bool):
             raise MisconfigurationException(f"use_buffers={use_buffers!r} is not a bool; pass True or False.")
         self._use_buffers = use_buffers
@@ -98,7 +101,7 @@ class WeightAveraging(Callback):
     def setup(self, trainer: Any, pl_module: torch.nn.Module, stage: str) -> None:
         if stage != "fit":
             return
-        device = self._device if self._device is not None else _device_of(pl_module)
+        device = self._device if self._device is not None else module_device(pl_module)
         if overrides(pl_module, "configure_model"):
             # The layers must exist before they are copied; the copy cannot be sharded, hence the warning.
             warnings.warn(
@@ -258,7 +261,7 @@ def _is_module_key(name: str) -> bool:
     return name.startswith(_MODULE_PREFIX)
 
 
-def _device_of(module: torch.nn.Module) -> torch.device:
+def module_device(module: torch.nn.Module) -> torch.device:
     """The module's device (a LightningModule's ``device``; else its first parameter's or buffer's)."""
     device = getattr(module, "device", None)
     if isinstance(device, torch.device):
