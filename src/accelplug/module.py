@@ -344,6 +344,13 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     def trainer(self, trainer: Any) -> None:
         self._trainer = trainer
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (deepcopy, pickle) leaves the Trainer and what the run attached behind, as Lightning's does:
+        # the weight-averaging callbacks copy the module while it is attached, and must not copy the Trainer.
+        state = dict(self.__dict__)
+        state["_trainer"] = state["_log_sink"] = state["_optimizer_control"] = None
+        return state
+
     @property
     def fabric(self) -> Any:
         """The ``Fabric`` that set this module up (``fabric.setup``), or None: ``self.log`` then logs through it."""

@@ -51,13 +51,9 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.callbacks",
         # lightning
         # lightning.pytorch
         # lightning.pytorch.callbacks
-        "lightning.pytorch.callbacks.StochasticWeightAveraging",
-        "lightning.pytorch.callbacks.EMAWeightAveraging",
-        "lightning.pytorch.callbacks.WeightAveraging",
         # lightning.pytorch.loggers
         # lightning.pytorch.utilities
         # lightning.pytorch.profilers

@@ -19,8 +19,10 @@ from .prediction_writer import BasePredictionWriter
 from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
 from .pruning import ModelPruning
 from .spike import SpikeDetection
+from .stochastic_weight_avg import StochasticWeightAveraging
 from .throughput_monitor import ThroughputMonitor
 from .timer import Timer
+from .weight_averaging import EMAWeightAveraging, WeightAveraging
 
 __all__ = [
     "BackboneFinetuning",
@@ -30,6 +32,7 @@ __all__ = [
     "Callback",
     "Checkpoint",
     "DeviceStatsMonitor",
+    "EMAWeightAveraging",
     "EarlyStopping",
     "GradientAccumulationScheduler",
     "LambdaCallback",
@@ -44,7 +47,9 @@ __all__ = [
     "RichProgressBar",
     "RichProgressBarTheme",
     "SpikeDetection",
+    "StochasticWeightAveraging",
     "TQDMProgressBar",
     "ThroughputMonitor",
     "Timer",
+    "WeightAveraging",
 ]

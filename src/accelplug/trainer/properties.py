@@ -164,7 +164,9 @@ class TrainerProperties:
 
     @property
     def max_epochs(self) -> int | None:
-        return self.options.max_epochs
+        """``max_epochs`` as given, plus the epochs a callback added to the running fit (Lightning's view)."""
+        epochs = self.options.max_epochs
+        return epochs + self.state.extra_epochs if epochs is not None and epochs >= 0 else epochs
 
     @property
     def max_steps(self) -> int:
@@ -259,8 +261,9 @@ class TrainerProperties:
 
     @property
     def lr_scheduler_configs(self) -> list[Any]:
+        """The loop's own list, as Lightning's is: a callback may replace a scheduler (StochasticWeightAveraging)."""
         optim = self._run.optim if self._run is not None else None
-        return list(optim.schedulers) if optim is not None else []
+        return optim.schedulers if optim is not None else []
 
     @property
     def interrupted(self) -> bool:

@@ -117,6 +117,12 @@ class LoopState:
     #: Batches the last evaluation of each kind ran ("fit:validation", "validate:validation", "test:test",
     #: "predict"), for Lightning's loop objects.
     eval_batches: dict[str, int] = field(default_factory=dict)
+    #: Epochs a callback added to this fit beyond ``max_epochs`` (StochasticWeightAveraging's BatchNorm pass);
+    #: ``trainer.max_epochs`` counts them while they apply, as Lightning's ``fit_loop.max_epochs`` does.
+    extra_epochs: int = 0
+    #: Set by a callback in ``on_train_epoch_start`` (Lightning's ``fit_loop._skip_backward`` pass): this epoch
+    #: runs ``training_step`` without ``zero_grad`` or backward (``trainer.loops.forward_only`` says exactly how).
+    forward_only: bool = False
 
     @property
     def epoch(self) -> int:
@@ -128,6 +134,7 @@ class LoopState:
         self.should_stop = False
         self.stop_reason = None
         self.compile_seconds = None
+        self.extra_epochs, self.forward_only = 0, False
 
     def clear_metrics(self) -> None:
         """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does: new dicts, so one

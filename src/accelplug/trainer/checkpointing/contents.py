@@ -95,11 +95,16 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
 def restore_checkpoint(
     run: Run, path: Path | str, *, weights_only: bool, training: bool, then: Callable[[], None] | None = None
 ) -> dict[str, Any]:
-    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs, in Lightning's
-    order: the callbacks' state, ``then()`` (the Trainer's ``on_fit_start``), the optimizers, schedulers and loop."""
+    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs.
+
+    Lightning's order: the module's ``on_load_checkpoint``, its weights, then (resuming a fit only) the
+    callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts the
+    training weights back over the averaged ones the checkpoint's ``state_dict`` holds), and their state,
+    ``then()`` (the Trainer's ``on_fit_start``), and last the optimizers, schedulers and loop.
+    """
     checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
     shown = str(path)
-    run.hooks.call("on_load_checkpoint", checkpoint)
+    run.hooks.call_module("on_load_checkpoint", checkpoint)
     sharded = checkpoint.get(SHARDED_KEY)
     try:
         if sharded is not None:
@@ -117,6 +122,7 @@ def restore_checkpoint(
         ) from None
     if not training:
         return checkpoint
+    run.hooks.call_callbacks("on_load_checkpoint", checkpoint)
     _restore_callbacks(run, checkpoint)
     if then is not None:
         then()

@@ -107,8 +107,20 @@ class EvaluationLoop:
 
     # ---- entry points -------------------------------------------------------------------------------
     def run_within_fit(self) -> dict[str, float]:
-        """Validation during fit: the module goes back to training mode afterwards."""
-        self.run.hooks.call_module("on_validation_model_zero_grad")
+        """Validation during fit: the module goes back to training mode afterwards.
+
+        Between optimizer steps the gradients are released first (``on_validation_model_zero_grad``, whose
+        default is ``zero_grad()``, as Lightning's), never inside an accumulation window: what is left in them
+        is what StochasticWeightAveraging's BatchNorm pass steps with, so it must match Lightning's.
+        """
+        state, accumulate = self.run.state, self.run.options.accumulate_grad_batches
+        stepped = not state.forward_only and (accumulate == 1 or state.batches_done % accumulate == 0)
+        if state.is_last_batch or stepped:
+            custom = self.run.hooks.module_hook("on_validation_model_zero_grad")
+            if custom is None:
+                self.run.module.zero_grad()  # the hook's default in Lightning
+            else:
+                self.run.hooks.run_in("on_validation_model_zero_grad", custom)
         previous = self.run.state.stage
         self.run.state.stage = Stage.VALIDATING
         try:

@@ -1,12 +1,12 @@
 """The training loop: epochs of batches until a limit or a stop request, with validation in between.
 
-:meth:`FitLoop.run` is the story (the map of it is this package's docstring); the limits, the epoch
-length, the stopping rules and the validation cadence are worked out once, in :class:`.limits.Limits`.
-A batch takes one of three paths, chosen once per fit: :meth:`FitLoop.fast_batch` (nothing has to run
-between forward, backward and step: a few attribute reads per step, the loss stays on the device),
-:meth:`FitLoop.general_batch` (Lightning's automatic optimisation, every hook in Lightning's order) or
-:meth:`FitLoop.manual_batch` (``automatic_optimization = False``). Resuming exactly is :mod:`.resume`;
-how SIGTERM/SIGINT stop the loop with no work per step is :mod:`accelplug.trainer.process.interrupts`.
+:meth:`FitLoop.run` is the story (the map of it is this package's docstring); the limits, the epoch length, the
+stopping rules and the validation cadence are worked out once, in :class:`.limits.Limits`. A batch takes one of three
+paths, chosen once per fit: :meth:`FitLoop.fast_batch` (nothing has to run between forward, backward and step: a few
+attribute reads per step, the loss stays on the device), :meth:`FitLoop.general_batch` (Lightning's automatic
+optimisation, every hook in Lightning's order) or :meth:`FitLoop.manual_batch` (``automatic_optimization = False``).
+Resuming exactly is :mod:`.resume`; how SIGTERM/SIGINT stop the loop with no work per step is
+:mod:`accelplug.trainer.process.interrupts`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ from ..logging.collector import LogCollector
 from ..state import StopReason
 from .compile_time import timed_first_batch
 from .counters import leave_epoch
+from .forward_only import ForwardOnly
 from .limits import Limits
 from .losses import explain_backward, loss_of
 from .optimization import Optimization
 from .readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
 from .resume import epoch_batches, resume_position
+from .transfer import SKIP_REST_OF_EPOCH
 
 if TYPE_CHECKING:
     from ..process.interrupts import SignalGuard
@@ -37,9 +39,6 @@ if TYPE_CHECKING:
     from .evaluation import EvaluationLoop
 
 __all__ = ["FitLoop"]
-
-#: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch).
-SKIP_REST_OF_EPOCH = object()
 
 
 class FitLoop:
@@ -98,9 +97,11 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        stopped, accelerator = False, self.run_.strategy.accelerator
+        stopped, length = False, self.limits.epoch_length
+        if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
+            self.batch_step = ForwardOnly(self, self.batch_step)
         loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
-        batches = epoch_batches(loader, skip, saved_rng, self.limits.epoch_length, accelerator, state)
+        batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
             if output is SKIP_REST_OF_EPOCH:
@@ -110,6 +111,7 @@ class FitLoop:
             if (state.should_stop or timed or state.global_step >= max_steps) and self._stop_within_epoch():
                 stopped = True
                 break
+        self.batch_step = getattr(self.batch_step, "normal_path", self.batch_step)  # a pass ends with its epoch
         self._end_epoch(epoch, complete=not stopped)
         self.limits.check_progress(self.state, epoch, steps_before)
 

@@ -121,7 +121,8 @@ class Limits:
             return StopReason.SIGNAL if not within_epoch or self.at_step_boundary(state) else None
         if state.should_stop and self.can_stop_early(state):
             return state.stop_reason or StopReason.REQUESTED
-        if not within_epoch and epoch is not None and self.max_epochs is not None and epoch >= self.max_epochs:
+        epochs = self.max_epochs
+        if not within_epoch and epoch is not None and epochs is not None and epoch >= epochs + state.extra_epochs:
             return StopReason.MAX_EPOCHS
         return None
 

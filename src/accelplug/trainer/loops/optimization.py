@@ -121,7 +121,7 @@ class Optimization:
         boundary = self.boundary(batch_idx, epoch_length)
 
         def closure() -> torch.Tensor | None:
-            output = self._forward(batch, batch_idx)
+            output = self.forward(batch, batch_idx)
             result["output"] = output
             loss = loss_of(output)
             if window_start:
@@ -151,7 +151,7 @@ class Optimization:
         self.stepped = True
         return result.get("output")
 
-    def _forward(self, batch: Any, batch_idx: int) -> Any:
+    def forward(self, batch: Any, batch_idx: int) -> Any:
         router = self.run.router
         router.fx = "training_step"
         with self.hooks.strategy_span("training_step"):
@@ -231,7 +231,7 @@ class Optimization:
 
     # ---- manual optimisation -------------------------------------------------------------------------
     def manual_step(self, batch: Any, batch_idx: int) -> Any:
-        return self._forward(batch, batch_idx)
+        return self.forward(batch, batch_idx)
 
     # ---- schedulers and losses -----------------------------------------------------------------------
     def step_schedulers(

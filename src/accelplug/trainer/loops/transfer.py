@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..run import Run
 
-__all__ = ["transfer_batch"]
+__all__ = ["SKIP_REST_OF_EPOCH", "transfer_batch"]
+
+#: What a batch path returns when ``on_train_batch_start`` returned -1 (Lightning: skip the rest of the epoch),
+#: the hook that follows the transfer.
+SKIP_REST_OF_EPOCH = object()
 
 
 def transfer_batch(run: Run, batch: Any, dataloader_idx: int = 0) -> Any:
