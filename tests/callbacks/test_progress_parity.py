@@ -132,3 +132,15 @@ def test_a_bar_not_attached_says_so() -> None:
         _ = accelplug.callbacks.TQDMProgressBar().trainer  # type: ignore[attr-defined]
     with pytest.raises(MisconfigurationException, match="refresh_rate=-1"):
         accelplug.callbacks.RichProgressBar(refresh_rate=-1)  # type: ignore[attr-defined]
+    with pytest.raises(MisconfigurationException, match="RichProgressBarTheme"):
+        accelplug.callbacks.RichProgressBar(theme=None)  # type: ignore[attr-defined, arg-type]
+
+
+def test_rich_bar_default_theme_is_lightnings_instance() -> None:
+    import inspect
+
+    ours = inspect.signature(accelplug.callbacks.RichProgressBar).parameters["theme"].default  # type: ignore[attr-defined]
+    theirs = inspect.signature(_callbacks(lightning).RichProgressBar).parameters["theme"].default
+    assert type(ours).__name__ == type(theirs).__name__ == "RichProgressBarTheme"
+    assert vars(ours) == vars(theirs)
+    assert accelplug.callbacks.RichProgressBar().theme is ours  # type: ignore[attr-defined]

@@ -381,7 +381,7 @@ class RichProgressBar(ProgressBar):
         self,
         refresh_rate: int = 100,
         leave: bool = False,
-        theme: RichProgressBarTheme | None = None,
+        theme: RichProgressBarTheme = RichProgressBarTheme(),  # noqa: B008  # Lightning's default, one shared instance
         console_kwargs: dict[str, Any] | None = None,
     ) -> None:
         try:
@@ -398,7 +398,11 @@ class RichProgressBar(ProgressBar):
         self._refresh_rate = refresh_rate
         self._leave = leave
         self._enabled = True
-        self.theme = theme if theme is not None else RichProgressBarTheme()
+        if not isinstance(theme, RichProgressBarTheme):
+            raise MisconfigurationException(
+                f"RichProgressBar(theme={theme!r}) is invalid: pass a RichProgressBarTheme instance."
+            )
+        self.theme = theme
         self._console_kwargs = console_kwargs or {}
         self.progress: Any = None
         self.train_progress_bar_id: Any = None
