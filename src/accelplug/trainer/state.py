@@ -62,8 +62,9 @@ class LoopState:
     callback_metrics: dict[str, Any] = field(default_factory=dict)
     #: What went to the loggers last (Lightning's ``logged_metrics``).
     logged_metrics: dict[str, float] = field(default_factory=dict)
-    #: What the progress bar shows (``self.log(..., prog_bar=True)`` values and the loss).
-    progress_bar_metrics: dict[str, float] = field(default_factory=dict)
+    #: What the progress bar shows (``self.log(..., prog_bar=True)`` values, Lightning's keys): a step value stays the
+    #: device tensor logged until someone reads it (``trainer.progress_bar_metrics`` settles them into floats).
+    progress_bar_metrics: dict[str, Any] = field(default_factory=dict)
     #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
     compile_seconds: float | None = None
     #: The loaders of the last calls as this process iterates them, with their batch counts after the limits,

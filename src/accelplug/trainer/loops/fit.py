@@ -21,7 +21,7 @@ import torch
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state
 from ..display.progress import Progress
-from ..logging.collector import LogCollector
+from ..logging.collector import LogCollector, settle_bar
 from ..state import StopReason
 from .compile_time import timed_first_batch
 from .limits import Limits
@@ -66,7 +66,7 @@ class FitLoop:
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
-        self.collector = LogCollector(live=run.state.callback_metrics)
+        self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
         self.started = time.monotonic()
         self._last_loss: float | None = None
         self._last_logged_step = -1
@@ -222,7 +222,8 @@ class FitLoop:
         if signals is not None:
             signals.agree(metrics)
         self._last_loss = metrics.get("train_loss", self._last_loss)
-        self.progress.show_metrics(self.state.progress_bar_metrics)
+        if self._tick is not None:  # a display is drawing: it shows the values as floats
+            self.progress.show_metrics(settle_bar(self.state.progress_bar_metrics))
         self.opt.check_finite(metrics)
 
     def _stop_within_epoch(self) -> bool:
@@ -290,7 +291,8 @@ class FitLoop:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
         self.progress.epoch_end(state.global_step, epoch, epoch_line(state, self._last_loss))
-        self.progress.show_metrics(state.progress_bar_metrics)
+        if self._tick is not None:
+            self.progress.show_metrics(settle_bar(state.progress_bar_metrics))
         self.run_.flush_loggers()
         state.epoch_left = True
 

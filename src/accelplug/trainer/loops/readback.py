@@ -83,10 +83,10 @@ def read_step_metrics(
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
     values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
     public = {k: v for k, v in values.items() if k not in private} if private else values
-    # The returned loss goes to the loggers and the progress bar; callback_metrics holds what self.log
-    # recorded, as Lightning's does.
+    # The returned loss goes to the loggers (and accelplug's own display, through the value returned); the
+    # progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's do.
     automatic = frozenset() if "train_loss" in pending else frozenset({"train_loss"})
-    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"}, automatic)
+    _publish(run, public, collector, no_logger, prog_bar, automatic)
     return values
 
 
@@ -124,18 +124,15 @@ def finish_eval_epoch(
 def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
     """The loss of the epoch's last step, so the epoch's line never shows a value from steps ago.
 
-    One read-back per epoch (averaged across processes); ``train_loss`` on the progress bar becomes
-    that value.
+    One read-back per epoch (averaged across processes), for accelplug's own display; the progress-bar
+    metrics (Lightning's) never show the returned loss.
     """
     found = output_scalars(output, "train_loss").get("train_loss") if output is not None else None
     # Every process takes part in the average (NaN where its last batch had no loss), so a skipped
     # batch on one rank cannot leave the others waiting in the collective.
     mine = found if found is not None else torch.tensor(float("nan"))
     loss = reduce_to_floats(run, {"train_loss": mine})["train_loss"]
-    if loss != loss:
-        return fallback
-    run.state.progress_bar_metrics["train_loss"] = loss
-    return loss
+    return fallback if loss != loss else loss
 
 
 def epoch_line(state: LoopState, last_loss: float | None) -> dict[str, float]:
