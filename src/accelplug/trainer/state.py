@@ -41,6 +41,12 @@ class StopReason(str, Enum):
 class LoopState:
     global_step: int = 0
     current_epoch: int = 0
+    #: Batches whose optimizer stepped (every batch under manual optimisation): Lightning's
+    #: ``_batches_that_stepped``, the step its loggers see; it differs from ``global_step`` with several optimizers.
+    batches_stepped: int = 0
+    #: 1 from the moment the current batch stepped until its batch-end work (logging, validation) is done: Lightning
+    #: counts the batch only then, so rows logged in between carry the count before it.
+    stepped_in_batch: int = 0
     should_stop: bool = False
     stop_reason: StopReason | None = None
     #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
@@ -77,6 +83,11 @@ class LoopState:
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
+
+    @property
+    def log_step(self) -> int:
+        """The ``step`` a logger row carries now (Lightning's ``_batches_that_stepped`` at this point)."""
+        return self.batches_stepped - self.stepped_in_batch
 
     @property
     def epoch(self) -> int:

@@ -59,6 +59,7 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
         "loop": {
             "epoch": state.current_epoch,
             "global_step": state.global_step,
+            "batches_stepped": state.batches_stepped,
             "batches_done": state.batches_done,
             "epoch_done": state.epoch_done,
             "epoch_schedulers_done": state.epoch_schedulers_done,
@@ -178,6 +179,7 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state = run.state
     state.current_epoch = int(loop["epoch"])
     state.global_step = int(loop["global_step"])
+    state.batches_stepped = int(loop.get("batches_stepped", state.global_step))  # older files: one optimizer
     state.batches_done = int(loop["batches_done"])
     state.epoch_done = bool(loop["epoch_done"])
     state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))

@@ -69,8 +69,8 @@ class FitLoop:
         self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
         self.started = time.monotonic()
         self._last_loss: float | None = None
-        self._last_logged_step = -1
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
+        self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
         self._tick = progress.tick if type(progress) is not Progress else None  # nothing to call when hidden
@@ -171,8 +171,11 @@ class FitLoop:
             return batch
         steps_before = self.opt.manual_steps
         output = self.opt.manual_step(batch, batch_idx)
+        state = self.state
+        state.batches_stepped += 1  # Lightning counts every manual batch for its loggers, stepped or not
+        state.stepped_in_batch = 1
         if self.opt.manual_steps != steps_before:
-            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
+            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
         return output
 
     def _batch_start(self, batch: Any, batch_idx: int) -> Any:
@@ -184,10 +187,13 @@ class FitLoop:
         return SKIP_REST_OF_EPOCH if skip else batch
 
     # ---- around each batch ---------------------------------------------------------------------------
-    def _optimizer_stepped(self, batch_idx: int, count: int = 1) -> None:
+    def _optimizer_stepped(self, batch_idx: int, count: int = 1, *, batch: bool = True) -> None:
         """After the optimizers stepped: count, step-interval schedulers, and (last batch) epoch ones."""
         state = self.state
         state.global_step += count
+        if batch:  # counted for the loggers' step; manual optimisation counts every batch (manual_batch)
+            state.batches_stepped += 1
+            state.stepped_in_batch = 1
         if not self.opt.schedulers:
             return
         self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
@@ -206,17 +212,22 @@ class FitLoop:
             self.run_.router.enter("on_train_batch_end", self.collector)
             for hook in hooks:
                 hook(output, batch, batch_idx)
-        if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
+        # Lightning's cadence: a batch that stepped (every batch under manual optimisation), every log_every_n_steps
+        # of them counted, or one at which a stop was requested (one process only: the read-back is a collective
+        # under DDP, and a stop one rank requested alone must not make it wait for the others)
+        if state.stepped_in_batch and (
+            state.batches_stepped % self.limits.log_every == 0 or (state.should_stop and self._log_on_stop)
+        ):
             self._log_step(output)
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
         every = self.limits.val_every
         if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
             self._validate()
+        state.stepped_in_batch = 0
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""
-        self._last_logged_step = self.state.global_step
         signals = self.signals  # under DDP its stop flags ride on this all-reduce (see process.interrupts)
         metrics = read_step_metrics(self.run_, self.collector, output, signals.flags() if signals else None)
         if signals is not None:
@@ -256,7 +267,6 @@ class FitLoop:
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
         self._epoch_has_batches = skip > 0
-        self._last_logged_step = -1
         self.run_.strategy.set_epoch(self.loader, epoch)
         state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self.opt.module.train()
@@ -276,7 +286,10 @@ class FitLoop:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
         if complete:
             if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+                # Lightning validates inside the last batch, before counting it: rows carry the count before it
+                state.stepped_in_batch = 1 if state.batches_stepped else 0
                 self._validate()
+                state.stepped_in_batch = 0
             if not self._epoch_schedulers_stepped:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True

@@ -61,15 +61,18 @@ def _publish(
     no_logger: set[str],
     prog_bar: set[str],
     not_callback: frozenset[str] = frozenset(),
+    *,
+    step_back: int = 0,
 ) -> None:
-    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers."""
+    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers (the row's
+    step: Lightning's count of batches that stepped, ``step_back`` fewer)."""
     state = run.state
     shown = {**values, **collector.aliases(values)}
     state.callback_metrics.update({k: torch.tensor(v) for k, v in shown.items() if k not in not_callback})
     state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
     logged = {k: v for k, v in values.items() if k not in no_logger}
     if logged:
-        run.log_metrics(logged, state.global_step, epoch=state.epoch)
+        run.log_metrics(logged, state.log_step - step_back, epoch=state.epoch)
 
 
 def read_step_metrics(
@@ -96,8 +99,8 @@ def finish_train_epoch(run: Run, collector: LogCollector, *, reset: bool = True)
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()}
-    if values:
-        _publish(run, values, collector, no_logger, prog_bar)
+    if values:  # Lightning logs a training epoch's row at the step of its last batch, one less than the count
+        _publish(run, values, collector, no_logger, prog_bar, step_back=1)
     return values
 
 
