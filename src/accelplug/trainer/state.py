@@ -55,6 +55,10 @@ class LoopState:
     fn: Stage | None = None
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
+    #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
+    batches_in_past_epochs: int = 0
+    #: ``global_step`` when the current epoch started (Lightning's checkpoints count the epoch's own steps too).
+    epoch_first_step: int = 0
     #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).
     epoch_done: bool = False
     #: Whether the loop left the current epoch (its end hooks ran, or it stopped inside it): Lightning then
@@ -93,6 +97,21 @@ class LoopState:
     def epoch(self) -> int:
         """Lightning's ``current_epoch``: the epoch being trained, or after it was left, the next one."""
         return self.current_epoch + 1 if self.epoch_left else self.current_epoch
+
+    def count_batch(self) -> None:
+        """A training batch stepped (under manual optimisation: ran), for the loggers' step; its rows until its
+        batch-end work is done carry the count before it, as Lightning's do."""
+        self.batches_stepped += 1
+        self.stepped_in_batch = 1
+
+    def begin_epoch(self, epoch: int, skip: int) -> None:
+        """``epoch`` starts (``skip`` batches of it done already, on a resume): the counters move on."""
+        if epoch != self.current_epoch or self.epoch_left:  # Lightning's checkpoints count batches over the fit
+            self.batches_in_past_epochs += self.batches_done
+        self.current_epoch, self.epoch_done, self.batches_done, self.epoch_left = epoch, False, skip, False
+        if skip == 0:
+            self.epoch_schedulers_done = False
+            self.epoch_first_step = self.global_step
 
     def start_fit(self) -> None:
         """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""

@@ -21,7 +21,7 @@ import torch
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state
 from ..display.progress import Progress
-from ..logging.collector import LogCollector, settle_bar
+from ..logging.collector import LogCollector
 from ..state import StopReason
 from .compile_time import timed_first_batch
 from .limits import Limits
@@ -171,9 +171,7 @@ class FitLoop:
             return batch
         steps_before = self.opt.manual_steps
         output = self.opt.manual_step(batch, batch_idx)
-        state = self.state
-        state.batches_stepped += 1  # Lightning counts every manual batch for its loggers, stepped or not
-        state.stepped_in_batch = 1
+        self.state.count_batch()  # Lightning counts every manual batch for its loggers, stepped or not
         if self.opt.manual_steps != steps_before:
             self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
         return output
@@ -191,9 +189,8 @@ class FitLoop:
         """After the optimizers stepped: count, step-interval schedulers, and (last batch) epoch ones."""
         state = self.state
         state.global_step += count
-        if batch:  # counted for the loggers' step; manual optimisation counts every batch (manual_batch)
-            state.batches_stepped += 1
-            state.stepped_in_batch = 1
+        if batch:  # manual optimisation counts every batch itself (manual_batch)
+            state.count_batch()
         if not self.opt.schedulers:
             return
         self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
@@ -204,20 +201,15 @@ class FitLoop:
 
     def _after_batch(self, output: Any, batch: Any, batch_idx: int) -> None:
         state = self.state
-        state.batches_done = batch_idx + 1
-        self._last_output = output
-        self._epoch_has_batches = True
+        state.batches_done, self._last_output, self._epoch_has_batches = batch_idx + 1, output, True
         hooks = self._batch_end_hooks
         if hooks:
             self.run_.router.enter("on_train_batch_end", self.collector)
             for hook in hooks:
                 hook(output, batch, batch_idx)
-        # Lightning's cadence: a batch that stepped (every batch under manual optimisation), every log_every_n_steps
-        # of them counted, or one at which a stop was requested (one process only: the read-back is a collective
-        # under DDP, and a stop one rank requested alone must not make it wait for the others)
-        if state.stepped_in_batch and (
-            state.batches_stepped % self.limits.log_every == 0 or (state.should_stop and self._log_on_stop)
-        ):
+        # Lightning's cadence; at a stop request too, on one process only (under DDP the read-back is a collective)
+        log_every, stopping = self.limits.log_every, state.should_stop and self._log_on_stop
+        if state.stepped_in_batch and (state.batches_stepped % log_every == 0 or stopping):
             self._log_step(output)
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
@@ -233,8 +225,7 @@ class FitLoop:
         if signals is not None:
             signals.agree(metrics)
         self._last_loss = metrics.get("train_loss", self._last_loss)
-        if self._tick is not None:  # a display is drawing: it shows the values as floats
-            self.progress.show_metrics(settle_bar(self.state.progress_bar_metrics))
+        self.progress.show_metrics(self.state.progress_bar_metrics)
         self.opt.check_finite(metrics)
 
     def _stop_within_epoch(self) -> bool:
@@ -261,9 +252,7 @@ class FitLoop:
         every = self.run_.options.reload_dataloaders_every_n_epochs
         if self.reload is not None and every and epoch > 0 and epoch % every == 0:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
-        state.current_epoch, state.epoch_done, state.batches_done, state.epoch_left = epoch, False, skip, False
-        if skip == 0:
-            state.epoch_schedulers_done = False
+        state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
         self._epoch_has_batches = skip > 0
@@ -276,18 +265,14 @@ class FitLoop:
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:
-        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers.
-
-        After a stop inside the epoch the hooks still run (as in Lightning), but the schedulers do not
-        step and the epoch is not marked done, so a resume finishes it.
-        """
+        """Validation at the epoch's end, the epoch hooks, metrics and schedulers (after a stop inside the epoch, the
+        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it)."""
         state = self.state
         if not self._epoch_has_batches:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
         if complete:
             if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
-                # Lightning validates inside the last batch, before counting it: rows carry the count before it
-                state.stepped_in_batch = 1 if state.batches_stepped else 0
+                state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it
                 self._validate()
                 state.stepped_in_batch = 0
             if not self._epoch_schedulers_stepped:
@@ -304,8 +289,7 @@ class FitLoop:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
         self.progress.epoch_end(state.global_step, epoch, epoch_line(state, self._last_loss))
-        if self._tick is not None:
-            self.progress.show_metrics(settle_bar(state.progress_bar_metrics))
+        self.progress.show_metrics(state.progress_bar_metrics)
         self.run_.flush_loggers()
         state.epoch_left = True
 
