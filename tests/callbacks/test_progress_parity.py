@@ -27,22 +27,6 @@ def _csv(framework: Any, root: Path) -> Any:
     return loggers.CSVLogger(save_dir=root, name="runs", version=7)
 
 
-#: What the bars show beyond this room: batch totals (the Trainer's num_training_batches/num_val_batches), ``v_num``
-#: (the logger's ``version``) and the ``<name>_step`` key of a metric logged on step and epoch (the Trainer's
-#: logging). Where the Trainer lacks them the full comparison is a strict xfail, so it runs once they arrive.
-_TRAINER_PIECES = hasattr(accelplug.Trainer, "num_training_batches") and hasattr(accelplug.CSVLogger, "version")
-_NEEDS_TRAINER = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "needs the Trainer's num_training_batches/num_val_batches and CSVLogger.version (issue 19/20 rooms)"
-        if not _TRAINER_PIECES
-        # Measured once those landed: the bar's totals and v_num match; its metrics do not yet.
-        else "the bar's metrics differ: accelplug reads step values back at logging steps and shows the returned "
-        "loss as train_loss, Lightning shows the live train_loss_step on every step (issue 19, left open)"
-    ),
-)
-
-
 def _fit_tqdm(tmp_path: Path, refresh_rate: int) -> tuple[Any, Any]:
     sides = fit_both(
         tmp_path,
@@ -65,7 +49,6 @@ def test_tqdm_bars_count_and_name_as_lightnings(tmp_path: Path, capsys: pytest.C
     assert "Epoch 1: 100%" in capsys.readouterr().out
 
 
-@_NEEDS_TRAINER
 @pytest.mark.parametrize("refresh_rate", [1, 4])
 def test_tqdm_bars_end_exactly_as_lightnings(refresh_rate: int, tmp_path: Path) -> None:
     theirs, ours = _fit_tqdm(tmp_path, refresh_rate)
@@ -74,7 +57,6 @@ def test_tqdm_bars_end_exactly_as_lightnings(refresh_rate: int, tmp_path: Path) 
         assert (a.n, a.total, a.desc, a.postfix) == (b.n, b.total, b.desc, b.postfix), name
 
 
-@_NEEDS_TRAINER
 def test_rich_bar_shows_lightnings_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sides = fit_both(
         tmp_path,
@@ -89,6 +71,50 @@ def test_rich_bar_shows_lightnings_metrics(tmp_path: Path, capsys: pytest.Captur
     )
     assert (ours.is_enabled, ours.refresh_rate) == (theirs.is_enabled, theirs.refresh_rate)
     assert "Epoch 1" in capsys.readouterr().out
+
+
+def test_progress_bar_metrics_are_lightnings_at_every_step(tmp_path: Path) -> None:
+    """What a bar reads each step: the live ``train_loss_step`` (never the returned loss), then the epoch values."""
+
+    def recorder(framework: Any) -> list[Any]:
+        class Record(framework.Callback):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                self.seen: list[dict[str, float]] = []
+
+            def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
+                self.seen.append(dict(trainer.progress_bar_metrics))
+
+            def on_train_epoch_end(self, trainer: Any, *args: Any) -> None:
+                self.seen.append(dict(trainer.progress_bar_metrics))
+
+        return [Record()]
+
+    sides = fit_both(tmp_path, recorder, module={"prog_bar": True}, log_every_n_steps=4)
+    ours, theirs = (sides[n].callbacks[0].seen for n in ("accelplug", "lightning"))
+    assert len(ours) == len(theirs) == 14
+    for mine, wanted in zip(ours, theirs, strict=True):
+        assert list(mine) == list(wanted)
+        assert mine == pytest.approx(wanted, rel=1e-5)
+    assert all(type(v) is float for v in sides["accelplug"].trainer.progress_bar_metrics.values())
+
+
+def test_without_a_reader_the_step_values_wait_on_the_device(tmp_path: Path) -> None:
+    """No bar and nobody reading: each step's prog_bar value is kept as the tensor logged (no read-back per step);
+    reading ``trainer.progress_bar_metrics`` turns it into the float Lightning shows."""
+    import torch
+
+    kinds: list[type] = []
+
+    class Peek(accelplug.Callback):  # type: ignore[misc]
+        def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
+            kinds.append(type(trainer.state.progress_bar_metrics["train_loss_step"]))
+
+    sides = fit_both(
+        tmp_path, lambda f: [Peek()] if f is accelplug else [], module={"prog_bar": True}, log_every_n_steps=50
+    )
+    assert kinds == [torch.Tensor] * 12
+    ours, theirs = (sides[n].trainer.progress_bar_metrics for n in ("accelplug", "lightning"))
+    assert ours == pytest.approx(theirs, rel=1e-5) and type(ours["train_loss_step"]) is float
 
 
 def test_rich_bar_draws_each_epoch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,3 +158,15 @@ def test_a_bar_not_attached_says_so() -> None:
         _ = accelplug.callbacks.TQDMProgressBar().trainer  # type: ignore[attr-defined]
     with pytest.raises(MisconfigurationException, match="refresh_rate=-1"):
         accelplug.callbacks.RichProgressBar(refresh_rate=-1)  # type: ignore[attr-defined]
+    with pytest.raises(MisconfigurationException, match="RichProgressBarTheme"):
+        accelplug.callbacks.RichProgressBar(theme=None)  # type: ignore[attr-defined, arg-type]
+
+
+def test_rich_bar_default_theme_is_lightnings_instance() -> None:
+    import inspect
+
+    ours = inspect.signature(accelplug.callbacks.RichProgressBar).parameters["theme"].default  # type: ignore[attr-defined]
+    theirs = inspect.signature(_callbacks(lightning).RichProgressBar).parameters["theme"].default
+    assert type(ours).__name__ == type(theirs).__name__ == "RichProgressBarTheme"
+    assert vars(ours) == vars(theirs)
+    assert accelplug.callbacks.RichProgressBar().theme is ours  # type: ignore[attr-defined]

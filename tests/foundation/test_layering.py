@@ -98,6 +98,7 @@ TIERS: list[tuple[str, ...]] = [
         "trainer.display.progress",
         "trainer.display.defaults",
         "trainer.checkpointing.format",
+        "trainer.checkpointing.lightning_loops",
         "trainer.process.*",
     ),
     # T1: the record of one call

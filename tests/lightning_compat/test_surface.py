@@ -71,8 +71,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # LightningModule
         # LightningDataModule
         # Logger
-        # RichProgressBar(): theme defaults to None (accelplug's theme then), Lightning's to a theme instance
-        "signature RichProgressBar()",
         # LightningCLI
         # Fabric
         # signatures: Trainer()
@@ -342,6 +340,9 @@ def _same_default(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, type) and a.__module__.split(".")[0] == "lightning":  # Lightning's own class: accelplug's
         return isinstance(b, type) and b.__module__.split(".")[0] == "accelplug" and a.__name__ == b.__name__
+    if type(a).__module__.split(".")[0] == "lightning" and not isinstance(a, enum.Enum):  # an instance of its class
+        same_class = type(b).__module__.split(".")[0] == "accelplug" and type(a).__name__ == type(b).__name__
+        return same_class and vars(a) == vars(b)
     if isinstance(a, enum.Enum) and isinstance(a, str) and type(b) is str:  # a str-valued enum: the same string
         return a.value == b
     if inspect.isfunction(a) and not a.__name__.startswith("_") and a.__module__.split(".")[0] == "lightning":

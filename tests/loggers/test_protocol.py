@@ -140,16 +140,10 @@ def _run(framework: Any, tmp_path: Path, *, fail_at: int = -1) -> list[tuple[Any
     return list(logger.calls)
 
 
-def _without_steps(calls: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The calls with ``log_metrics``' step left out: which step a row carries is the loop's business (see
-    docs/results.md), not the logger protocol's."""
-    return [call[:2] if call[0] == "log_metrics" else call for call in calls]
-
-
 def test_fit_validate_and_test_make_lightnings_logger_calls_in_lightnings_order(tmp_path: Path) -> None:
     expected = _run(lightning, tmp_path / "lightning")
     calls = _run(accelplug, tmp_path / "ours")
-    assert _without_steps(calls) == _without_steps(expected)
+    assert calls == expected  # the rows' steps included (Lightning's count of batches that stepped)
     assert ("log_hyperparams", {"width": 4, "lr": 0.05, "fail_at": -1, "batch_size": 8}) in calls
     assert calls.count(("after_save_checkpoint", "ModelCheckpoint")) == 2  # one checkpoint per epoch
     assert calls.count(("finalize", "success")) == 3
@@ -158,7 +152,7 @@ def test_fit_validate_and_test_make_lightnings_logger_calls_in_lightnings_order(
 def test_a_fit_that_raises_finalizes_the_loggers_as_failed_as_lightning_does(tmp_path: Path) -> None:
     expected = _run(lightning, tmp_path / "lightning", fail_at=5)
     calls = _run(accelplug, tmp_path / "ours", fail_at=5)
-    assert _without_steps(calls) == _without_steps(expected)
+    assert calls == expected  # the rows' steps included (Lightning's count of batches that stepped)
     assert calls[-1] == ("finalize", "failed")
 
 
@@ -176,3 +170,65 @@ def test_a_logger_that_raises_is_named(tmp_path: Path) -> None:
     message = r"Broken raised in log_hyperparams\(\): ConnectionError: tracker unreachable"
     with pytest.raises(LoggerFailed, match=message):
         trainer.fit(net_class(), datamodule=data_class())
+
+
+def _steps(framework: Any, tmp_path: Path, variant: str) -> list[tuple[Any, ...]]:
+    """The ``log_metrics`` calls (keys and step) of a 2-epoch fit and a validate, in one of the variants whose
+    count of batches that stepped differs from ``global_step`` or from the batch count."""
+    torch.manual_seed(0)
+    net_class, data_class = _classes(framework)
+    options: dict[str, Any] = {"log_every_n_steps": 1}
+    if variant == "accumulate":
+        options["accumulate_grad_batches"] = 3
+    elif variant == "val-mid-epoch":
+        options["val_check_interval"] = 2
+    model = net_class()
+    if variant == "manual-two-optimizers":
+
+        class Manual(net_class):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.automatic_optimization = False
+
+            def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+                first, second = self.optimizers()  # type: ignore[misc]
+                loss = torch.nn.functional.mse_loss(self(batch[0]), batch[1])
+                self.manual_backward(loss)
+                first.step()
+                if batch_idx % 2:
+                    second.step()
+                self.log("train_loss", loss)
+                return loss
+
+            def configure_optimizers(self) -> Any:
+                return [
+                    torch.optim.SGD(self.net[0].parameters(), 0.05),
+                    torch.optim.SGD(self.net[2].parameters(), 0.05),
+                ]
+
+        model = Manual()
+    logger = _recording_logger(framework)
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=2,
+        logger=logger,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        default_root_dir=tmp_path,
+        **options,
+    )
+    with warnings.catch_warnings():
+        # Lightning's own advice for these tiny loaders (num_workers, log_every_n_steps): not this test's subject
+        warnings.filterwarnings("ignore", message=".*(does not have many workers|log_every_n_steps).*")
+        trainer.fit(model, datamodule=data_class())
+        trainer.validate(model, datamodule=data_class(), verbose=False)
+    return [call for call in logger.calls if call[0] == "log_metrics"]
+
+
+@pytest.mark.parametrize("variant", ["accumulate", "val-mid-epoch", "manual-two-optimizers"])
+def test_rows_carry_lightnings_step(variant: str, tmp_path: Path) -> None:
+    expected = _steps(lightning, tmp_path / "lightning", variant)
+    assert _steps(accelplug, tmp_path / "ours", variant) == expected

@@ -89,7 +89,7 @@ def test_a_fit_reaches_mlflow(mlflow_server: Any, tmp_path: Path) -> None:
 
     assert found["status"] == "FINISHED"
     assert found["params"] == {"lr": "0.05", "width": "3"}
-    assert [step for step, _ in found["metrics"]["val_loss"]] == [4, 8, 12]  # 4 steps an epoch
+    assert [step for step, _ in found["metrics"]["val_loss"]] == [3, 7, 11]  # 4 steps an epoch, Lightning's steps
     assert len(found["metrics"]["train_loss"]) == 6  # every 2 steps
     uploaded = {name: details["aliases"] for name, details in found["artifacts"].items()}
     best = Path(checkpoint.best_model_path).stem
@@ -108,7 +108,7 @@ def test_a_fit_reaches_wandb(wandb_offline: Path, tmp_path: Path) -> None:
 
     assert run.config == {"lr": 0.05, "width": 3}
     val_rows = [row for row in run.history if "val_loss" in row]
-    assert [row["trainer/global_step"] for row in val_rows] == [4, 8, 12]
+    assert [row["trainer/global_step"] for row in val_rows] == [3, 7, 11]  # Lightning's steps
     # log_model=True: the surviving top-2 files, uploaded when the fit succeeded.
     assert sorted(a.metadata["original_filename"] for a in run.artifacts) == sorted(
         Path(p).name for p in checkpoint.best_k_models
@@ -128,5 +128,5 @@ def test_a_fit_reaches_comet(comet_offline: Path, tmp_path: Path) -> None:
     found = read_comet_archive(archive)
 
     assert found.params == {"lr": 0.05, "width": 3}
-    assert [(step, epoch) for name, _, step, epoch in found.metrics if name == "val_loss"] == [(4, 0), (8, 1), (12, 2)]
+    assert [(step, epoch) for name, _, step, epoch in found.metrics if name == "val_loss"] == [(3, 0), (7, 1), (11, 2)]
     assert {m["file"] for m in found.models} >= {Path(p).name for p in checkpoint.best_k_models}

@@ -277,7 +277,8 @@ class TQDMProgressBar(ProgressBar):
         self._restart(self.train_progress_bar, self.total_train_batches, f"Epoch {trainer.current_epoch}")
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        if self._advance(self.train_progress_bar, batch_idx + 1):
+        # the metrics are read (a device read-back of the live step values) only when a visible bar redraws
+        if self._advance(self.train_progress_bar, batch_idx + 1) and not self.train_progress_bar.disable:
             self.train_progress_bar.set_postfix(self.get_metrics(trainer, pl_module))
 
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
@@ -381,7 +382,7 @@ class RichProgressBar(ProgressBar):
         self,
         refresh_rate: int = 100,
         leave: bool = False,
-        theme: RichProgressBarTheme | None = None,
+        theme: RichProgressBarTheme = RichProgressBarTheme(),  # noqa: B008  # Lightning's default, one shared instance
         console_kwargs: dict[str, Any] | None = None,
     ) -> None:
         try:
@@ -398,7 +399,11 @@ class RichProgressBar(ProgressBar):
         self._refresh_rate = refresh_rate
         self._leave = leave
         self._enabled = True
-        self.theme = theme if theme is not None else RichProgressBarTheme()
+        if not isinstance(theme, RichProgressBarTheme):
+            raise MisconfigurationException(
+                f"RichProgressBar(theme={theme!r}) is invalid: pass a RichProgressBarTheme instance."
+            )
+        self.theme = theme
         self._console_kwargs = console_kwargs or {}
         self.progress: Any = None
         self.train_progress_bar_id: Any = None
@@ -498,7 +503,8 @@ class RichProgressBar(ProgressBar):
         self.progress.refresh()
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        self._update(self.train_progress_bar_id, batch_idx + 1, self._metrics_text(trainer, pl_module))
+        if self.progress is not None:  # a disabled bar reads no metrics (each read is a device read-back)
+            self._update(self.train_progress_bar_id, batch_idx + 1, self._metrics_text(trainer, pl_module))
 
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
         if self.progress is not None and self.train_progress_bar_id is not None:

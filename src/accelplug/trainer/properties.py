@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .logging.collector import settle_bar
+
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..callbacks import ModelCheckpoint
@@ -184,7 +186,8 @@ class TrainerProperties:
 
     @property
     def progress_bar_metrics(self) -> dict[str, float]:
-        return self.state.progress_bar_metrics
+        # prog_bar step values wait on the device until read here (one transfer), as Lightning computes its own
+        return settle_bar(self.state.progress_bar_metrics)
 
     @property
     def default_root_dir(self) -> Path:

@@ -66,6 +66,12 @@ class PredictionRecord:
 class LoopState:
     global_step: int = 0
     current_epoch: int = 0
+    #: Batches whose optimizer stepped (every batch under manual optimisation): Lightning's
+    #: ``_batches_that_stepped``, the step its loggers see; it differs from ``global_step`` with several optimizers.
+    batches_stepped: int = 0
+    #: 1 from the moment the current batch stepped until its batch-end work (logging, validation) is done: Lightning
+    #: counts the batch only then, so rows logged in between carry the count before it.
+    stepped_in_batch: int = 0
     should_stop: bool = False
     stop_reason: StopReason | None = None
     #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
@@ -74,6 +80,10 @@ class LoopState:
     fn: Stage | None = None
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
+    #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
+    batches_in_past_epochs: int = 0
+    #: ``global_step`` when the current epoch started (Lightning's checkpoints count the epoch's own steps too).
+    epoch_first_step: int = 0
     #: Whether the current epoch's training batches are all done (and its epoch-end work is pending or done).
     epoch_done: bool = False
     #: Whether the loop left the current epoch (its end hooks ran, or it stopped inside it): Lightning then
@@ -87,8 +97,9 @@ class LoopState:
     callback_metrics: dict[str, Any] = field(default_factory=dict)
     #: What went to the loggers last (Lightning's ``logged_metrics``).
     logged_metrics: dict[str, float] = field(default_factory=dict)
-    #: What the progress bar shows (``self.log(..., prog_bar=True)`` values and the loss).
-    progress_bar_metrics: dict[str, float] = field(default_factory=dict)
+    #: What the progress bar shows (``self.log(..., prog_bar=True)`` values, Lightning's keys): a step value stays the
+    #: device tensor logged until someone reads it (``trainer.progress_bar_metrics`` settles them into floats).
+    progress_bar_metrics: dict[str, Any] = field(default_factory=dict)
     #: ``compile=...``: seconds the first training step of the last fit took, torch.compile's work included.
     compile_seconds: float | None = None
     #: The loaders of the last calls as this process iterates them, with their batch counts after the limits,
@@ -125,9 +136,29 @@ class LoopState:
     forward_only: bool = False
 
     @property
+    def log_step(self) -> int:
+        """The ``step`` a logger row carries now (Lightning's ``_batches_that_stepped`` at this point)."""
+        return self.batches_stepped - self.stepped_in_batch
+
+    @property
     def epoch(self) -> int:
         """Lightning's ``current_epoch``: the epoch being trained, or after it was left, the next one."""
         return self.current_epoch + 1 if self.epoch_left else self.current_epoch
+
+    def count_batch(self) -> None:
+        """A training batch stepped (under manual optimisation: ran), for the loggers' step; its rows until its
+        batch-end work is done carry the count before it, as Lightning's do."""
+        self.batches_stepped += 1
+        self.stepped_in_batch = 1
+
+    def begin_epoch(self, epoch: int, skip: int) -> None:
+        """``epoch`` starts (``skip`` batches of it done already, on a resume): the counters move on."""
+        if epoch != self.current_epoch or self.epoch_left:  # Lightning's checkpoints count batches over the fit
+            self.batches_in_past_epochs += self.batches_done
+        self.current_epoch, self.epoch_done, self.batches_done, self.epoch_left = epoch, False, skip, False
+        if skip == 0:
+            self.epoch_schedulers_done = False
+            self.epoch_first_step = self.global_step
 
     def start_fit(self) -> None:
         """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""

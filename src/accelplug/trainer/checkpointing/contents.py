@@ -17,7 +17,9 @@ import torch
 
 from ...errors import MisconfigurationException
 from ...strategies.state_dicts import SHARDED_KEY
+from ..state import Stage
 from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
+from .lightning_loops import LIGHTNING_VERSION, lightning_loops
 
 if TYPE_CHECKING:
     from ..run import Run
@@ -50,8 +52,16 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
     hparams = dict(getattr(run.module, "hparams", {}) or {})
     checkpoint: dict[str, Any] = {
         "accelplug_checkpoint": CHECKPOINT_FORMAT,
-        "epoch": state.current_epoch,
+        # Lightning's trainer.current_epoch (the next epoch once one was left: 2 after a 2-epoch fit)
+        "epoch": state.epoch,
         "global_step": state.global_step,
+        # what Lightning 2.6 needs to load and resume this file (accelplug resumes from "loop")
+        "pytorch-lightning_version": LIGHTNING_VERSION,
+        "loops": lightning_loops(
+            state,
+            automatic=getattr(run.module, "automatic_optimization", True),
+            validating=state.stage is Stage.VALIDATING,
+        ),
         "state_dict": strategy.module_state_dict(run.module),
         "optimizer_states": [strategy.optimizer_state_dict(run.module, o) for o in optim.optimizers] if optim else [],
         "lr_schedulers": [s.scheduler.state_dict() for s in optim.schedulers] if optim else [],
@@ -60,7 +70,10 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
         "loop": {
             "epoch": state.current_epoch,
             "global_step": state.global_step,
+            "batches_stepped": state.batches_stepped,
             "batches_done": state.batches_done,
+            "batches_in_past_epochs": state.batches_in_past_epochs,
+            "epoch_first_step": state.epoch_first_step,
             "epoch_done": state.epoch_done,
             "epoch_schedulers_done": state.epoch_schedulers_done,
             "total_batches": state.batches_before_epoch + (0 if state.epoch_left else state.batches_done),
@@ -193,7 +206,10 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state = run.state
     state.current_epoch = int(loop["epoch"])
     state.global_step = int(loop["global_step"])
+    state.batches_stepped = int(loop.get("batches_stepped", state.global_step))  # older files: one optimizer
     state.batches_done = int(loop["batches_done"])
+    state.batches_in_past_epochs = int(loop.get("batches_in_past_epochs", 0))
+    state.epoch_first_step = int(loop.get("epoch_first_step", 0))
     state.epoch_done = bool(loop["epoch_done"])
     state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))
     in_epoch = 0 if state.epoch_done else state.batches_done  # a finished epoch is counted in the total

@@ -107,7 +107,9 @@ class _Counting(Progress):
         self.loss = loss
 
     def show_metrics(self, metrics: dict[str, Any]) -> None:
-        self.metrics = dict(metrics)
+        # floats now, in the loop's thread: a prog_bar step value may still be a device tensor (read back here,
+        # only when this display draws), and the drawing thread must never touch the device
+        self.metrics = {k: float(v) for k, v in metrics.items()}
 
     def eval_start(self, label: str, total: int | None) -> None:
         self.eval_label, self.eval_total, self.eval_done = label, total, 0

@@ -18,7 +18,7 @@ from ...errors import MisconfigurationException
 if TYPE_CHECKING:
     from ...strategies.base import Strategy
 
-__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "reduction_name"]
+__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "reduction_name", "settle_bar"]
 
 # (default on_step, default on_epoch, on_step allowed, on_epoch allowed) per hook.
 _STEP = (True, False, True, True)
@@ -130,13 +130,17 @@ class _EpochValue:
 class LogCollector:
     """Everything ``self.log`` received during one stage (training, validation or test)."""
 
-    def __init__(self, live: dict[str, Any] | None = None) -> None:
+    def __init__(self, live: dict[str, Any] | None = None, bar: dict[str, Any] | None = None) -> None:
         #: Step values since they were last read, by logged name (``name`` or ``name_step``).
         self.step_values: dict[str, torch.Tensor] = {}
         #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``):
         #: with ``live`` (training), the Trainer's ``callback_metrics`` itself, so a value is there as soon as it
         #: is logged (Lightning's are computed when read), a hook later in the same step included.
         self.callback_step: dict[str, Any] = live if live is not None else {}
+        #: With ``bar``, the Trainer's ``progress_bar_metrics``: a ``prog_bar=True`` step value lands there as the
+        #: device tensor it is (no read-back), and becomes a float only when someone reads the metrics
+        #: (:func:`settle_bar`), as Lightning's progress bar shows each step's live value.
+        self.bar = bar
         #: Names logged both on step and on epoch: ``callback_metrics`` also shows them unsuffixed.
         self.forked: set[str] = set()
         self.step_prog_bar: set[str] = set()
@@ -157,6 +161,8 @@ class LogCollector:
                 self.step_values[key] = self.callback_step[key] = self.callback_step[name] = detached
                 if prog_bar:
                     self.step_prog_bar.add(key)
+                    if self.bar is not None:
+                        self.bar[key] = detached
                 if not logger:
                     self.step_no_logger.add(key)
         if on_epoch:
@@ -208,6 +214,22 @@ class LogCollector:
 
     def prog_bar_names(self) -> set[str]:
         return set(self.step_prog_bar) | {k for k, e in self.epoch_values.items() if e.prog_bar}
+
+
+def settle_bar(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics`` with every device tensor the collector left there turned into a float, in place (keys keep
+    their order), in one transfer: the read-back a progress bar pays for when it shows the live step values."""
+    pending = [k for k, v in metrics.items() if isinstance(v, torch.Tensor)]
+    if not pending:
+        return metrics
+    tensors = [metrics[k] for k in pending]
+    device = tensors[0].device
+    if all(t.device == device for t in tensors):
+        floats = torch.stack([t.to(torch.float32).reshape(()) for t in tensors]).tolist()
+    else:
+        floats = [float(t) for t in tensors]
+    metrics.update(zip(pending, floats, strict=True))
+    return metrics
 
 
 def _reduce_group(

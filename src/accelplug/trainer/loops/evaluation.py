@@ -158,7 +158,7 @@ class EvaluationLoop:
         module.eval()
         hooks.call_module(f"on_{self.prefix}_model_eval")
         hooks.call(f"on_{self.prefix}_start")
-        collector = LogCollector()
+        collector = LogCollector(bar=self.run.state.progress_bar_metrics)
         self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
         hooks.call(f"on_{self.prefix}_epoch_start")
         returned: dict[str, torch.Tensor] = {}

@@ -54,21 +54,18 @@ class FitLoop:
         *,
         signals: SignalGuard | None = None,
     ) -> None:
-        self.run_ = run
-        self.state = run.state
-        self.hooks = run.hooks
-        self.loader = train_loader
-        self.val_loop = val_loop
-        self.progress = progress
+        self.run_, self.state, self.hooks = run, run.state, run.hooks
+        self.loader, self.val_loop, self.progress = train_loader, val_loop, progress
         self.signals = signals  # under DDP its stop flags ride on the logging step's all-reduce
         self.resume = resume
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
-        self.collector, self.started = LogCollector(live=run.state.callback_metrics), time.monotonic()
+        self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
+        self.started = time.monotonic()
         self._last_loss: float | None = None
-        self._last_logged_step = -1
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
+        self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
         self._tick = progress.tick if type(progress) is not Progress else None  # nothing to call when hidden
@@ -175,8 +172,9 @@ class FitLoop:
         steps_before = self.opt.manual_steps
         with self.hooks.span("run_training_batch"):
             output = self.opt.manual_step(batch, batch_idx)
+        self.state.count_batch()  # Lightning counts every manual batch for its loggers, stepped or not
         if self.opt.manual_steps != steps_before:
-            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before)
+            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
         return output
 
     def _batch_start(self, batch: Any, batch_idx: int) -> Any:
@@ -188,10 +186,12 @@ class FitLoop:
         return SKIP_REST_OF_EPOCH if skip else batch
 
     # ---- around each batch ---------------------------------------------------------------------------
-    def _optimizer_stepped(self, batch_idx: int, count: int = 1) -> None:
+    def _optimizer_stepped(self, batch_idx: int, count: int = 1, *, batch: bool = True) -> None:
         """After the optimizers stepped: count, step-interval schedulers, and (last batch) epoch ones."""
         state = self.state
         state.global_step += count
+        if batch:  # manual optimisation counts every batch itself (manual_batch)
+            state.count_batch()
         if not self.opt.schedulers:
             return
         self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
@@ -202,25 +202,25 @@ class FitLoop:
 
     def _after_batch(self, output: Any, batch: Any, batch_idx: int) -> None:
         state = self.state
-        state.batches_done = batch_idx + 1
-        self._last_output = output
-        self._epoch_has_batches = True
+        state.batches_done, self._last_output, self._epoch_has_batches = batch_idx + 1, output, True
         hooks = self._batch_end_hooks
         if hooks:
             self.run_.router.enter("on_train_batch_end", self.collector)
             for hook in hooks:
                 hook(output, batch, batch_idx)
-        if state.global_step != self._last_logged_step and state.global_step % self.limits.log_every == 0:
+        # Lightning's cadence; at a stop request too, on one process only (under DDP the read-back is a collective)
+        log_every, stopping = self.limits.log_every, state.should_stop and self._log_on_stop
+        if state.stepped_in_batch and (state.batches_stepped % log_every == 0 or stopping):
             self._log_step(output)
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
         every = self.limits.val_every
         if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
             self._validate()
+        state.stepped_in_batch = 0
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""
-        self._last_logged_step = self.state.global_step
         signals = self.signals  # under DDP its stop flags ride on this all-reduce (see process.interrupts)
         metrics = read_step_metrics(self.run_, self.collector, output, signals.flags() if signals else None)
         if signals is not None:
@@ -228,6 +228,9 @@ class FitLoop:
         self._last_loss = metrics.get("train_loss", self._last_loss)
         self.progress.show_metrics(self.state.progress_bar_metrics)
         self.opt.check_finite(metrics)
+
+    def _finished(self, epoch: int) -> bool:
+        return self.limits.finished(self.state, time.monotonic() - self.started, epoch)
 
     def _stop_within_epoch(self) -> bool:
         state, limits = self.state, self.limits
@@ -242,22 +245,15 @@ class FitLoop:
             self._validate()  # Lightning validates before honouring a requested stop
         return True
 
-    def _finished(self, epoch: int) -> bool:
-        reason = self.limits.stop_reason(self.state, time.monotonic() - self.started, within_epoch=False, epoch=epoch)
-        self.state.stop_reason = reason or self.state.stop_reason
-        return reason is not None
-
     def _start_epoch(self, epoch: int, skip: int) -> None:
         state = self.state
         every = self.run_.options.reload_dataloaders_every_n_epochs
         if self.reload is not None and every and epoch > 0 and epoch % every == 0:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
-        state.current_epoch, state.epoch_done, state.batches_done, state.epoch_left = epoch, False, skip, False
-        state.epoch_schedulers_done = state.epoch_schedulers_done and skip > 0
+        state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
         self._epoch_has_batches = skip > 0
-        self._last_logged_step = -1
         self.run_.strategy.set_epoch(self.loader, epoch)
         state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self.opt.module.train()
@@ -268,15 +264,16 @@ class FitLoop:
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:
-        """Validation at the epoch's end, the epoch hooks, epoch metrics and the epoch schedulers. After a stop
-        inside the epoch the hooks still run (as in Lightning), but the schedulers do not step and the epoch is
-        not marked done, so a resume finishes it."""
+        """Validation at the epoch's end, the epoch hooks, metrics and schedulers (after a stop inside the epoch, the
+        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it)."""
         state = self.state
         if not self._epoch_has_batches:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
         if complete:
             if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+                state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it
                 self._validate()
+                state.stepped_in_batch = 0
             if not self._epoch_schedulers_stepped:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True

@@ -126,6 +126,12 @@ class Limits:
             return StopReason.MAX_EPOCHS
         return None
 
+    def finished(self, state: LoopState, elapsed_s: float, epoch: int) -> bool:
+        """Whether the fit ends before ``epoch`` starts; the reason, when there is one, goes to ``state``."""
+        reason = self.stop_reason(state, elapsed_s, within_epoch=False, epoch=epoch)
+        state.stop_reason = reason or state.stop_reason
+        return reason is not None
+
     def at_step_boundary(self, state: LoopState) -> bool:
         """Whether the batches done so far end an accumulation window (the optimizers just stepped)."""
         done = state.batches_done

@@ -61,15 +61,18 @@ def _publish(
     no_logger: set[str],
     prog_bar: set[str],
     not_callback: frozenset[str] = frozenset(),
+    *,
+    step_back: int = 0,
 ) -> None:
-    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers."""
+    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers (the row's
+    step: Lightning's count of batches that stepped, ``step_back`` fewer)."""
     state = run.state
     shown = {**values, **collector.aliases(values)}
     state.callback_metrics.update({k: torch.tensor(v) for k, v in shown.items() if k not in not_callback})
     state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
     logged = {k: v for k, v in values.items() if k not in no_logger}
     if logged:
-        run.log_metrics(logged, state.global_step, epoch=state.epoch)
+        run.log_metrics(logged, state.log_step - step_back, epoch=state.epoch)
 
 
 def read_step_metrics(
@@ -83,10 +86,10 @@ def read_step_metrics(
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
     values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
     public = {k: v for k, v in values.items() if k not in private} if private else values
-    # The returned loss goes to the loggers and the progress bar; callback_metrics holds what self.log
-    # recorded, as Lightning's does.
+    # The returned loss goes to the loggers (and accelplug's own display, through the value returned); the
+    # progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's do.
     automatic = frozenset() if "train_loss" in pending else frozenset({"train_loss"})
-    _publish(run, public, collector, no_logger, prog_bar | {"train_loss"}, automatic)
+    _publish(run, public, collector, no_logger, prog_bar, automatic)
     return values
 
 
@@ -96,8 +99,8 @@ def finish_train_epoch(run: Run, collector: LogCollector, *, reset: bool = True)
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()}
-    if values:
-        _publish(run, values, collector, no_logger, prog_bar)
+    if values:  # Lightning logs a training epoch's row at the step of its last batch, one less than the count
+        _publish(run, values, collector, no_logger, prog_bar, step_back=1)
     return values
 
 
@@ -124,18 +127,15 @@ def finish_eval_epoch(
 def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:
     """The loss of the epoch's last step, so the epoch's line never shows a value from steps ago.
 
-    One read-back per epoch (averaged across processes); ``train_loss`` on the progress bar becomes
-    that value.
+    One read-back per epoch (averaged across processes), for accelplug's own display; the progress-bar
+    metrics (Lightning's) never show the returned loss.
     """
     found = output_scalars(output, "train_loss").get("train_loss") if output is not None else None
     # Every process takes part in the average (NaN where its last batch had no loss), so a skipped
     # batch on one rank cannot leave the others waiting in the collective.
     mine = found if found is not None else torch.tensor(float("nan"))
     loss = reduce_to_floats(run, {"train_loss": mine})["train_loss"]
-    if loss != loss:
-        return fallback
-    run.state.progress_bar_metrics["train_loss"] = loss
-    return loss
+    return fallback if loss != loss else loss
 
 
 def epoch_line(state: LoopState, last_loss: float | None) -> dict[str, float]:

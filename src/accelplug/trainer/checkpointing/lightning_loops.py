@@ -1,0 +1,80 @@
+"""The ``loops`` and ``pytorch-lightning_version`` keys of a checkpoint, so Lightning 2.6 can load and resume it.
+
+accelplug resumes from its own ``loop`` record; Lightning reads its loops' progress counters instead, and refuses
+a file without a version. This module writes those counters as Lightning's loops hold them at the same point of a
+fit (after it, in ``on_train_epoch_end``, in a validation at an epoch's end or inside it, in ``on_train_batch_end``),
+from the loop state alone. Only what Lightning's restart logic reads is derived; the evaluation loops' counters,
+which only say how far an interrupted evaluation got, are written as a fresh loop's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..state import LoopState
+
+__all__ = ["LIGHTNING_VERSION", "lightning_loops"]
+
+#: The Lightning release whose checkpoint layout these keys follow (Lightning migrates older layouts on load).
+LIGHTNING_VERSION = "2.6.6"
+
+
+def _progress(ready: int, started: int, processed: int, completed: int) -> dict[str, int]:
+    return {"ready": ready, "completed": completed, "started": started, "processed": processed}
+
+
+def _batch_progress(total: dict[str, int], current: dict[str, int], is_last_batch: bool) -> dict[str, Any]:
+    return {"total": total, "current": current, "is_last_batch": is_last_batch}
+
+
+def _fresh_eval() -> dict[str, Any]:
+    zero = _progress(0, 0, 0, 0)
+    return {"state_dict": {}, "batch_progress": _batch_progress(dict(zero), dict(zero), False)}
+
+
+def _steps(total: int, current: int) -> dict[str, Any]:
+    return {"total": {"ready": total, "completed": total}, "current": {"ready": current, "completed": current}}
+
+
+def lightning_loops(state: LoopState, *, automatic: bool, validating: bool) -> dict[str, Any]:
+    """Lightning's ``checkpoint["loops"]`` for a fit standing where ``state`` stands (``validating``: a validation
+    inside the fit is running, as when ``ModelCheckpoint`` saves on validation end)."""
+    epoch, done = state.current_epoch, state.batches_done
+    if state.epoch_left:  # after the epoch (or the fit): Lightning counted it completed
+        epochs = _progress(epoch + 1, epoch + 1, epoch + 1, epoch + 1)
+    elif state.epoch_done and not validating:  # the epoch-end hooks: processed, not yet completed
+        epochs = _progress(epoch + 1, epoch + 1, epoch + 1, epoch)
+    else:  # inside the epoch, or the validation Lightning runs within its last batch
+        epochs = _progress(epoch + 1, epoch + 1, epoch, epoch)
+    # in on_train_batch_end (a batch that stepped, its batch-end work not done) Lightning has not completed it yet
+    in_batch_end = bool(state.stepped_in_batch) and not validating and not state.epoch_done
+    completed = done - 1 if in_batch_end and done else done
+    current = _progress(done, done, done, completed)
+    before = state.batches_in_past_epochs
+    total = _progress(before + done, before + done, before + done, before + completed)
+    is_last = state.epoch_done or state.epoch_left or (state.is_last_batch and done > 0)
+    zero_steps = _steps(0, 0)
+    in_epoch = state.global_step - state.epoch_first_step
+    optimizer_steps = _steps(state.global_step, in_epoch) if automatic else zero_steps
+    zero_grad = {part: {**counts, "started": counts["ready"]} for part, counts in optimizer_steps.items()}
+    fit_loop = {
+        "state_dict": {},
+        "epoch_loop.state_dict": {"_batches_that_stepped": state.log_step},
+        "epoch_loop.batch_progress": _batch_progress(total, current, is_last),
+        "epoch_loop.scheduler_progress": zero_steps,
+        "epoch_loop.automatic_optimization.state_dict": {},
+        "epoch_loop.automatic_optimization.optim_progress": {
+            "optimizer": {"step": optimizer_steps, "zero_grad": zero_grad}
+        },
+        "epoch_loop.manual_optimization.state_dict": {},
+        "epoch_loop.manual_optimization.optim_step_progress": zero_steps
+        if automatic
+        else _steps(state.global_step, in_epoch),
+        "epoch_loop.val_loop.state_dict": {},
+        "epoch_loop.val_loop.batch_progress": _fresh_eval()["batch_progress"],
+        "epoch_progress": {"total": dict(epochs), "current": dict(epochs)},
+    }
+    predict = _fresh_eval()
+    predict["batch_progress"].pop("is_last_batch")
+    return {"fit_loop": fit_loop, "validate_loop": _fresh_eval(), "test_loop": _fresh_eval(), "predict_loop": predict}
