@@ -51,7 +51,6 @@ lightning = pytest.importorskip("lightning", reason="the surface walk reads Ligh
 KNOWN_MISSING: frozenset[str] = frozenset(
     {
         # import paths
-        "import accelplug.pytorch.plugins",
         "import accelplug.pytorch.profilers",
         "import accelplug.pytorch.tuner",
         "import accelplug.callbacks",
@@ -84,9 +83,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.strategies.ModelParallelStrategy",
         "lightning.pytorch.strategies.ParallelStrategy",
         # lightning.pytorch.plugins
-        "lightning.pytorch.plugins.AsyncCheckpointIO",
-        "lightning.pytorch.plugins.CheckpointIO",
-        "lightning.pytorch.plugins.TorchCheckpointIO",
         "lightning.pytorch.plugins.BitsandbytesPrecision",
         "lightning.pytorch.plugins.DoublePrecision",
         "lightning.pytorch.plugins.HalfPrecision",
@@ -142,8 +138,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # signatures: Trainer methods
         # signatures: LightningModule methods
         # signatures: constructors
-        "signature Strategy()",
-        "signature SingleDeviceStrategy()",
     }
 )
 

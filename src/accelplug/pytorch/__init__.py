@@ -22,7 +22,7 @@ __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "see
 
 #: the sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first
 _SUBPACKAGES = frozenset(
-    {"accelerators", "callbacks", "cli", "core", "demos", "loggers", "strategies", "trainer", "utilities"}
+    {"accelerators", "callbacks", "cli", "core", "demos", "loggers", "plugins", "strategies", "trainer", "utilities"}
 )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..checkpoint_plugins import AsyncCheckpointIO
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..loggers.protocol import finalize_loggers
@@ -56,6 +57,7 @@ def start_run(
     setup_environment(strategy, trainer.accelerator, device)
     state: LoopState = trainer.state
     state.stage = state.fn = stage
+    _watch_background_saves(strategy, state)
     router = LogRouter()
     callbacks = list(trainer.callbacks)
     extra = _module_callbacks(module)
@@ -114,6 +116,20 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         finally:
             run.strategy.teardown()
         run.state.stage = run.state.fn = None
+
+
+def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
+    """A save failing in ``AsyncCheckpointIO``'s thread raises the loop's stop flag, and the stop check then
+    raises the error: the fit ends at the next step, not at its end, and the loop pays nothing per step."""
+    io = strategy.checkpoint_io
+    if not isinstance(io, AsyncCheckpointIO):
+        return
+
+    def failed() -> None:
+        state.raise_failed_save = io.raise_failure
+        state.should_stop = True
+
+    io._on_failure = failed
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:

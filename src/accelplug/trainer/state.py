@@ -76,6 +76,9 @@ class LoopState:
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
+    #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
+    #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
+    raise_failed_save: Callable[[], None] | None = None
 
     @property
     def epoch(self) -> int:
@@ -87,6 +90,7 @@ class LoopState:
         self.should_stop = False
         self.stop_reason = None
         self.compile_seconds = None
+        self.raise_failed_save = None
 
     def clear_metrics(self) -> None:
         """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does: new dicts, so one

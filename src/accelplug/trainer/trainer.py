@@ -145,6 +145,9 @@ class Trainer(TrainerProperties, TrainerViews):
         registry = get_registry()
         chosen_strategy = self.selection.strategy_object
         self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
+        from .checkpointing.saving import attach_checkpoint_io
+
+        attach_checkpoint_io(self._strategy, self.options.plugins.checkpoint_io)
         self._precision = registry.get_precision(self.selection.precision)(self.root_device.type)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)

@@ -91,7 +91,10 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
 
 def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
     """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs."""
-    checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
+    strategy = run.strategy
+    checkpoint = read_checkpoint(
+        path, strategy.checkpoint_map_location(), weights_only=weights_only, io=strategy.checkpoint_io
+    )
     shown = str(path)
     run.hooks.call("on_load_checkpoint", checkpoint)
     sharded = checkpoint.get(SHARDED_KEY)

@@ -1,0 +1,7 @@
+"""``lightning.pytorch.plugins.environments``'s path: the cluster environments (:mod:`accelplug.plugins.environments`).
+"""
+
+from __future__ import annotations
+
+from ...plugins.environments import *  # noqa: F403 - the mirror carries exactly its __all__
+from ...plugins.environments import __all__ as __all__
