@@ -282,10 +282,11 @@ def load_verified(
         raise _unreadable(label, shown, exc) from None
     except Exception as exc:  # a damaged file fails deep in the unpickler (IndexError, struct.error...)
         raise _unreadable(label, shown, exc) from None
-    if (not isinstance(state, dict) or FORMAT_KEY not in state) and not require_format:
+    if require_format or (isinstance(state, dict) and FORMAT_KEY in state):
+        check_format(state, label, shown)
+    if not isinstance(state, dict):
         return state
-    check_format(state, label, shown)
-    stored = state.get(DIGEST_KEY)
+    stored = state.get(DIGEST_KEY)  # also in a file TorchCheckpointIO wrote from a dict of the user's own
     if stored is not None and stored != content_digest(state):
         raise MisconfigurationException(
             f"{label}={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
