@@ -102,7 +102,7 @@ def test_torch_checkpoint_io_round_trips_through_an_fsspec_url() -> None:
     loaded = io.load_checkpoint(url)
     assert torch.equal(loaded["w"], torch.arange(4.0)) and loaded["epoch"] == 3
     io.remove_checkpoint(url)
-    with pytest.raises(FileNotFoundError, match="model.ckpt"):
+    with pytest.raises(FileNotFoundError, match=r"model\.ckpt"):
         io.load_checkpoint(url)
     io.remove_checkpoint(url)  # already gone: no error, as Lightning's
 
@@ -126,7 +126,7 @@ def test_a_corrupt_file_is_refused_by_the_plugin_naming_it(tmp_path: Path) -> No
     index = data.find(b"\x00\x00\x80?")  # a float 1.0 of the tensor's bytes
     data[index + 2] = 0x00
     target.write_bytes(bytes(data))
-    with pytest.raises(MisconfigurationException, match="model.ckpt.*corrupt"):
+    with pytest.raises(MisconfigurationException, match=r"model\.ckpt.*corrupt"):
         TorchCheckpointIO().load_checkpoint(target)
 
 
@@ -156,7 +156,7 @@ def test_a_duck_typed_writer_is_told_to_subclass_checkpoint_io() -> None:
 
         def load_checkpoint(self, path: Any) -> Any: ...
 
-    with pytest.raises(MisconfigurationException, match="subclass accelplug.plugins.CheckpointIO"):
+    with pytest.raises(MisconfigurationException, match=r"subclass accelplug\.plugins\.CheckpointIO"):
         accelplug.Trainer(accelerator="cpu", plugins=[Writer()])
 
 
