@@ -33,6 +33,7 @@ __all__ = [
     "FORMAT_KEY",
     "READABLE_FORMATS",
     "atomic_save",
+    "check_format",
     "content_digest",
     "filesystem",
     "is_url",
@@ -281,9 +282,23 @@ def load_verified(
         raise _unreadable(label, shown, exc) from None
     except Exception as exc:  # a damaged file fails deep in the unpickler (IndexError, struct.error...)
         raise _unreadable(label, shown, exc) from None
+    if require_format or (isinstance(state, dict) and FORMAT_KEY in state):
+        check_format(state, label, shown)
+    if not isinstance(state, dict):
+        return state
+    stored = state.get(DIGEST_KEY)  # also in a file TorchCheckpointIO wrote from a dict of the user's own
+    if stored is not None and stored != content_digest(state):
+        raise MisconfigurationException(
+            f"{label}={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
+            "saved (damaged on disk or in a copy). Use an earlier checkpoint (the Trainer's ckpt_path='last' "
+            "picks the newest one that verifies)."
+        )
+    return state
+
+
+def check_format(state: Any, label: str, shown: str) -> None:
+    """Refuse ``state`` (what a file held) unless accelplug wrote it in a format this version reads."""
     if not isinstance(state, dict) or FORMAT_KEY not in state:
-        if not require_format:
-            return state
         raise MisconfigurationException(
             f"{label}={shown!r} is not an accelplug checkpoint (it holds "
             f"{_describe(state)}; accelplug checkpoints are written by trainer.save_checkpoint, ModelCheckpoint "
@@ -295,14 +310,6 @@ def load_verified(
             f"{label}={shown!r} has checkpoint format {version!r}; this accelplug reads formats "
             f"{READABLE_FORMATS}. Upgrade accelplug to load it."
         )
-    stored = state.get(DIGEST_KEY)
-    if stored is not None and stored != content_digest(state):
-        raise MisconfigurationException(
-            f"{label}={shown!r} is corrupt: its contents do not match the SHA-256 checksum stored when it was "
-            "saved (damaged on disk or in a copy). Use an earlier checkpoint (the Trainer's ckpt_path='last' "
-            "picks the newest one that verifies)."
-        )
-    return state
 
 
 def _unreadable(label: str, shown: str, exc: BaseException) -> MisconfigurationException:

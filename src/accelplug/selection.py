@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from .accelerator import Accelerator
+from .checkpoint_plugins import CheckpointIO
 from .devices import parse_devices
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
@@ -140,6 +141,8 @@ class RunPlugins:
     precision: Precision | None = None
     #: What happens to the model's layers across processes (``TorchSyncBatchNorm()`` is ``sync_batchnorm=True``).
     layer_sync: LayerSync | None = None
+    #: the writer every checkpoint goes through (``AsyncCheckpointIO()``, a user's ``CheckpointIO`` subclass)
+    checkpoint_io: CheckpointIO | None = None
 
 
 #: What ``plugins=`` may hold: each kind's base class and the :class:`RunPlugins` field it fills. An object is
@@ -148,6 +151,7 @@ PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
     (ClusterEnvironment, "cluster_environment"),
     (Precision, "precision"),
     (LayerSync, "layer_sync"),
+    (CheckpointIO, "checkpoint_io"),
 )
 
 
@@ -170,6 +174,7 @@ def sort_plugins(plugins: Any) -> RunPlugins:
             raise MisconfigurationException(
                 f"plugins={given}: {shown} is not a plugin object accelplug uses; accepted are instances of "
                 f"{kinds} (choose a precision by name with precision=..., a strategy with strategy=...)."
+                + _plugin_hint(item)
             )
         found.setdefault(slot, []).append(item)
     for objects in found.values():
@@ -179,6 +184,18 @@ def sort_plugins(plugins: Any) -> RunPlugins:
                 f"plugins holds {len(objects)} objects of one kind ({names}); pass one of them."
             )
     return RunPlugins(**{slot: objects[0] for slot, objects in found.items()})
+
+
+def _plugin_hint(item: object) -> str:
+    """What the user probably meant: a class where an instance belongs, or a writer not built on CheckpointIO."""
+    if isinstance(item, type) and any(issubclass(item, base) for base, _ in PLUGIN_KINDS):
+        return f" {item.__name__} is a class: pass an instance, {item.__name__}()."
+    if all(callable(getattr(item, name, None)) for name in ("save_checkpoint", "load_checkpoint")):
+        return (
+            f" {type(item).__name__} has save_checkpoint/load_checkpoint but is no CheckpointIO: subclass "
+            "accelplug.plugins.CheckpointIO (Lightning's base) so the Trainer writes through it."
+        )
+    return ""
 
 
 def _check_world(num_nodes: int, num_devices: int) -> None:

@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
         "preparation",
         "hookspecs",
         "checkpoint_io",
+        "checkpoint_plugins",
         "seed",
         "builtin_plugin",
         "status",

@@ -59,9 +59,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # lightning.pytorch.profilers
         # lightning.pytorch.strategies
         # lightning.pytorch.plugins
-        "lightning.pytorch.plugins.AsyncCheckpointIO",
-        "lightning.pytorch.plugins.CheckpointIO",
-        "lightning.pytorch.plugins.TorchCheckpointIO",
         # lightning.fabric
         # deeper paths
         # lightning.pytorch
@@ -77,8 +74,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         # signatures: Trainer methods
         # signatures: LightningModule methods
         # signatures: constructors
-        "signature Strategy()",
-        "signature SingleDeviceStrategy()",
     }
 )
 

@@ -418,14 +418,14 @@ class ModelCheckpoint(Checkpoint):
             )
         self._save_checkpoint(trainer, path)
         if dropped and self._removable(trainer, dropped, path):
-            trainer.strategy.remove_checkpoint(Path(dropped))
+            trainer.strategy.remove_checkpoint(dropped)
 
     def _save_newest(self, trainer: Any, candidates: dict[str, Any]) -> None:
         path = self._free_name(candidates, trainer, self.best_model_path)
         previous, self.best_model_path = self.best_model_path, path
         self._save_checkpoint(trainer, path)
         if self.save_top_k == 1 and previous and self._removable(trainer, previous, path):
-            trainer.strategy.remove_checkpoint(Path(previous))
+            trainer.strategy.remove_checkpoint(previous)
 
     def _save_last_checkpoint(self, trainer: Any, candidates: dict[str, Any]) -> None:
         if not self.save_last:
@@ -437,7 +437,7 @@ class ModelCheckpoint(Checkpoint):
         else:
             self._save_checkpoint(trainer, path)
         if previous and self._removable(trainer, previous, path):
-            trainer.strategy.remove_checkpoint(Path(previous))
+            trainer.strategy.remove_checkpoint(previous)
 
     def _save_checkpoint(self, trainer: Any, path: str) -> None:
         trainer.save_checkpoint(path, self.save_weights_only)

@@ -8,7 +8,6 @@ is required because an exception can come before any folder is decided.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from ..errors import MisconfigurationException
@@ -43,4 +42,4 @@ class OnExceptionCheckpoint(Checkpoint):
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
         # accelplug also tears down after an exception (Lightning does not): keep the file just written then
         if not self._saved_on_exception and os.path.exists(self.ckpt_path):
-            trainer.strategy.remove_checkpoint(Path(self.ckpt_path))
+            trainer.strategy.remove_checkpoint(self.ckpt_path)

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoint_io import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, atomic_save, load_verified
+from ..checkpoint_io import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY
 from ..errors import MisconfigurationException
 from ..strategies.base import Strategy
 from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
@@ -112,9 +112,19 @@ def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any
             converted = {k: v for k, v in converted.items() if filters[key](k, v)}
         checkpoint[key] = converted
     try:
-        strategy.save_checkpoint(checkpoint, target, atomic_save, tensor_keys=tuple(tensor_keys))
+        strategy.save_checkpoint(checkpoint, target, _writer(strategy), tensor_keys=tuple(tensor_keys))
     finally:
         strategy.barrier()  # also after a failed write: the other ranks wait here
+
+
+def _writer(strategy: Strategy) -> Callable[[dict[str, Any], Path], None]:
+    """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default)."""
+    io = strategy.checkpoint_io
+
+    def write(checkpoint: dict[str, Any], target: Path) -> None:
+        io.save_checkpoint(checkpoint, target)
+
+    return write
 
 
 def _optimizer_state(
@@ -144,12 +154,10 @@ def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None
         )
     if target.stat().st_size == 0:
         raise MisconfigurationException(f"{what}(path={str(path)!r}) is empty (0 bytes): a save that never completed?")
-    loaded = load_verified(
+    loaded = strategy.checkpoint_io.load_checkpoint(
         target,
-        strategy.checkpoint_map_location(),
+        map_location=strategy.checkpoint_map_location(),
         weights_only=True if weights_only is None else weights_only,
-        label="path",
-        require_format=False,
     )
     return target, loaded
 

@@ -88,6 +88,12 @@ def plan(
         selection = replace(selection, precision="bf16-mixed")
     strategy_object = selection.strategy_object or _strategy_from_name(selection.strategy)
     precision_object = given_precision or registry.get_precision(selection.precision)(selection.root_device.type)
+    if sorted_plugins.checkpoint_io is not None:  # Fabric saves and loads through it, as Lightning Fabric does
+        if getattr(strategy_object, "_checkpoint_io", None) not in (None, sorted_plugins.checkpoint_io):
+            raise MisconfigurationException(
+                "plugins= and the strategy's checkpoint_io= both name the checkpoint writer; choose one."
+            )
+        strategy_object.checkpoint_io = sorted_plugins.checkpoint_io
     if start_method != "popen" and not strategy_object.is_distributed:
         start_method = "popen"  # one device: nothing to start
     return FabricPlan(

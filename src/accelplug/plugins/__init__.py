@@ -1,10 +1,15 @@
 """``accelplug.plugins``: what Lightning's ``plugins=`` argument takes, at Lightning's import paths.
 
 ``accelplug.plugins.environments`` holds the cluster environments (Lightning's
-``lightning.pytorch.plugins.environments``); ``accelplug.plugins.precision`` the precision plugins and
-``accelplug.plugins.layer_sync`` the layer-sync plugins (both also named here, as in Lightning).
+``lightning.pytorch.plugins.environments``); ``accelplug.plugins.precision`` the precision plugins,
+``accelplug.plugins.layer_sync`` the layer-sync plugins and ``accelplug.plugins.io`` the checkpoint writers
+(Lightning's ``lightning.pytorch.plugins.io``: ``Trainer(plugins=[AsyncCheckpointIO()])``), all also named here,
+as in Lightning.
 """
 
+from __future__ import annotations
+
+from ..checkpoint_plugins import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
 from .layer_sync import LayerSync, TorchSyncBatchNorm
 from .precision import (
     BitsandbytesPrecision,
@@ -17,13 +22,16 @@ from .precision import (
 )
 
 __all__ = [
+    "AsyncCheckpointIO",
     "BitsandbytesPrecision",
+    "CheckpointIO",
     "DoublePrecision",
     "FSDPPrecision",
     "HalfPrecision",
     "LayerSync",
     "MixedPrecision",
     "Precision",
+    "TorchCheckpointIO",
     "TorchSyncBatchNorm",
     "TransformerEnginePrecision",
 ]

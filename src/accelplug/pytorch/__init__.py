@@ -29,6 +29,7 @@ _SUBPACKAGES = frozenset(
         "core",
         "demos",
         "loggers",
+        "plugins",
         "profilers",
         "strategies",
         "trainer",

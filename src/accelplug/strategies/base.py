@@ -21,6 +21,7 @@ Optimizers come last because a sharding strategy replaces the parameters an opti
 from __future__ import annotations
 
 import contextlib
+import os
 from abc import ABC
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,9 +29,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ..checkpoint_io import is_url
+from ..checkpoint_plugins import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
+from ..errors import MisconfigurationException
 from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
-from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_checkpoint_files
+from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_shard_folders
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -72,9 +76,56 @@ class Strategy(ABC):
         """Why ``accelerator`` cannot run this strategy, in words, for the selection's error (None: generic)."""
         return None
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        accelerator: Accelerator | None = None,
+        checkpoint_io: CheckpointIO | None = None,
+        precision_plugin: Precision | None = None,
+    ) -> None:
+        """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
+        None, is :class:`~accelplug.checkpoint_plugins.TorchCheckpointIO`); ``accelerator`` and
+        ``precision_plugin`` are chosen by accelplug's Trainer (``accelerator=``, ``precision=``), so they are
+        refused rather than ignored."""
+        for option, value, chosen_by in (
+            ("accelerator", accelerator, "Trainer(accelerator=...)"),
+            ("precision_plugin", precision_plugin, "Trainer(precision=...)"),
+        ):
+            if value is not None:
+                raise MisconfigurationException(
+                    f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
+                    f"{chosen_by} and leave {option} at None."
+                )
         self.accelerator: Accelerator | None = None
         self.root_device: torch.device | None = None
+        self._checkpoint_io: CheckpointIO | None = None
+        if checkpoint_io is not None:
+            self.checkpoint_io = checkpoint_io
+
+    @property
+    def checkpoint_io(self) -> CheckpointIO:
+        """The writer of this strategy's checkpoints: the given one, else :class:`TorchCheckpointIO` (a wrapper
+        given without an inner writer, ``AsyncCheckpointIO()``, gets that default inside it)."""
+        current = getattr(self, "_checkpoint_io", None)  # a plugin's subclass may skip Strategy.__init__
+        if current is None:
+            current = self._checkpoint_io = TorchCheckpointIO()
+        elif isinstance(current, _WrappingCheckpointIO) and not current._base_checkpoint_io_configured:
+            current.checkpoint_io = TorchCheckpointIO()
+        return current
+
+    @checkpoint_io.setter
+    def checkpoint_io(self, io: CheckpointIO) -> None:
+        if not isinstance(io, CheckpointIO):
+            shown = io.__name__ if isinstance(io, type) else repr(io)
+            hint = (
+                f" (pass an instance: {io.__name__}())"
+                if isinstance(io, type) and issubclass(io, CheckpointIO)
+                else " (subclass accelplug.plugins.CheckpointIO)"
+            )
+            raise MisconfigurationException(
+                f"{type(self).__name__}.checkpoint_io = {shown}: expected a CheckpointIO instance such as "
+                f"TorchCheckpointIO() or AsyncCheckpointIO(){hint}."
+            )
+        self._checkpoint_io = io
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -95,9 +146,13 @@ class Strategy(ABC):
         accelerator.setup_device(device)
 
     def teardown(self) -> None:
-        """Release what the run acquired; ends with the accelerator's own teardown."""
-        if self.accelerator is not None:
-            self.accelerator.teardown()
+        """Release what the run acquired: the checkpoint writer's (which waits for a background save), then the
+        accelerator's own teardown."""
+        try:
+            self.checkpoint_io.teardown()
+        finally:
+            if self.accelerator is not None:
+                self.accelerator.teardown()
 
     @property
     def world_size(self) -> int:
@@ -275,7 +330,7 @@ class Strategy(ABC):
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
     ) -> None:
         """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
-        ``write`` (the atomic, checksummed writer). A sharding strategy saves the entries named by
+        ``write`` (the Trainer passes one calling :attr:`checkpoint_io`). A sharding strategy saves the entries named by
         ``tensor_keys`` (module and optimizer states: the Trainer's two keys, or the user's under Fabric)
         as shards first."""
         if self.writes_checkpoints:
@@ -290,10 +345,13 @@ class Strategy(ABC):
         """
         load_sharded(module, optimizers, folder)
 
-    def remove_checkpoint(self, path: Path) -> None:
-        """Delete a checkpoint this strategy saved (the file, and the shard folder it refers to)."""
+    def remove_checkpoint(self, path: str | os.PathLike[str]) -> None:
+        """Delete a checkpoint this strategy saved: the file through :attr:`checkpoint_io` (Lightning's call),
+        then any shard folder beside it."""
         if self.is_global_zero:
-            remove_checkpoint_files(path)
+            self.checkpoint_io.remove_checkpoint(path)
+            if not is_url(path):
+                remove_shard_folders(Path(os.fspath(path)))
 
     @property
     def writes_checkpoints(self) -> bool:

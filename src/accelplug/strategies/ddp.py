@@ -125,7 +125,6 @@ _CHOSEN_BY_TRAINER = {
     "accelerator": "Trainer(accelerator=...)",
     "parallel_devices": "Trainer(devices=...)",
     "cluster_environment": "the environment detected from the launcher's variables (torchrun, SLURM, LSF, MPI...)",
-    "checkpoint_io": "the Trainer's own checkpoint writer",
     "precision_plugin": "Trainer(precision=...)",
 }
 
@@ -201,12 +200,10 @@ class DDPStrategy(ParallelStrategy):
         start_method: Literal["popen", "spawn", "fork", "forkserver"] = "popen",
         **kwargs: Any,
     ) -> None:
-        super().__init__()
         given = {
             "accelerator": accelerator,
             "parallel_devices": parallel_devices,
             "cluster_environment": cluster_environment,
-            "checkpoint_io": checkpoint_io,
             "precision_plugin": precision_plugin,
         }
         for option, value in given.items():
@@ -215,6 +212,7 @@ class DDPStrategy(ParallelStrategy):
                     f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
                     f"{_CHOSEN_BY_TRAINER[option]} and leave {option} at None."
                 )
+        super().__init__(checkpoint_io=checkpoint_io)
         accepted = ddp_keyword_names()
         for option in kwargs:
             if option not in accepted:

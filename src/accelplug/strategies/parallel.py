@@ -34,15 +34,15 @@ class ParallelStrategy(Strategy):
         checkpoint_io: Any = None,
         precision_plugin: Any = None,
     ) -> None:
-        super().__init__()
         chosen = {"accelerator": accelerator, "cluster_environment": cluster_environment}
-        chosen |= {"checkpoint_io": checkpoint_io, "precision_plugin": precision_plugin}
+        chosen |= {"precision_plugin": precision_plugin}
         given = next((name for name, value in chosen.items() if value is not None), None)
         if given is not None:
             raise MisconfigurationException(
                 f"{type(self).__name__}({given}=...): accelplug's Trainer chooses this itself from its own arguments "
                 f"(accelerator=, plugins=, precision=); leave {given} at None."
             )
+        super().__init__(checkpoint_io=checkpoint_io)  # the writer every checkpoint goes through, as in Lightning
         self._parallel_devices: list[torch.device] | None = parallel_devices
 
     @property

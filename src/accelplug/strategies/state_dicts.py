@@ -35,6 +35,7 @@ __all__ = [
     "load_sharded_entries",
     "named_optimizer_state",
     "remove_checkpoint_files",
+    "remove_shard_folders",
     "save_sharded",
 ]
 
@@ -194,6 +195,11 @@ def remove_checkpoint_files(path: Path) -> None:
     """Delete a checkpoint file and its shard folders."""
     with contextlib.suppress(OSError):
         path.unlink()
+    remove_shard_folders(path)
+
+
+def remove_shard_folders(path: Path) -> None:
+    """Delete the shard folders saved beside the checkpoint file ``path`` (none for an unsharded one)."""
     _remove_other_shards(path, keep=None)
 
 

@@ -70,6 +70,7 @@ _COLLECTIVE_FILES = ("torch/distributed/", "torch/nn/parallel/distributed.py", "
 _COLLECTIVE_FUNCTIONS = frozenset({"_engine_run_backward", "reduce_to_floats"})
 _BUSY_FILES = {
     "accelplug/checkpoint_io.py": "writing a checkpoint",
+    "accelplug/checkpoint_plugins/": "waiting for a checkpoint write",
     "torch/_dynamo/": "compiling",
     "torch/_inductor/": "compiling",
 }

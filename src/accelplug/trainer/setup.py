@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..checkpoint_plugins import AsyncCheckpointIO
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
@@ -67,6 +68,7 @@ def start_run(
     setup_environment(strategy, trainer.accelerator, device)
     state: LoopState = trainer.state
     state.stage = state.fn = stage
+    _watch_background_saves(strategy, state)
     router = LogRouter()
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
@@ -203,6 +205,20 @@ def setup_profiler(trainer: Any, run: Run) -> None:
         profiler._lightning_module = weakref.proxy(run.module)
     local_rank = trainer.local_rank if trainer.world_size > 1 else None
     profiler.setup(stage=run.stage.value, local_rank=local_rank, log_dir=None if folder is None else str(folder))
+
+
+def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
+    """A save failing in ``AsyncCheckpointIO``'s thread raises the loop's stop flag, and the stop check then
+    raises the error: the fit ends at the next step, not at its end, and the loop pays nothing per step."""
+    io = strategy.checkpoint_io
+    if not isinstance(io, AsyncCheckpointIO):
+        return
+
+    def failed() -> None:
+        state.raise_failed_save = io.raise_failure
+        state.should_stop = True
+
+    io._on_failure = failed
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:

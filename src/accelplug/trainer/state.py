@@ -140,6 +140,10 @@ class LoopState:
         """The ``step`` a logger row carries now (Lightning's ``_batches_that_stepped`` at this point)."""
         return self.batches_stepped - self.stepped_in_batch
 
+    #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
+    #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
+    raise_failed_save: Callable[[], None] | None = None
+
     @property
     def epoch(self) -> int:
         """Lightning's ``current_epoch``: the epoch being trained, or after it was left, the next one."""
@@ -166,6 +170,7 @@ class LoopState:
         self.stop_reason = None
         self.compile_seconds = None
         self.extra_epochs, self.forward_only = 0, False
+        self.raise_failed_save = None
 
     def clear_metrics(self) -> None:
         """Each call (fit, validate, test, predict) starts with no metrics, as Lightning's does: new dicts, so one

@@ -25,6 +25,7 @@ from ..launcher import adopt_environment, cluster_environment, relaunch_if_neede
 from ..loggers.protocol import trainer_loggers
 from ..profilers import Profiler
 from ..selection import Selection, select
+from .checkpointing.saving import attach_checkpoint_io
 from .display.defaults import configure_callbacks
 from .loops.objects import LoopObjects
 from .options.arguments import (
@@ -154,6 +155,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         registry = get_registry()
         chosen_strategy = self.selection.strategy_object
         self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
+        attach_checkpoint_io(self._strategy, self.options.plugins.checkpoint_io)
         self._precision = plugin_precision or registry.get_precision(self.selection.precision)(self.root_device.type)
         self._strategy.precision_plugin = self._precision
         self.callbacks: list[Any] = list(self.options.callbacks)

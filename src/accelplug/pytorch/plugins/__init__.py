@@ -1,27 +1,10 @@
-"""``lightning.pytorch.plugins``'s path: the same plugin classes as :mod:`accelplug.plugins`."""
+"""``lightning.pytorch.plugins``'s path: every name of :mod:`accelplug.plugins`, the same objects.
+
+Re-exported whole, so a name added to ``accelplug.plugins`` is here too; ``.io`` and ``.environments`` are
+Lightning's sub-paths.
+"""
 
 from __future__ import annotations
 
-from ...plugins import (
-    BitsandbytesPrecision,
-    DoublePrecision,
-    FSDPPrecision,
-    HalfPrecision,
-    LayerSync,
-    MixedPrecision,
-    Precision,
-    TorchSyncBatchNorm,
-    TransformerEnginePrecision,
-)
-
-__all__ = [
-    "BitsandbytesPrecision",
-    "DoublePrecision",
-    "FSDPPrecision",
-    "HalfPrecision",
-    "LayerSync",
-    "MixedPrecision",
-    "Precision",
-    "TorchSyncBatchNorm",
-    "TransformerEnginePrecision",
-]
+from ...plugins import *  # noqa: F403 - the mirror carries exactly accelplug.plugins' __all__
+from ...plugins import __all__ as __all__

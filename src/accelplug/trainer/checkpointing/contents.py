@@ -115,7 +115,10 @@ def restore_checkpoint(
     training weights back over the averaged ones the checkpoint's ``state_dict`` holds), and their state,
     ``then()`` (the Trainer's ``on_fit_start``), and last the optimizers, schedulers and loop.
     """
-    checkpoint = read_checkpoint(path, run.strategy.checkpoint_map_location(), weights_only=weights_only)
+    strategy = run.strategy
+    checkpoint = read_checkpoint(
+        path, strategy.checkpoint_map_location(), weights_only=weights_only, io=strategy.checkpoint_io
+    )
     shown = str(path)
     run.hooks.call_module("on_load_checkpoint", checkpoint)
     sharded = checkpoint.get(SHARDED_KEY)

@@ -24,6 +24,7 @@ import torch
 from ...checkpoint_io import (
     CHECKPOINT_FORMAT,
     atomic_save,
+    check_format,
     content_digest,
     filesystem,
     is_url,
@@ -34,6 +35,7 @@ from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
     from ...accelerator import Accelerator
+    from ...checkpoint_plugins import CheckpointIO
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -85,10 +87,22 @@ def _checked_url(url: str) -> str:
     return url
 
 
-def read_checkpoint(path: object, device: torch.device, *, weights_only: bool = True) -> dict[str, Any]:
-    """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine)."""
+def read_checkpoint(
+    path: object, device: torch.device, *, weights_only: bool = True, io: CheckpointIO | None = None
+) -> dict[str, Any]:
+    """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine).
+
+    With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint``, given the path in the
+    type the caller gave; the format and keys are checked here either way.
+    """
     target = checked_path(path)
-    state: dict[str, Any] = load_verified(target, device, weights_only=weights_only, label="ckpt_path")
+    state: dict[str, Any]
+    if io is None:
+        state = load_verified(target, device, weights_only=weights_only, label="ckpt_path")
+    else:
+        given = target if isinstance(path, os.PathLike) else str(target)
+        state = io.load_checkpoint(given, map_location=device, weights_only=weights_only)
+        check_format(state, "ckpt_path", str(target))
     missing = [k for k in ("state_dict", "loop") if k not in state]
     if missing:
         raise MisconfigurationException(f"ckpt_path={str(target)!r} is incomplete: it has no {', '.join(missing)}.")

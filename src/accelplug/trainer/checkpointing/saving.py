@@ -1,24 +1,41 @@
-"""``trainer.save_checkpoint``: one run's state written to a local file or an fsspec URL, by the strategy.
+"""``trainer.save_checkpoint``: one run's state handed to the strategy's ``checkpoint_io``, by the strategy.
 
 Kept apart from the Trainer so that the class stays a list of Lightning's methods; the checks of what the
-caller passed come first, before any rank builds or writes anything.
+caller passed come first, before any rank builds or writes anything. The file is written by
+``strategy.checkpoint_io`` (accelplug's atomic, checksummed ``TorchCheckpointIO`` unless ``plugins=`` or the
+strategy named another), called as Lightning calls it: ``save_checkpoint(checkpoint, path,
+storage_options=...)``, with the path in the type the caller gave (a ``str`` stays a ``str``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...checkpoint_io import atomic_save, is_url, refuse_urls
+from ...checkpoint_io import is_url, refuse_urls
 from ...errors import MisconfigurationException
 from .contents import build_checkpoint
 
 if TYPE_CHECKING:
+    from ...checkpoint_plugins import CheckpointIO
     from ...strategies.base import Strategy
     from ..run import Run
 
-__all__ = ["save_run_checkpoint"]
+__all__ = ["attach_checkpoint_io", "save_run_checkpoint"]
+
+
+def attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None) -> None:
+    """Give the strategy the ``plugins=`` writer; one also given to the strategy itself is a conflict."""
+    if checkpoint_io is None:
+        return
+    if getattr(strategy, "_checkpoint_io", None) is not None and strategy._checkpoint_io is not checkpoint_io:
+        raise MisconfigurationException(
+            f"plugins=[{type(checkpoint_io).__name__}(...)] and {type(strategy).__name__}(checkpoint_io="
+            f"{type(strategy._checkpoint_io).__name__}(...)) both name the checkpoint writer; choose one."
+        )
+    strategy.checkpoint_io = checkpoint_io
 
 
 def save_run_checkpoint(
@@ -29,26 +46,31 @@ def save_run_checkpoint(
     path = filepath
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
         raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
-    if storage_options is not None:
-        raise MisconfigurationException(
-            f"save_checkpoint(storage_options={storage_options!r}): the Trainer takes no storage options (a URL's "
-            "filesystem reads its credentials from fsspec's configuration and the environment); leave it None."
-        )
     checkpoint = build_checkpoint(run)
     if weights_only:
         checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}
     if is_url(path):
-        return _save_to_url(strategy, checkpoint, os.fspath(path))
+        return _save_to_url(strategy, checkpoint, os.fspath(path), storage_options)
     refuse_urls(path)  # a URL already turned into a local "s3:/b" folder by Path()
     target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
     try:
-        strategy.save_checkpoint(checkpoint, target, atomic_save)
+        strategy.save_checkpoint(checkpoint, target, _writer(strategy, storage_options, as_str=isinstance(path, str)))
     finally:
         strategy.barrier()  # also after a failed write: the other ranks wait here
     return target
 
 
-def _save_to_url(strategy: Strategy, checkpoint: dict[str, Any], url: str) -> str:
+def _writer(strategy: Strategy, storage_options: Any, *, as_str: bool) -> Callable[[dict[str, Any], Path], None]:
+    """The ``write`` the strategy calls: its ``checkpoint_io``, given the path as the caller's type."""
+    io = strategy.checkpoint_io
+
+    def write(checkpoint: dict[str, Any], target: Path) -> None:
+        io.save_checkpoint(checkpoint, str(target) if as_str else target, storage_options=storage_options)
+
+    return write
+
+
+def _save_to_url(strategy: Strategy, checkpoint: dict[str, Any], url: str, storage_options: Any) -> str:
     """One upload by rank 0 (the strategies' sharded saves need a local folder, so they refuse a URL)."""
     from ...strategies.base import Strategy
 
@@ -59,7 +81,7 @@ def _save_to_url(strategy: Strategy, checkpoint: dict[str, Any], url: str) -> st
         )
     try:
         if strategy.writes_checkpoints:
-            atomic_save(checkpoint, url)
+            strategy.checkpoint_io.save_checkpoint(checkpoint, url, storage_options=storage_options)
     finally:
         strategy.barrier()
     return url

@@ -111,7 +111,9 @@ class Limits:
     def stop_reason(
         self, state: LoopState, elapsed_s: float, *, within_epoch: bool, epoch: int | None = None
     ) -> StopReason | None:
-        """Why the fit must stop now, or None to go on."""
+        """Why the fit must stop now, or None to go on (a failed background checkpoint save raises here)."""
+        if state.raise_failed_save is not None:
+            state.raise_failed_save()
         if self.max_steps is not None and state.global_step >= self.max_steps:
             return StopReason.MAX_STEPS
         if self.max_time_s is not None and elapsed_s >= self.max_time_s:

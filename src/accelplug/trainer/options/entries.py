@@ -145,7 +145,8 @@ class TrainerOptions:
         None,
         checks.plugins,
         "None, or a list of plugin objects, at most one of each kind: a ClusterEnvironment (SLURMEnvironment(), "
-        "...), a Precision (MixedPrecision('bf16-mixed', 'cpu'), ...), a LayerSync (TorchSyncBatchNorm())",
+        "...), a Precision (MixedPrecision('bf16-mixed', 'cpu'), ...), a LayerSync (TorchSyncBatchNorm()), a "
+        "CheckpointIO (AsyncCheckpointIO(), ...)",
     )
     model_registry: None = option(None, checks.only_none, "None: accelplug has no model registry")
 
