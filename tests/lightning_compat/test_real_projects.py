@@ -101,6 +101,16 @@ PROJECTS = (
         same_values=("test_loss", "accuracy", "weights", "device"),
     ),
     Project(
+        "pl_dqn",
+        "pl_dqn.py",
+        same_values=("global_step", "epoch", "total_reward", "buffer", "weights", "target_weights", "logged"),
+    ),
+    Project(
+        "pl_ppo",
+        "pl_ppo.py",
+        same_values=("global_step", "epoch", "metrics", "logged", "progress_bar", "hparams", "actor", "critic"),
+    ),
+    Project(
         "docs_tuner",
         "docs_tuner.py",
         same_values=("batch_size", "suggested_lr", "lr_points", "train_loss", "weights"),

@@ -17,7 +17,7 @@ import torch
 
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
-from ..loggers.protocol import finalize_loggers
+from ..loggers.protocol import finalize_loggers, start_experiments
 from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
 from .hooks import HookDispatcher
@@ -68,6 +68,7 @@ def start_run(
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")
     strategy.barrier()
+    start_experiments(trainer.loggers)
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     hooks.call_module("configure_model")
