@@ -111,6 +111,23 @@ PROJECTS = (
         same_values=("global_step", "epoch", "metrics", "logged", "progress_bar", "hparams", "actor", "critic"),
     ),
     Project(
+        "pl_autoencoder_cli",
+        "pl_autoencoder_cli.py",
+        args=("--trainer.max_epochs=2",),
+        same_values=(
+            "test",
+            "epochs",
+            "global_step",
+            "best",
+            "predictions",
+            "prediction_sum",
+            "weights",
+            "hparams",
+            "torchvision_available",
+        ),
+        same_keys=("instantiator",),  # "lightning.pytorch.cli.instantiate_module" under Lightning, None here
+    ),
+    Project(
         "docs_tuner",
         "docs_tuner.py",
         same_values=("batch_size", "suggested_lr", "lr_points", "train_loss", "weights"),
