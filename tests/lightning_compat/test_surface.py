@@ -75,7 +75,6 @@ KNOWN_MISSING: frozenset[str] = frozenset(
         "lightning.pytorch.profilers.SimpleProfiler",
         # lightning.pytorch.strategies
         "lightning.pytorch.strategies.ModelParallelStrategy",
-        "lightning.pytorch.strategies.ParallelStrategy",
         # lightning.pytorch.plugins
         "lightning.pytorch.plugins.AsyncCheckpointIO",
         "lightning.pytorch.plugins.CheckpointIO",

@@ -5,6 +5,6 @@ A back end's strategy (DeepSpeed, XLA) comes from its plugin distribution, never
 
 from __future__ import annotations
 
-from ..strategies import DDPStrategy, FSDPStrategy, SingleDeviceStrategy, Strategy
+from ..strategies import DDPStrategy, FSDPStrategy, ParallelStrategy, SingleDeviceStrategy, Strategy
 
-__all__ = ["DDPStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
+__all__ = ["DDPStrategy", "FSDPStrategy", "ParallelStrategy", "SingleDeviceStrategy", "Strategy"]

@@ -8,9 +8,17 @@ one line here.
 from .base import Strategy
 from .ddp import DDP_PRESETS, DDPStrategy
 from .fsdp import FSDPStrategy
+from .parallel import ParallelStrategy
 from .single_device import SingleDeviceStrategy
 
-__all__ = ["BUILTIN_STRATEGIES", "DDPStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
+__all__ = [
+    "BUILTIN_STRATEGIES",
+    "DDPStrategy",
+    "FSDPStrategy",
+    "ParallelStrategy",
+    "SingleDeviceStrategy",
+    "Strategy",
+]
 
 #: The built-in strategies, in the order they are listed.
 #: Lightning's other DDP names (``"ddp_spawn"``, ``"ddp_find_unused_parameters_true"``...) follow ``"ddp"``.

@@ -22,7 +22,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException, did_you_mean
-from .base import Strategy
+from .parallel import ParallelStrategy
 from .prepared import StepRouter
 
 if TYPE_CHECKING:
@@ -120,16 +120,9 @@ def attempt_store(timeout: timedelta) -> Any:
 #: ``torch.nn.parallel.DistributedDataParallel`` arguments the strategy sets itself.
 _SET_BY_STRATEGY = ("module", "device_ids")
 START_METHODS = ("popen", "spawn", "fork", "forkserver")
+
+
 #: Arguments Lightning's strategy takes from its Trainer's connector; accelplug's Trainer chooses them itself.
-_CHOSEN_BY_TRAINER = {
-    "accelerator": "Trainer(accelerator=...)",
-    "parallel_devices": "Trainer(devices=...)",
-    "cluster_environment": "the environment detected from the launcher's variables (torchrun, SLURM, LSF, MPI...)",
-    "checkpoint_io": "the Trainer's own checkpoint writer",
-    "precision_plugin": "Trainer(precision=...)",
-}
-
-
 def ddp_keyword_names() -> tuple[str, ...]:
     """The ``DistributedDataParallel`` arguments a user may pass through the strategy (``static_graph``...)."""
     import inspect
@@ -157,7 +150,7 @@ def _check_start_method(start_method: object) -> str:
     return str(start_method)
 
 
-class DDPStrategy(Strategy):
+class DDPStrategy(ParallelStrategy):
     """One process per device, gradients averaged by torch's ``DistributedDataParallel`` (Lightning's arguments).
 
     ``**kwargs`` go to ``DistributedDataParallel`` as given (``find_unused_parameters=True`` for a model
@@ -201,20 +194,13 @@ class DDPStrategy(Strategy):
         start_method: Literal["popen", "spawn", "fork", "forkserver"] = "popen",
         **kwargs: Any,
     ) -> None:
-        super().__init__()
-        given = {
-            "accelerator": accelerator,
-            "parallel_devices": parallel_devices,
-            "cluster_environment": cluster_environment,
-            "checkpoint_io": checkpoint_io,
-            "precision_plugin": precision_plugin,
-        }
-        for option, value in given.items():
-            if value is not None:
-                raise MisconfigurationException(
-                    f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
-                    f"{_CHOSEN_BY_TRAINER[option]} and leave {option} at None."
-                )
+        super().__init__(
+            accelerator=accelerator,
+            parallel_devices=parallel_devices,
+            cluster_environment=cluster_environment,
+            checkpoint_io=checkpoint_io,
+            precision_plugin=precision_plugin,
+        )
         accepted = ddp_keyword_names()
         for option in kwargs:
             if option not in accepted:
