@@ -2,6 +2,7 @@
 
 - ``Trainer()``: the loggers are made (:func:`trainer_loggers`), so ``trainer.logger._log_graph = True``
   works before ``fit``;
+- every stage, before the ``setup`` hooks: each logger's ``experiment`` is made (:func:`start_experiments`);
 - every stage, after ``on_fit_start`` (fit) or once the model is set up: ``log_hyperparams`` (the module's
   and the datamodule's hyper-parameters merged), ``log_graph(module)`` and ``save()``, logger by logger
   (:func:`log_run_start`);
@@ -23,7 +24,14 @@ from typing import Any
 
 from ..errors import MisconfigurationException
 
-__all__ = ["LoggerFailed", "after_checkpoint_saved", "finalize_loggers", "log_run_start", "trainer_loggers"]
+__all__ = [
+    "LoggerFailed",
+    "after_checkpoint_saved",
+    "finalize_loggers",
+    "log_run_start",
+    "start_experiments",
+    "trainer_loggers",
+]
 
 
 class LoggerFailed(RuntimeError):
@@ -113,6 +121,25 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:
         return a is b
+
+
+def start_experiments(loggers: Sequence[Any]) -> None:
+    """Make every logger's ``experiment`` before the ``setup`` hooks run, as Lightning does in every stage.
+
+    A logger's run folder, version and event file then exist from the start of the call, even when
+    nothing is ever logged (an empty TensorBoard event file, a CSV run folder), and ``setup`` hooks can
+    read the experiment's metadata. W&B's experiment comes first: ``wandb.init`` must precede any
+    TensorBoard writer for W&B to sync TensorBoard's events. The class is told by name, so Lightning's own
+    ``WandbLogger`` passed in a list is ordered the same way.
+    """
+    ordered = sorted(loggers, key=lambda logger: not any(c.__name__ == "WandbLogger" for c in type(logger).__mro__))
+    for logger in ordered:
+        try:
+            getattr(logger, "experiment", None)
+        except Exception as exc:
+            raise LoggerFailed(
+                f"The logger {type(logger).__name__} raised making its experiment: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def log_run_start(loggers: Sequence[Any], module: Any, datamodule: Any) -> None:

@@ -120,6 +120,8 @@ def attempt_store(timeout: timedelta) -> Any:
 #: ``torch.nn.parallel.DistributedDataParallel`` arguments the strategy sets itself.
 _SET_BY_STRATEGY = ("module", "device_ids")
 START_METHODS = ("popen", "spawn", "fork", "forkserver")
+
+
 #: Arguments Lightning's strategy takes from its Trainer's connector; accelplug's Trainer chooses them itself.
 _CHOSEN_BY_TRAINER = {
     "accelerator": "Trainer(accelerator=...)",

@@ -195,8 +195,11 @@ class TrainerProperties:
 
     @property
     def log_dir(self) -> Path:
-        """This run's folder: the logger's, or ``default_root_dir/lightning_logs/version_N``."""
+        """This run's folder: the logger's; with no logger (``logger=False``), ``default_root_dir`` itself, as in
+        Lightning (``LightningCLI`` writes ``config.yaml`` there, next to ``checkpoints/``)."""
         if self._log_dir is None:
+            if not self._loggers:
+                return self.default_root_dir
             for logger in self._loggers:
                 folder = getattr(logger, "log_dir", None)
                 if folder is not None:

@@ -20,7 +20,7 @@ from ..checkpoint_plugins import AsyncCheckpointIO
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
-from ..loggers.protocol import finalize_loggers
+from ..loggers.protocol import finalize_loggers, start_experiments
 from ..overrides import overrides
 from ..preparation import prepare_module, setup_environment
 from ..profilers import PassThroughProfiler, Profiler
@@ -88,6 +88,7 @@ def start_run(
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")
     strategy.barrier()
+    start_experiments(trainer.loggers)
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
     _configure_sharded_model(module)

@@ -1,20 +1,23 @@
 """Stand-ins for what the collected projects download or take from torchvision, written for these tests.
 
 The projects under this folder are real public Lightning scripts; where a script downloads a data set
-(MNIST, CIFAR10, WikiText-2, cats and dogs) or pretrained weights, it imports the stand-in from here
-instead, which gives items of the same shape and dtype from a fixed seed, so a run needs no network and
-no torchvision. Classes are separable (each class is a noisy copy of its own template), so a few steps of
-training visibly lower the loss. Nothing here imports Lightning or accelplug: the runner copies this file
-next to a project unchanged. ``report`` is the one line added at the end of each project: it writes the
-values the runner compares between Lightning and accelplug.
+(MNIST, CIFAR10, WikiText-2, cats and dogs), pretrained weights or a gym environment (CartPole), it
+imports the stand-in from here instead, which gives items of the same shape and dtype from a fixed
+seed, so a run needs no network, no torchvision and no gym. Classes are separable (each class is a
+noisy copy of its own template), so a few steps of training visibly lower the loss. Nothing here
+imports Lightning or accelplug: the runner copies this file next to a project unchanged. ``report``
+is the one line added at the end of each project: it writes the values the runner compares between
+Lightning and accelplug.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import Dataset
@@ -245,3 +248,100 @@ def weights_digest(module: nn.Module) -> float:
     """One number that changes when any trained weight does: the sum of the absolute parameter values."""
     with torch.no_grad():
         return float(sum(p.detach().double().abs().sum() for p in module.parameters()))
+
+
+# ---- gym: the CartPole environment the reinforcement-learning examples train on ----------------------------
+class Discrete:
+    """gym's ``spaces.Discrete``: actions ``0 .. n-1``, sampled from the space's own seeded generator."""
+
+    def __init__(self, n: int, seed: int = 0) -> None:
+        self.n = n
+        self.shape: tuple[int, ...] = ()
+        self._random = np.random.RandomState(seed)
+
+    def sample(self) -> int:
+        return int(self._random.randint(self.n))
+
+
+class Box:
+    """gym's ``spaces.Box``: a bounded float32 array of ``shape``."""
+
+    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+        self.low, self.high = low.astype(np.float32), high.astype(np.float32)
+        self.shape: tuple[int, ...] = tuple(low.shape)
+
+
+class CartPole:
+    """The classic cart-pole balance (Barto, Sutton & Anderson 1983) with the old gym API the examples call.
+
+    ``reset()`` gives the observation alone and ``step(action)`` the 4-tuple ``(obs, reward, done, info)``
+    (gym < 0.26). A pole more than 12 degrees off vertical, a cart more than 2.4 off centre, or
+    ``max_episode_steps`` steps end an episode. Starts and random actions come from generators seeded
+    here, so two runs of an example that seeds torch give the same episodes.
+    """
+
+    def __init__(self, max_episode_steps: int, seed: int = 0) -> None:
+        self.max_episode_steps = max_episode_steps
+        self._random = np.random.RandomState(seed)
+        limits = np.array([4.8, np.finfo(np.float32).max, 0.42, np.finfo(np.float32).max])
+        self.observation_space = Box(-limits, limits)
+        self.action_space = Discrete(2, seed=seed + 1)
+        self._state = np.zeros(4)
+        self._steps = 0
+
+    def reset(self) -> np.ndarray:
+        self._state = self._random.uniform(-0.05, 0.05, size=4)
+        self._steps = 0
+        return self._state.astype(np.float32)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+        gravity, cart_mass, pole_mass, half_length, force_mag, dt = 9.8, 1.0, 0.1, 0.5, 10.0, 0.02
+        x, x_dot, theta, theta_dot = self._state
+        force = force_mag if int(action) == 1 else -force_mag
+        total_mass = cart_mass + pole_mass
+        cos, sin = math.cos(theta), math.sin(theta)
+        temp = (force + pole_mass * half_length * theta_dot**2 * sin) / total_mass
+        theta_acc = (gravity * sin - cos * temp) / (half_length * (4.0 / 3.0 - pole_mass * cos**2 / total_mass))
+        x_acc = temp - pole_mass * half_length * theta_acc * cos / total_mass
+        x, x_dot = x + dt * x_dot, x_dot + dt * x_acc
+        theta, theta_dot = theta + dt * theta_dot, theta_dot + dt * theta_acc
+        self._state = np.array([x, x_dot, theta, theta_dot])
+        self._steps += 1
+        fallen = abs(x) > 2.4 or abs(theta) > 12 * 2 * math.pi / 360
+        done = bool(fallen or self._steps >= self.max_episode_steps)
+        return self._state.astype(np.float32), 1.0, done, {}
+
+
+def _make_env(name: str) -> CartPole:
+    episode_steps = {"CartPole-v0": 200, "CartPole-v1": 500}
+    if name not in episode_steps:
+        raise ValueError(f"the stand-in gym has only {sorted(episode_steps)}, not {name!r}")
+    return CartPole(episode_steps[name])
+
+
+#: What the examples reach through ``import gym``: ``gym.make``, ``gym.Env``, ``gym.spaces.box.Box`` ...
+gym = SimpleNamespace(
+    make=_make_env,
+    Env=CartPole,
+    spaces=SimpleNamespace(box=SimpleNamespace(Box=Box), discrete=SimpleNamespace(Discrete=Discrete)),
+)
+
+
+# ---- more of torchvision ----------------------------------------------------------------------------------
+class RandomHorizontalFlip:
+    """torchvision's ``RandomHorizontalFlip`` on a CHW tensor, drawing from torch's global generator."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        self.p = p
+
+    def __call__(self, image: torch.Tensor) -> torch.Tensor:
+        return image.flip(-1) if float(torch.rand(1)) < self.p else image
+
+
+def save_image(tensor: torch.Tensor, fp: str, **grid: Any) -> None:
+    """torchvision's ``save_image``: the batch laid out by ``make_grid`` and written as an 8-bit PNG."""
+    from PIL import Image
+
+    image = make_grid(tensor, **grid) if tensor.ndim == 4 or isinstance(tensor, list) else tensor
+    pixels = image.mul(255).add(0.5).clamp(0, 255).to(torch.uint8).permute(1, 2, 0).numpy()
+    Image.fromarray(pixels).save(fp)

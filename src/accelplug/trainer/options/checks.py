@@ -114,7 +114,7 @@ def logger_spec(value: Any) -> Any:
     if value is False or value in ("csv", "tensorboard"):
         return value
     items = list(value) if isinstance(value, (list, tuple)) else [value]
-    if items and all(is_logger(item) for item in items):
+    if all(is_logger(item) for item in items):  # an empty list is no logger, as in Lightning
         return items
     raise Bad
 

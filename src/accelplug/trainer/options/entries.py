@@ -114,7 +114,8 @@ class TrainerOptions:
         None,
         checks.logger_spec,
         "True (TensorBoardLogger when tensorboard is installed, else CSVLogger), 'csv', 'tensorboard' (CSV and "
-        "TensorBoard), False, or logger object(s) with log_metrics() (e.g. accelplug.CSVLogger, a Lightning logger)",
+        "TensorBoard), False or [] (none), or logger object(s) with log_metrics() (e.g. accelplug.CSVLogger, a "
+        "Lightning logger)",
     )
     mps_fallback: bool = option(False, *_BOOL)
     num_nodes: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
