@@ -169,12 +169,7 @@ PROJECTS = (
 
 #: The first failure of each project under accelplug today (measured; the reason strict xfail reports).
 #: Delete an entry when the project runs through: strict xfail turns a forgotten entry into a failure.
-ACCELPLUG_TODAY: dict[str, str] = {
-    # progress-bar metrics: train_loss, logged without prog_bar=True, is shown, and the step values of metric
-    # objects logged with prog_bar=True in training_step are not
-    "pl_imagenet_cli": "pl_imagenet_cli: progress_bar is ['train_loss', 'val_acc1', 'val_acc5'] under accelplug, "
-    "['train_acc1', 'train_acc5', 'val_acc1', 'val_acc5'] under Lightning",
-}
+ACCELPLUG_TODAY: dict[str, str] = {}
 
 
 # ---- the import swap ---------------------------------------------------------------------------------
