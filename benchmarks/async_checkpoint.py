@@ -126,12 +126,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5, help="save every this many steps")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--batch", type=int, default=8, help="batch size: a larger one makes each step longer")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     args.width, args.depth = (1024, 5) if args.quick else (4096, 5)
     args.steps = args.steps or (41 if args.quick else 21)
-    args.batch = 8
     params = args.depth * (args.width * args.width + args.width)
     times: dict[str, list[float]] = {"baseline": [], "hand_save": [], "sync": [], "async": []}
     root = Path(tempfile.mkdtemp(prefix="accelplug-async-bench-"))
@@ -155,11 +155,15 @@ def main() -> None:
         + (" --quick" if args.quick else "")
         + (f" --device {args.device}" if args.device != "cpu" else "")
         + (f" --threads {args.threads}" if args.threads else "")
-        + (f" --rounds {args.rounds}" if args.rounds != 2 else ""),
+        + (f" --rounds {args.rounds}" if args.rounds != 2 else "")
+        + (f" --batch {args.batch}" if args.batch != 8 else "")
+        + (f" --every {args.every}" if args.every != 5 else "")
+        + (f" --steps {args.steps}" if args.steps != (41 if args.quick else 21) else ""),
         "device": args.device if args.device == "cpu" else torch.cuda.get_device_name(),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads",
         "checkpoint_mb": round(params * 4 * 3 / 1e6),
         "steps_per_round": args.steps,
+        "batch": args.batch,
         "save_every": args.every,
         "rounds": args.rounds,
         "ms_per_step": {mode: round(value, 1) for mode, value in ms.items()},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import warnings
 from argparse import Namespace
 from collections.abc import Mapping
@@ -26,8 +27,21 @@ __all__ = ["TensorBoardLogger", "tensorboard_available"]
 
 
 def tensorboard_available() -> bool:
-    """Whether a ``SummaryWriter`` can be made: torch's needs ``tensorboard``, else ``tensorboardX``."""
-    return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
+    """Whether a ``SummaryWriter`` can be made: torch's needs ``tensorboard``, else ``tensorboardX``; both need
+    numpy, which may be absent (or blocked) even where tensorboard's files are installed. Looked up, not imported:
+    importing tensorboard costs a large part of a second."""
+    if _missing("numpy"):
+        return False
+    return any(not _missing(name) for name in ("tensorboard", "tensorboardX"))
+
+
+def _missing(name: str) -> bool:
+    if name in sys.modules:
+        return sys.modules[name] is None  # None: the import is blocked, as if the package were not there
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return True
 
 
 def _summary_writer() -> Any:
