@@ -55,10 +55,16 @@ class PluginLoadWarning(UserWarning):
 
 
 def closest_match(value: str, choices: Iterable[str]) -> str | None:
-    """The choice a typo most likely meant, or None when nothing is close."""
+    """The choice a typo most likely meant, or None when nothing is close.
+
+    A value too short for difflib to call close but that only one choice starts with (``'expo'`` for
+    ``'exponential'``) is taken as that choice's abbreviation.
+    """
+    choices = list(choices)
     matches = difflib.get_close_matches(value.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
     if not matches:
-        return None
+        prefixed = [c for c in choices if len(value) >= 2 and c.lower().startswith(value.lower())]
+        return prefixed[0] if len(prefixed) == 1 else None
     for choice in choices:
         if choice.lower() == matches[0]:
             return choice
