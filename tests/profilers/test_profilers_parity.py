@@ -49,7 +49,7 @@ def _run(framework_name: str, stage: str, root: Path, make_profiler: Any, **opti
         **options,
     }
     trainer = framework.Trainer(**settings)
-    with _quiet():
+    with _quiet(framework):
         getattr(trainer, stage)(_module(framework))
     return profiler
 

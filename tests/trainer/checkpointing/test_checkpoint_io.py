@@ -72,7 +72,7 @@ def _fit_recorded(tmp_path: Path, name: str) -> tuple[Any, Any, Path]:
         callbacks=[checkpoint],
         plugins=[io],
     )
-    with _quiet():
+    with _quiet(framework):
         trainer.fit(make_module(framework))
         assert trainer.strategy.checkpoint_io is io
         trainer.validate(make_module(framework), ckpt_path=checkpoint.best_model_path, verbose=False)
