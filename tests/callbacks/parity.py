@@ -115,6 +115,10 @@ LIGHTNING_ONLY_WARNINGS = (
     r"The number of training batches \(\d+\) is smaller than the logging interval",
     # accelplug skips the validation loop without a word when a module has validation_step but no val data
     r"You defined a `validation_step` but have no `val_dataloader`\. Skipping val loop\.",
+    # Lightning's seed_everything() without a seed (LightningCLI's seed_everything=True) warns; accelplug's does not
+    r"No seed found, seed set to 0",
+    # Lightning 2.6's LightningCLI calls jsonargparse APIs that jsonargparse 4.49 deprecates (shown once a process)
+    r"(?s).*(JsonargparseDeprecationWarning per type|deprecated in v4\.\d+\.\d+ and will be removed in v5)",
     # with an OnExceptionCheckpoint, Lightning's fit() looks for a "last" checkpoint to resume (and says so twice);
     # accelplug's fit() without ckpt_path starts fresh, as it does without that callback
     r"`\.fit\(ckpt_path=None\)` was called without a model\. The last model",
