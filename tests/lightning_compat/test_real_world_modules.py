@@ -33,7 +33,8 @@ def _trainer(tmp_path: Path, **options: Any) -> L.Trainer:
 
 def _csv(trainer: L.Trainer) -> list[dict[str, str]]:
     assert trainer.metrics_path is not None
-    return list(csv.DictReader(trainer.metrics_path.open()))
+    with trainer.metrics_path.open() as file:
+        return list(csv.DictReader(file))
 
 
 def _column(rows: list[dict[str, str]], name: str) -> list[float]:

@@ -228,7 +228,8 @@ def test_a_fit_with_the_default_logger_writes_tensorboard_events_and_the_graph_w
 def test_a_fit_with_a_csv_logger_writes_its_rows(tmp_path: Path) -> None:
     trainer = _fit(tmp_path, logger=CSVLogger(tmp_path, name="runs"))
     assert trainer.metrics_path == tmp_path / "runs" / "version_0" / "metrics.csv"
-    rows = list(csv.DictReader(trainer.metrics_path.open()))
+    with trainer.metrics_path.open() as file:
+        rows = list(csv.DictReader(file))
     train_losses = [float(r["train_loss"]) for r in rows if r["train_loss"]]
     assert len(train_losses) == 4  # 8 steps, every 2nd logged
     assert [r for r in rows if r["val_loss"]], "validation metrics are logged at each epoch end"

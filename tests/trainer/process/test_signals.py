@@ -91,7 +91,8 @@ def test_a_signal_mid_fit_checkpoints_exits_with_one_line_and_resuming_equals_an
     assert state["loop"]["global_step"] == step
     assert f"STOPPED rank=0 step={step} by=FitInterrupted" in out, "on_exception ran"
     assert "DONE" not in out, "fit ended the process: the script after fit did not run"
-    rows = list(csv.DictReader((path.parent.parent / "metrics.csv").open()))  # Lightning's sorted columns
+    with (path.parent.parent / "metrics.csv").open() as file:
+        rows = list(csv.DictReader(file))  # Lightning's sorted columns
     assert rows[0]["step"] == "4", "the metrics logged before the signal were flushed (Lightning's step: 4)"
     if signum == signal.SIGINT:
         return  # the same stop and checkpoint as SIGTERM's; resuming it once is enough
