@@ -220,7 +220,8 @@ def test_without_a_checkpoint_callback_the_signal_checkpoint_goes_to_the_run_fol
     with pytest.raises(SystemExit) as stopped:
         trainer.fit(LinearRegression(), regression_data(n=256, batch_size=8))
     assert stopped.value.code == 130
-    target = tmp_path / "lightning_logs" / "version_0" / "checkpoints" / "last.ckpt"
+    # without a logger the run folder (trainer.log_dir) is default_root_dir, as in Lightning
+    target = tmp_path / "checkpoints" / "last.ckpt"
     assert torch.load(target, weights_only=True)["loop"]["global_step"] == 3
     assert f"checkpoint saved to {target}" in capsys.readouterr().err
 
