@@ -115,6 +115,7 @@ LIGHTNING_ONLY_WARNINGS = (
     r"The number of training batches \(\d+\) is smaller than the logging interval",
     # accelplug skips the validation loop without a word when a module has validation_step but no val data
     r"You defined a `validation_step` but have no `val_dataloader`\. Skipping val loop\.",
+    r"You passed in a `val_dataloader` but have no `validation_step`\. Skipping val loop\.",
     # Lightning's seed_everything() without a seed (LightningCLI's seed_everything=True) warns; accelplug's does not
     r"No seed found, seed set to 0",
     # Lightning 2.6's LightningCLI calls jsonargparse APIs that jsonargparse 4.49 deprecates (shown once a process)
@@ -127,10 +128,12 @@ LIGHTNING_ONLY_WARNINGS = (
 
 
 @contextlib.contextmanager
-def quiet_lightning(framework: Any) -> Iterator[None]:
+def quiet_lightning(framework: Any = lightning) -> Iterator[None]:
     """Lightning's logs and its own warnings (``LIGHTNING_ONLY_WARNINGS``) hidden while ``framework`` runs;
-    accelplug's never are."""
+    accelplug's never are. Without ``framework``, for a block (or an autouse fixture) that runs both: the filters
+    name Lightning's modules, so they cannot hide accelplug's warnings."""
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    logging.getLogger("lightning.fabric").setLevel(logging.ERROR)
     with warnings.catch_warnings():
         if framework is lightning:
             for message in LIGHTNING_ONLY_WARNINGS:
