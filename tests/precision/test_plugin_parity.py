@@ -114,7 +114,7 @@ def _counting_subclass(framework: Any, base: str, *args: Any) -> Any:
 def _hook_recorder(framework: Any, calls: list[str]) -> Any:
     class Hooks(framework.Callback):  # type: ignore[misc, name-defined]
         def on_before_backward(self, trainer: Any, pl_module: Any, loss: Any) -> None:
-            calls.append(f"on_before_backward({float(loss):.6g})")
+            calls.append(f"on_before_backward({float(loss.detach()):.6g})")
 
         def on_after_backward(self, trainer: Any, pl_module: Any) -> None:
             calls.append("on_after_backward")
