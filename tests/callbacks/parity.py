@@ -122,6 +122,8 @@ LIGHTNING_ONLY_WARNINGS = (
     r"No seed found, seed set to 0",
     # Lightning 2.6's LightningCLI calls jsonargparse APIs that jsonargparse 4.49 deprecates (shown once a process)
     r"(?s).*(JsonargparseDeprecationWarning per type|deprecated in v4\.\d+\.\d+ and will be removed in v5)",
+    # resuming without the callbacks whose state the checkpoint holds: Lightning lists them, accelplug says nothing
+    r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided",
     # with an OnExceptionCheckpoint, Lightning's fit() looks for a "last" checkpoint to resume (and says so twice);
     # accelplug's fit() without ckpt_path starts fresh, as it does without that callback
     r"`\.fit\(ckpt_path=None\)` was called without a model\. The last model",

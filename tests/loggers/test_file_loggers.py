@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import logging
-import warnings
 from argparse import Namespace
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import torch
 from accelplug import LightningModule, Trainer
 from accelplug.errors import MisconfigurationException
 from accelplug.loggers import CSVLogger, TensorBoardLogger
+from tests.callbacks.parity import quiet_lightning
 from tests.modules import LinearRegression, quiet, regression_data
 
 lightning_loggers = pytest.importorskip("lightning.pytorch.loggers", reason="the parity tests compare with Lightning")
@@ -60,8 +60,7 @@ def _relative(path: str, root: Path) -> str:
 def test_csv_logger_writes_the_files_lightnings_writes(tmp_path: Path, options: dict[str, Any]) -> None:
     (tmp_path / "lightning").mkdir()
     (tmp_path / "ours").mkdir()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         theirs = lightning_loggers.CSVLogger(tmp_path / "lightning", **options)
         _play(theirs)
     ours = CSVLogger(tmp_path / "ours", **options)
@@ -166,8 +165,7 @@ def _fit(tmp_path: Path, **options: Any) -> Trainer:
 def test_the_default_logger_is_lightnings_made_in_the_trainers_constructor(tmp_path: Path) -> None:
     from lightning.pytorch import Trainer as LightningTrainer
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         theirs = LightningTrainer(default_root_dir=tmp_path / "lightning", enable_progress_bar=False)
     ours = Trainer(**quiet(default_root_dir=tmp_path / "ours"))
     assert type(ours.logger).__name__ == type(theirs.logger).__name__ == "TensorBoardLogger"
@@ -185,8 +183,7 @@ def test_in_a_slurm_job_the_default_logger_is_named_by_the_job_id(
 
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     monkeypatch.setenv("SLURM_JOB_NAME", job_name)  # an interactive allocation ("bash") has no batch job id
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         theirs = LightningTrainer(default_root_dir=tmp_path, enable_progress_bar=False, accelerator="cpu", devices=1)
     ours = Trainer(**quiet(default_root_dir=tmp_path))
     assert ours.logger.version == theirs.logger.version == version
