@@ -29,6 +29,13 @@ from .module_hooks import ModuleHooks
 from .module_steps import StepDefaults
 from .overrides import default_hook, hook_names
 
+#: Lightning 2.6's deprecation of ``LightningModule.to_torchscript``, word for word
+TORCHSCRIPT_DEPRECATED = (
+    "`LightningModule.to_torchscript` has been deprecated in v2.7 and will be removed in v2.8. "
+    "TorchScript is deprecated in PyTorch. Use `torch.export.export()` for model exporting instead. "
+    "See https://pytorch.org/docs/stable/export.html for more information."
+)
+
 __all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
 
 
@@ -228,9 +235,17 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     def to_torchscript(
         self, file_path: Any = None, method: str | None = "script", example_inputs: Any = None, **kwargs: Any
     ) -> Any:
-        """This module as TorchScript (``torch.jit.script``, or ``trace`` with ``example_inputs``), in eval mode."""
+        """This module as TorchScript (``torch.jit.script``, or ``trace`` with ``example_inputs``), in eval mode.
+
+        Lightning 2.6 deprecates it (torch deprecates TorchScript) and says so on rank 0 at every call, before
+        looking at the arguments; so does this one, with Lightning's words, so a script migrating sees the same.
+        """
+        from lightning_utilities.core.rank_zero import rank_zero_only
+
         from .module_saving import export_torchscript
 
+        if int(getattr(rank_zero_only, "rank", 0) or 0) == 0:
+            warnings.warn(TORCHSCRIPT_DEPRECATED, DeprecationWarning, stacklevel=2)
         return export_torchscript(self, file_path, method, example_inputs, **kwargs)
 
     def to_tensorrt(

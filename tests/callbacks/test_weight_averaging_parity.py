@@ -10,7 +10,6 @@ refused with a message that names them.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
 from accelplug.errors import MisconfigurationException
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -131,8 +131,7 @@ def fit(
     trainer = framework.Trainer(callbacks=callbacks, **settings)
     model = make_module(framework, **(module or {}))
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         trainer.fit(
             model,
             train_dataloaders=_data(40, 0),

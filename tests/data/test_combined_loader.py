@@ -8,7 +8,6 @@ batches each step received (with ``batch_idx``/``dataloader_idx``) and the train
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import Any
 
 import pytest
@@ -21,6 +20,8 @@ from accelplug.errors import MisconfigurationException
 
 lightning = pytest.importorskip("lightning", reason="CombinedLoader is compared with lightning's, not installed here")
 from lightning.pytorch.utilities import CombinedLoader as LightningCombinedLoader  # noqa: E402
+
+from tests.callbacks.parity import quiet_lightning  # noqa: E402
 
 
 def _loaders() -> dict[str, Any]:
@@ -120,8 +121,7 @@ def _run(framework: Any) -> dict[str, Any]:
     )
     combined = LightningCombinedLoader if framework is lightning.pytorch else CombinedLoader
     val = combined([_xy(8, 3), _xy(12, 4)], mode="sequential")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         trainer.fit(model, {"big": _xy(20, 1), "small": _xy(6, 2)})
         trainer.validate(model, val, verbose=False)
     return {"seen": seen, "global_step": trainer.global_step, "weights": model.layer.weight.tolist(), "val": validated}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import warnings
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,7 @@ from torch.utils.data import DataLoader, Dataset
 
 import accelplug
 from accelplug.data.workers import add_worker_seeding, worker_init_function
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the seeds are compared with lightning's, not installed here")
 
@@ -69,8 +69,7 @@ def _fit_and_record(framework: Any) -> list[list[float]]:
         enable_progress_bar=False,
         enable_model_summary=False,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         trainer.fit(Recorder(), DataLoader(Noisy(), batch_size=2, num_workers=2))
     return seen
 

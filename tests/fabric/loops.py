@@ -118,7 +118,7 @@ def train(
                     fabric.clip_gradients(model, opt, clip_val=0.02)
                 opt.step()
                 opt.zero_grad()
-            local.append(float(loss))
+            local.append(float(loss.detach()))
             losses.append(float(fabric.all_reduce(loss.detach(), reduce_op="mean")))
         if save_to is not None and epoch == 0:
             fabric.save(save_to, {"model": model, "optimizer": opt, "epoch": epoch + 1})

@@ -3,7 +3,6 @@ and a close match when there is one (where Lightning Fabric raises TypeError, Va
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,14 @@ from torch.utils.data import DataLoader
 from accelplug import MisconfigurationException
 from accelplug.fabric import Fabric
 from accelplug.fabric.strategies import FSDPStrategy
+from tests.callbacks.parity import quiet_lightning
 
 from . import loops
 
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         yield
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,14 @@ import torch
 from accelplug import MisconfigurationException, Trainer
 from accelplug.checkpoint_io import DIGEST_KEY, FORMAT_KEY, content_digest
 from accelplug.fabric import Fabric
+from tests.callbacks.parity import quiet_lightning
 
 from . import loops
 
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         yield
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import torch
 
 from accelplug.fabric import Fabric
 from accelplug.launcher import free_port
+from tests.callbacks.parity import quiet_lightning
 from tests.processes import REPO, child_env
 
 from . import loops
@@ -42,8 +42,7 @@ ONE_PROCESS = {
 
 
 def _quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         return fn(*args, **kwargs)
 
 

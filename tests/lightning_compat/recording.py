@@ -54,7 +54,7 @@ def make_module(base: type, calls: list[str], *, manual: bool = False, scheduler
         def training_step(self, batch: Any, batch_idx: int) -> Any:
             x, y = batch
             loss = torch.nn.functional.mse_loss(self(x), y)
-            self.losses.append(float(loss))
+            self.losses.append(float(loss.detach()))
             self.log("train_loss", loss)
             if manual:
                 optimizer = self.optimizers()

@@ -7,7 +7,6 @@ group is made); what each decides is compared.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from lightning.fabric.plugins import environments as lightning_environments
 
 import accelplug
 from accelplug import environments as ours
+from tests.callbacks.parity import quiet_lightning
 from tests.environments.captured import SRUN_TASK_1, TORCHRUN_RANK_1, launcher_variables
 
 SRUN = {**SRUN_TASK_1, "SLURM_NTASKS_PER_NODE": "2"}
@@ -51,8 +51,7 @@ def test_a_trainer_in_a_launched_task_has_lightnings_ranks(
 ) -> None:
     os.environ.update(variables)
     options = {"accelerator": "cpu", "devices": 2, "logger": False, "default_root_dir": tmp_path}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():
         theirs = lightning.Trainer(strategy="ddp", enable_checkpointing=False, **options)
     ours_trainer = accelplug.Trainer(strategy="ddp", **options)
     assert type(theirs.strategy.cluster_environment).__name__ == environment
@@ -63,8 +62,7 @@ def test_a_trainer_in_a_launched_task_has_lightnings_ranks(
 def test_an_environment_in_plugins_is_used_by_both(tmp_path: Path) -> None:
     os.environ.update(SRUN)
     options = {"accelerator": "cpu", "devices": 2, "logger": False, "default_root_dir": tmp_path}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():
         given_theirs = lightning_environments.SLURMEnvironment(auto_requeue=False)
         theirs = lightning.Trainer(plugins=[given_theirs], enable_checkpointing=False, **options)
     given_ours = ours.SLURMEnvironment(auto_requeue=False)
@@ -76,8 +74,7 @@ def test_an_environment_in_plugins_is_used_by_both(tmp_path: Path) -> None:
 
 def test_num_nodes_two_with_one_device_is_ddp_in_both(tmp_path: Path) -> None:
     options = {"accelerator": "cpu", "devices": 1, "num_nodes": 2, "logger": False, "default_root_dir": tmp_path}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():
         theirs = lightning.Trainer(enable_checkpointing=False, **options)
     assert type(theirs.strategy).__name__ == "DDPStrategy"
     assert accelplug.Trainer(**options).selection.strategy == "ddp"
@@ -113,8 +110,7 @@ def test_the_lightning_environment_answers_as_lightnings(case: str) -> None:
 @pytest.mark.parametrize("name", ["ddp_notebook", "ddp_fork"])
 def test_the_fork_strategies_fork_ddp_processes_in_both(name: str, tmp_path: Path) -> None:
     options = {"accelerator": "cpu", "devices": 2, "logger": False, "default_root_dir": tmp_path}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():
         theirs = lightning.Trainer(strategy=name, enable_checkpointing=False, **options)
     mine = accelplug.Trainer(strategy=name, **options)
     assert type(theirs.strategy).__name__ == "DDPStrategy" and isinstance(

@@ -4,8 +4,6 @@ to train on, and ``val_check_batch``/``enable_validation``/``distributed_sampler
 
 from __future__ import annotations
 
-import logging
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
 from accelplug.errors import MisconfigurationException
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -23,9 +22,7 @@ FRAMEWORKS = {"lightning": lightning, "accelplug": accelplug}
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Iterator[None]:
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         yield
 
 

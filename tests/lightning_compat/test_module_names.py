@@ -5,8 +5,6 @@ under Lightning 2.6.6 and accelplug, results compared; checkpoints written by ei
 from __future__ import annotations
 
 import importlib.util
-import logging
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -23,9 +22,7 @@ FRAMEWORKS = {"lightning": lightning, "accelplug": accelplug}
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Any:
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         yield
 
 
@@ -98,6 +95,13 @@ def test_load_from_checkpoint_rebuilds_the_module_from_its_hyperparameters(
     assert on_meta.hparams.tag == "saved" and on_meta.device.type == "cpu"
 
 
+#: a non-strict load names the checkpoint's key the model lacks: Lightning's words, then accelplug's
+UNEXPECTED_KEY = (
+    r"Found keys that are not in the model state dict but in the checkpoint: \['extra\.weight'\]"
+    r"|load_from_checkpoint\(strict=False\): missing from the checkpoint \[\], not in the model \['extra\.weight'\]"
+)
+
+
 def test_strict_and_strict_loading_behave_as_in_lightning(tmp_path: Path) -> None:
     path = _fit_and_save(lightning, tmp_path, hidden=3)  # a file both read
     state = torch.load(path, weights_only=False)
@@ -108,20 +112,34 @@ def test_strict_and_strict_loading_behave_as_in_lightning(tmp_path: Path) -> Non
         module_class, _ = _classes(framework)
         with pytest.raises(RuntimeError, match=r"extra\.weight"):
             module_class.load_from_checkpoint(tmp_path / "extra.ckpt")
-        relaxed = module_class.load_from_checkpoint(tmp_path / "extra.ckpt", strict=False)
+        with pytest.warns(UserWarning, match=UNEXPECTED_KEY):
+            relaxed = module_class.load_from_checkpoint(tmp_path / "extra.ckpt", strict=False)
 
         class Lenient(module_class):  # type: ignore[misc, valid-type]
             def __init__(self, **kwargs: Any) -> None:
                 super().__init__(**kwargs)
                 self.strict_loading = False
 
-        lenient = Lenient.load_from_checkpoint(tmp_path / "extra.ckpt")
+        with pytest.warns(UserWarning, match=UNEXPECTED_KEY):  # strict_loading=False: the same non-strict load
+            lenient = Lenient.load_from_checkpoint(tmp_path / "extra.ckpt")
         with pytest.raises((ValueError, accelplug.MisconfigurationException)):
             Lenient.load_from_checkpoint(tmp_path / "extra.ckpt", strict=True)
         outcomes[name] = (relaxed.hparams.hidden, lenient.strict_loading, module_class().strict_loading)
     assert outcomes["accelplug"] == outcomes["lightning"] == (3, False, True)
 
 
+#: Lightning 2.6 deprecates to_torchscript, with these words; accelplug gives the same warning
+TORCHSCRIPT_DEPRECATED = "`LightningModule.to_torchscript` has been deprecated in v2.7 and will be removed in v2.8."
+
+
+# torch's deprecations of the TorchScript calls the test makes (Lightning's export and accelplug's make the same)
+@pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.trace` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.save` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.load` is deprecated:DeprecationWarning",
+)
 def test_freeze_unfreeze_and_torchscript_match(tmp_path: Path) -> None:
     seen = {}
     for name, framework in FRAMEWORKS.items():
@@ -132,8 +150,11 @@ def test_freeze_unfreeze_and_torchscript_match(tmp_path: Path) -> None:
         state = [frozen is model, model.training, any(p.requires_grad for p in model.parameters())]
         model.unfreeze()
         state += [model.training, all(p.requires_grad for p in model.parameters())]
-        scripted = model.to_torchscript(file_path=tmp_path / f"{name}.pt")
-        traced = model.to_torchscript(method="trace")
+        with pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED) as scripting:
+            scripted = model.to_torchscript(file_path=tmp_path / f"{name}.pt")
+        with pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED) as tracing:
+            traced = model.to_torchscript(method="trace")
+        state += [sum(TORCHSCRIPT_DEPRECATED in str(w.message) for w in call) for call in (scripting, tracing)]
         x = torch.randn(4, 2)
         reloaded = torch.jit.load(tmp_path / f"{name}.pt")  # type: ignore[no-untyped-call]
         state += [model.training, torch.allclose(scripted(x), model(x)), torch.allclose(traced(x), reloaded(x))]
@@ -150,7 +171,8 @@ def test_to_onnx_names_the_missing_package_or_exports(tmp_path: Path) -> None:
     else:  # pragma: no cover - onnx is not in the test extra
         model.to_onnx(tmp_path / "m.onnx")
         assert (tmp_path / "m.onnx").stat().st_size > 0
-    with pytest.raises(accelplug.MisconfigurationException, match="method='jit'"):
+    refused = pytest.raises(accelplug.MisconfigurationException, match="method='jit'")
+    with refused, pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED):  # first, as Lightning's comes
         model.to_torchscript(method="jit")
 
 

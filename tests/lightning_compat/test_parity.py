@@ -7,12 +7,12 @@ Runs only where ``lightning`` is installed (the ``test`` extra installs it, with
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import Any
 
 import pytest
 
 import accelplug
+from tests.callbacks.parity import quiet_lightning
 
 from .recording import make_callback, make_module
 
@@ -46,8 +46,7 @@ def _run(framework: Any, case: str) -> tuple[list[str], list[float]]:
         **options,
     )
     method = getattr(trainer, case.split("-")[0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning(framework):
         if case in ("validate", "test"):
             method(module, verbose=False)
         else:
@@ -105,8 +104,7 @@ def _real_world_run(framework: Any, name: str, tmp_path: Any) -> tuple[list[Any]
         callbacks=[_record_metrics(framework, seen)],
     )
     generator = torch.Generator().manual_seed(5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning(framework):
         if name == "LitAutoEncoder":
             model = modules[name]()
             loader = DataLoader(low_rank_data(), batch_size=32, shuffle=True, generator=generator)

@@ -297,6 +297,7 @@ def test_lr_and_device_stats_monitors_write_to_the_logger(tmp_path: Path) -> Non
     trainer = _trainer(tmp_path, max_epochs=3, log_every_n_steps=4, callbacks=callbacks, logger=L.CSVLogger(tmp_path))
     trainer.fit(Scheduled(), _data())
     assert trainer.metrics_path is not None
-    rows = list(csv.DictReader(trainer.metrics_path.open()))
+    with trainer.metrics_path.open() as file:
+        rows = list(csv.DictReader(file))
     assert [float(r["lr-SGD"]) for r in rows if r.get("lr-SGD")] == [0.1, 0.05, 0.025]
     assert any(float(r["cpu/max_rss_bytes"]) > 1e6 for r in rows if r.get("cpu/max_rss_bytes"))

@@ -4,9 +4,7 @@ script under Lightning 2.6.6 and accelplug, what it reads compared."""
 
 from __future__ import annotations
 
-import logging
 import math
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -54,9 +53,7 @@ _OPTION_NAMES = [
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Any:
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # Lightning's own warnings only: accelplug's stay visible
         yield
 
 

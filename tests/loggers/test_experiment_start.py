@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
 from accelplug.loggers.protocol import LoggerFailed, start_experiments
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -85,11 +86,7 @@ def _run(framework: Any, folder: Path, stage: str, loggers: str) -> tuple[set[st
     )
     module = _silent_module(framework)
     loader = DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2)
-    if stage == "fit":
-        trainer.fit(module, loader)
-    elif stage == "predict":
-        trainer.predict(module, loader)
-    else:
+    with quiet_lightning(framework):
         getattr(trainer, stage)(module, loader)
     return _files(folder), module.made_at_setup
 

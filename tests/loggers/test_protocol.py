@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug
 from accelplug.loggers.protocol import LoggerFailed
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare with Lightning (the test extra has it)")
 logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
@@ -128,8 +129,7 @@ def _run(framework: Any, tmp_path: Path, *, fail_at: int = -1) -> list[tuple[Any
         num_sanity_val_steps=0,
     )
     model, data = net_class(fail_at=fail_at), data_class()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning():  # only Lightning's own warnings
         if fail_at >= 0:
             with pytest.raises(RuntimeError, match="the model broke"):
                 trainer.fit(model, datamodule=data)

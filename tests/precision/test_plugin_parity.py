@@ -8,7 +8,6 @@ method must be called as often as Lightning calls it, with the hooks in Lightnin
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 import torch
 
 import accelplug
-from tests.callbacks.parity import FRAMEWORKS, data, make_module
+from tests.callbacks.parity import FRAMEWORKS, data, make_module, quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -50,8 +49,7 @@ def _fit(framework: Any, root: Path, module: Any = None, **options: Any) -> tupl
         "default_root_dir": root,
         **options,
     }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_lightning(framework):
         trainer = framework.Trainer(**settings)
         trainer.fit(module)
     return trainer, module
@@ -116,7 +114,7 @@ def _counting_subclass(framework: Any, base: str, *args: Any) -> Any:
 def _hook_recorder(framework: Any, calls: list[str]) -> Any:
     class Hooks(framework.Callback):  # type: ignore[misc, name-defined]
         def on_before_backward(self, trainer: Any, pl_module: Any, loss: Any) -> None:
-            calls.append(f"on_before_backward({float(loss):.6g})")
+            calls.append(f"on_before_backward({float(loss.detach()):.6g})")
 
         def on_after_backward(self, trainer: Any, pl_module: Any) -> None:
             calls.append("on_after_backward")

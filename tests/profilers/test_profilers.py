@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +140,55 @@ def test_simple_profiler_misuse_is_a_value_error() -> None:
         profiler.start("a")
     with pytest.raises(ValueError, match="never started"):
         profiler.stop("b")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PyTorchProfiler(row_limit="5"),  # refused before torch's profiler state existed
+        lambda: PyTorchProfiler(dirpath=3),  # refused by the base class, before the subclass's state
+        lambda: AdvancedProfiler(dirpath=3),
+        lambda: AdvancedProfiler(line_count_restriction=-1),
+        lambda: SimpleProfiler(extended="yes"),
+    ],
+)
+def test_a_profiler_whose_arguments_were_refused_is_deleted_silently(make: Any) -> None:
+    """``__del__`` runs teardown on the half-built object too: it must find nothing to release, not raise."""
+    with _unraisable() as seen:
+        with pytest.raises(MisconfigurationException):
+            make()
+        gc.collect()
+    assert seen == []
+
+
+@pytest.mark.parametrize("kind", [SimpleProfiler, AdvancedProfiler, PyTorchProfiler])
+def test_a_profiler_never_set_up_or_already_torn_down_is_deleted_silently(tmp_path: Path, kind: type) -> None:
+    with _unraisable() as seen:
+        never_used = kind()
+        del never_used
+        used = kind(dirpath=tmp_path, filename="report")
+        # Lightning's warning too: two training batches are fewer than torch's default schedule records
+        expected = (
+            pytest.warns(UserWarning, match="default schedule will be overridden")
+            if kind is PyTorchProfiler
+            else contextlib.nullcontext()
+        )
+        with expected:
+            _trainer(tmp_path, profiler=used).fit(make_module(accelplug))
+        used.teardown(stage=None)  # a second teardown after the Trainer's
+        del used
+        gc.collect()
+    assert seen == []
+    assert any(path.name.endswith("report.txt") for path in tmp_path.iterdir())
+
+
+@contextlib.contextmanager
+def _unraisable() -> Iterator[list[str]]:
+    """The exceptions Python ignores (those raised by ``__del__``), as text, while the block runs."""
+    seen: list[str] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda record: seen.append(f"{record.exc_type.__name__}: {record.exc_value}")
+    try:
+        yield seen
+    finally:
+        sys.unraisablehook = previous

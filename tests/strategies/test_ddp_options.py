@@ -7,7 +7,6 @@ The option checks run in this process (nothing starts); what the options *do* is
 from __future__ import annotations
 
 import inspect
-import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -37,11 +36,7 @@ def test_the_constructor_has_lightnings_parameters_and_defaults() -> None:
 
 
 def _strategy_of(framework: Any, name: str) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        trainer = framework.Trainer(
-            accelerator="cpu", devices=2, strategy=name, logger=False, enable_checkpointing=False
-        )
+    trainer = framework.Trainer(accelerator="cpu", devices=2, strategy=name, logger=False, enable_checkpointing=False)
     return trainer.strategy
 
 
@@ -144,6 +139,12 @@ def test_fsdp_keeps_its_own_options() -> None:
     assert FSDPStrategy()._ddp_kwargs == {}
 
 
+# torch.distributed.optim scripts its functional optimizers when first imported (Lightning imports it for post-local
+# SGD as accelplug does): torch's deprecation of its own decorators, once a process, nothing the user wrote
+@pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.interface` is deprecated:DeprecationWarning",
+)
 def test_post_local_sgd_averages_the_model_after_each_optimizer_step() -> None:
     import torch
     import torch.distributed as dist

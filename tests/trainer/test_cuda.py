@@ -161,7 +161,8 @@ def test_a_lightning_module_trains_on_cuda_with_device_stats_logged(tmp_path: Pa
     )
     trainer.fit(Regressor(), regression_data())
     assert trainer.metrics_path is not None
-    rows = list(csv.DictReader(trainer.metrics_path.open()))
+    with trainer.metrics_path.open() as file:
+        rows = list(csv.DictReader(file))
     memory = [float(r["cuda/allocated_bytes.all.current"]) for r in rows if r.get("cuda/allocated_bytes.all.current")]
     assert memory and all(m > 0 for m in memory), "get_device_stats() reached the logger"
     losses = [float(r["loss"]) for r in rows if r.get("loss")]

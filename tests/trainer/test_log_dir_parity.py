@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import accelplug
+from tests.callbacks.parity import quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
@@ -66,11 +67,12 @@ def _cli_files(framework: Any, folder: Path, monkeypatch: pytest.MonkeyPatch) ->
     folder.mkdir()
     monkeypatch.chdir(folder)
     monkeypatch.setattr(sys, "argv", ["prog", "fit", "--trainer.max_epochs=1"])
-    importlib.import_module(f"{framework.__name__}.pytorch.cli").LightningCLI(
-        Tiny,
-        trainer_defaults={"logger": False, "enable_progress_bar": False, "enable_model_summary": False},
-        save_config_kwargs={"overwrite": True},
-    )
+    with quiet_lightning(framework):
+        importlib.import_module(f"{framework.__name__}.pytorch.cli").LightningCLI(
+            Tiny,
+            trainer_defaults={"logger": False, "enable_progress_bar": False, "enable_model_summary": False},
+            save_config_kwargs={"overwrite": True},
+        )
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 

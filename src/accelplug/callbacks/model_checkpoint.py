@@ -196,7 +196,8 @@ class ModelCheckpoint(Checkpoint):
         if trainer.is_global_zero and stage == "fit" and self.save_top_k != 0 and local:
             assert self.dirpath is not None
             if os.path.isdir(self.dirpath) and os.listdir(self.dirpath):
-                warnings.warn(f"Checkpoint directory {self.dirpath} exists and is not empty.", stacklevel=2)
+                # stacklevel 1: the caller is the Trainer's hook dispatcher, which tells the user nothing
+                warnings.warn(f"Checkpoint directory {self.dirpath} exists and is not empty.", stacklevel=1)
         self._validation_ran = False
 
     # ---- names ----------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ class ThroughputMonitor(Callback):
                 warnings.warn(
                     "When using the `ThroughputMonitor`, you need to define a `flops_per_batch` attribute or property"
                     f" in {type(pl_module).__name__} to compute the FLOPs.",
-                    stacklevel=2,
+                    stacklevel=1,  # the caller is a hook behind torch's no_grad wrapper: this line says more
                 )
         flops = getattr(pl_module, "flops_per_batch", None) if self._module_has_flops else None
         self._samples[stage] += self.batch_size_fn(batch)

@@ -46,8 +46,9 @@ class AdvancedProfiler(Profiler):
         line_count_restriction: float = 1.0,
         dump_stats: bool = False,
     ) -> None:
-        super().__init__(dirpath=dirpath, filename=filename)
+        # before the checks, so the teardown of an object whose __init__ raised (run by __del__) finds it
         self.profiled_actions: dict[str, cProfile.Profile] = defaultdict(cProfile.Profile)
+        super().__init__(dirpath=dirpath, filename=filename)
         self.line_count_restriction = _check_restriction(line_count_restriction)
         self.dump_stats = dump_stats
 

@@ -144,6 +144,8 @@ class Profiler(ABC):
             self._output_file = None
 
     def __del__(self) -> None:
+        # a profiler dropped without the Trainer's describe (a failed call, one used by hand) still closes its file
+        # and, for torch's profiler, leaves the recording; teardown is safe on one never set up or already torn down
         self.teardown(stage=self._stage)
 
     @property

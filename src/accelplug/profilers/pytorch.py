@@ -209,6 +209,15 @@ class PyTorchProfiler(Profiler):
         table_kwargs: dict[str, Any] | None = None,
         **profiler_kwargs: Any,
     ) -> None:
+        # what teardown releases exists before any argument is checked: an object whose __init__ raised is still
+        # deleted, and __del__'s teardown must find nothing to release rather than a missing attribute
+        self.profiler: Any = None
+        self.function_events: EventList | None = None
+        self._lightning_module: nn.Module | None = None  # handed over by the Trainer when a call starts
+        self._register: RegisterRecordFunction | None = None
+        self._parent_profiler: AbstractContextManager[Any] | None = None
+        self._recording_map: dict[str, record_function] = {}
+        self._schedule: ScheduleWrapper | None = None
         super().__init__(dirpath=dirpath, filename=filename)
         self._group_by_input_shapes = group_by_input_shapes and profiler_kwargs.get("record_shapes", False)
         self._emit_nvtx = emit_nvtx
@@ -222,13 +231,6 @@ class PyTorchProfiler(Profiler):
         self._record_module_names = record_module_names
         self._profiler_kwargs = profiler_kwargs
         self._table_kwargs = dict(table_kwargs) if table_kwargs is not None else {}
-        self.profiler: Any = None
-        self.function_events: EventList | None = None
-        self._lightning_module: nn.Module | None = None  # handed over by the Trainer when a call starts
-        self._register: RegisterRecordFunction | None = None
-        self._parent_profiler: AbstractContextManager[Any] | None = None
-        self._recording_map: dict[str, record_function] = {}
-        self._schedule: ScheduleWrapper | None = None
         self._has_on_trace_ready = "on_trace_ready" in profiler_kwargs
         self._export_to_flame_graph = bool(profiler_kwargs.get("export_to_flame_graph", False))
         self._metric = profiler_kwargs.get("metric", "self_cpu_time_total")

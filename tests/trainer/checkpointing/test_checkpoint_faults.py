@@ -86,16 +86,17 @@ _WRITER = textwrap.dedent(
 
 
 def _kill_a_writer_mid_save(target: Path, delay: float) -> None:
-    child = subprocess.Popen(
+    # the with block closes the pipe (after the wait below)
+    with subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, text=True, env=child_env()
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "FIRST-SAVED"
-        time.sleep(delay)
-        child.kill()  # SIGKILL: no handler, no cleanup
-    finally:
-        child.wait(timeout=30)
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "FIRST-SAVED"
+            time.sleep(delay)
+            child.kill()  # SIGKILL: no handler, no cleanup
+        finally:
+            child.wait(timeout=30)
 
 
 @pytest.mark.slow

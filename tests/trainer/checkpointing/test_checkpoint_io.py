@@ -15,7 +15,7 @@ import accelplug
 from accelplug import MisconfigurationException
 from accelplug.plugins import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
 from accelplug.strategies import SingleDeviceStrategy
-from tests.callbacks.parity import FRAMEWORKS, _quiet, make_module
+from tests.callbacks.parity import FRAMEWORKS, make_module, quiet_lightning
 
 lightning = pytest.importorskip("lightning", reason="the parity test compares against lightning, not installed here")
 
@@ -72,7 +72,7 @@ def _fit_recorded(tmp_path: Path, name: str) -> tuple[Any, Any, Path]:
         callbacks=[checkpoint],
         plugins=[io],
     )
-    with _quiet():
+    with quiet_lightning(framework):
         trainer.fit(make_module(framework))
         assert trainer.strategy.checkpoint_io is io
         trainer.validate(make_module(framework), ckpt_path=checkpoint.best_model_path, verbose=False)

@@ -94,13 +94,16 @@ _KILLED_MID_SAVE = textwrap.dedent(
 @pytest.mark.slow
 def test_atomic_save_keeps_the_previous_file_when_killed_mid_write(tmp_path: Path) -> None:
     target = tmp_path / "model.ckpt"
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_MID_SAVE, str(target)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "HALF-WRITTEN"
-        child.kill()  # SIGKILL: no cleanup handler runs
-    finally:
-        child.wait(timeout=30)
+    # the with block closes the pipe (after the wait below)
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILLED_MID_SAVE, str(target)], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "HALF-WRITTEN"
+            child.kill()  # SIGKILL: no cleanup handler runs
+        finally:
+            child.wait(timeout=30)
     state = torch.load(target, weights_only=True)
     assert state["version"] == 1
     assert torch.equal(state["w"], torch.ones(4))

@@ -91,7 +91,8 @@ def test_a_signal_mid_fit_checkpoints_exits_with_one_line_and_resuming_equals_an
     assert state["loop"]["global_step"] == step
     assert f"STOPPED rank=0 step={step} by=FitInterrupted" in out, "on_exception ran"
     assert "DONE" not in out, "fit ended the process: the script after fit did not run"
-    rows = list(csv.DictReader((path.parent.parent / "metrics.csv").open()))  # Lightning's sorted columns
+    with (path.parent.parent / "metrics.csv").open() as file:
+        rows = list(csv.DictReader(file))  # Lightning's sorted columns
     assert rows[0]["step"] == "4", "the metrics logged before the signal were flushed (Lightning's step: 4)"
     if signum == signal.SIGINT:
         return  # the same stop and checkpoint as SIGTERM's; resuming it once is enough
@@ -219,12 +220,17 @@ def test_without_a_checkpoint_callback_the_signal_checkpoint_goes_to_the_run_fol
     with pytest.raises(SystemExit) as stopped:
         trainer.fit(LinearRegression(), regression_data(n=256, batch_size=8))
     assert stopped.value.code == 130
-    target = tmp_path / "lightning_logs" / "version_0" / "checkpoints" / "last.ckpt"
+    # without a logger the run folder (trainer.log_dir) is default_root_dir, as in Lightning
+    target = tmp_path / "checkpoints" / "last.ckpt"
     assert torch.load(target, weights_only=True)["loop"]["global_step"] == 3
     assert f"checkpoint saved to {target}" in capsys.readouterr().err
 
 
 # ---- restarts and ckpt_path="auto" -------------------------------------------------------------------
+#: a second fit into the first one's checkpoint folder (resuming from it) is warned about, as Lightning warns
+NOT_EMPTY = r"Checkpoint directory .*checkpoints exists and is not empty"
+
+
 def _auto_trainer(root: Path, steps: int) -> Trainer:
     callback = ModelCheckpoint(every_n_train_steps=2, every_n_epochs=None)
     return Trainer(**quiet(max_steps=steps, logger=False, default_root_dir=root, callbacks=[callback], seed=0))
@@ -238,7 +244,8 @@ def test_ckpt_path_auto_starts_fresh_without_a_checkpoint_and_resumes_with_one(
     assert first.global_step == 4
     assert "no checkpoint under" in capsys.readouterr().err
     second = _auto_trainer(tmp_path, 6)
-    second.fit(LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path="auto")
+    with pytest.warns(UserWarning, match=NOT_EMPTY):
+        second.fit(LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path="auto")
     assert second.global_step == 6
     line = capsys.readouterr().err.strip()
     assert line.startswith('accelplug: ckpt_path="auto": resuming from ') and line.endswith("(step 4).")
@@ -256,7 +263,8 @@ def test_a_restarted_worker_resumes_from_the_previous_attempts_checkpoint_by_its
     torch.manual_seed(0)
     resumed = LinearRegression()
     restarted = _auto_trainer(tmp_path, 6)  # a fresh Trainer: a new version_N folder
-    restarted.fit(resumed, regression_data(n=64, batch_size=8))
+    with pytest.warns(UserWarning, match=NOT_EMPTY):
+        restarted.fit(resumed, regression_data(n=64, batch_size=8))
     line = capsys.readouterr().err.strip()
     assert re.fullmatch(
         r"accelplug: restart 1 of this job \(TORCHELASTIC_RESTART_COUNT=1\): resuming from "
