@@ -89,6 +89,8 @@ def test_async_checkpoint_of_cuda_tensors_holds_the_weights_of_the_step_it_was_a
         assert torch.equal(saved[name], value), name
 
 
+# torch's own note when a profiler schedule repeats; the test reads one cycle's trace
+@pytest.mark.filterwarnings("ignore:.*Profiler clears events at the end of each cycle:UserWarning")
 def test_profilers_record_a_cuda_fit(tmp_path: Path) -> None:
     simple = SimpleProfiler(dirpath=tmp_path, filename="perf")
     _trainer(tmp_path, profiler=simple, max_epochs=1, enable_checkpointing=False).fit(Net(), _data())
@@ -102,6 +104,8 @@ def test_profilers_record_a_cuda_fit(tmp_path: Path) -> None:
     assert any("cuda" in path.read_text().lower() for path in written), "the trace holds no CUDA activity"
 
 
+# Lightning's advice about DataLoader workers, on its side of the comparison (accelplug gives none)
+@pytest.mark.filterwarnings("ignore:The 'train_dataloader' does not have many workers")
 def test_swa_on_cuda_ends_with_lightnings_weights_and_batchnorm_statistics(tmp_path: Path) -> None:
     lightning = pytest.importorskip("lightning", reason="the SWA comparison runs Lightning too")
     results = {}
