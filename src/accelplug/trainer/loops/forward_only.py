@@ -75,17 +75,5 @@ def forward_only_step(opt: Optimization, batch: Any, batch_idx: int, *, last: bo
         loss = loss_of(output)
         return None if loss is None else loss.detach()
 
-    custom_step = opt.hooks.module_hook("optimizer_step")
-    for index, managed in enumerate(opt.managed):
-        run_closure = closure if index == 0 else _nothing
-        if custom_step is not None:
-            opt.hooks.run_in("optimizer_step", custom_step, epoch, batch_idx, managed, run_closure)
-        else:
-            managed.step(closure=run_closure)
-    opt.precision.update()
-    opt.stepped = True
+    opt.step_optimizers(epoch, batch_idx, closure)
     return result.get("output")
-
-
-def _nothing() -> None:
-    return None

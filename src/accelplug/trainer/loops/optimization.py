@@ -121,8 +121,7 @@ class Optimization:
         boundary = self.boundary(batch_idx, epoch_length)
 
         def closure() -> torch.Tensor | None:
-            output = self.forward(batch, batch_idx)
-            result["output"] = output
+            result["output"] = output = self.forward(batch, batch_idx)
             loss = loss_of(output)
             if window_start:
                 for optimizer in self.optimizers:
@@ -140,6 +139,11 @@ class Optimization:
             with self.strategy.no_gradient_sync(self.wrapped):
                 closure()
             return result.get("output")
+        self.step_optimizers(epoch, batch_idx, closure)
+        return result.get("output")
+
+    def step_optimizers(self, epoch: int, batch_idx: int, closure: Callable[[], Any]) -> None:
+        """Every optimizer steps (via the module's ``optimizer_step`` if it has one); the first runs ``closure``."""
         custom_step = self.hooks.module_hook("optimizer_step")
         for index, managed in enumerate(self.managed):
             run_closure = closure if index == 0 else _no_closure
@@ -149,7 +153,6 @@ class Optimization:
                 managed.step(closure=run_closure)
         self.precision.update()
         self.stepped = True
-        return result.get("output")
 
     def forward(self, batch: Any, batch_idx: int) -> Any:
         router = self.run.router
@@ -197,7 +200,7 @@ class Optimization:
             return value
 
         # manual optimisation: Lightning times the step itself as "optimizer_step"
-        with self.hooks.span("optimizer_step") if not self.automatic else _NO_SPAN:
+        with self.hooks.span("optimizer_step") if not self.automatic else contextlib.nullcontext():
             if self.plugin_steps is not None:  # the plugin runs the closure, then calls _after_closure back
                 value = self.strategy.optimizer_step(optimizer, closure, self.precision)
             elif self.precision.needs_help_with_steps:
@@ -289,9 +292,6 @@ class Optimization:
             self.run.state.stop_reason = StopReason.NON_FINITE_LOSS
             message += " Stopping (nonfinite_loss='stop')."
         warnings.warn(message, RuntimeWarning, stacklevel=2)
-
-
-_NO_SPAN = contextlib.nullcontext()
 
 
 def _no_closure() -> None:
