@@ -369,9 +369,10 @@ class DeepSpeedStrategy(DDPStrategy):
         if loaded is None:
             raise MisconfigurationException(f"DeepSpeed could not load the checkpoint in {str(folder)!r}.")
 
-    def remove_checkpoint(self, path: Path) -> None:
+    def remove_checkpoint(self, path: str | os.PathLike[str]) -> None:
+        """The file and the engine's folder beside it (the core's writer knows only the file)."""
         if self.is_global_zero:
-            remove_checkpoint_files(path)
+            remove_checkpoint_files(Path(os.fspath(path)))
 
 
 def _key(config: dict[str, Any]) -> str:
