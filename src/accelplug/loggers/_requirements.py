@@ -14,7 +14,7 @@ from types import ModuleType
 
 from ..errors import MisconfigurationException
 
-__all__ = ["TrackerNotInstalledError", "import_tracker", "require_tracker"]
+__all__ = ["TrackerNotInstalledError", "import_tracker", "module_found", "require_tracker"]
 
 
 class TrackerNotInstalledError(MisconfigurationException):
@@ -40,13 +40,17 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def module_found(module: str) -> bool:
+    """Whether ``module`` can be imported, asked of the import system's finder without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: the module was blocked (sys.modules entry set to None)
+        return False
+
+
 def require_tracker(logger: str, module: str, distribution: str, extra: str, minimum: str) -> None:
     """Raise ``TrackerNotInstalledError`` unless ``module`` can be imported from ``distribution`` >= ``minimum``."""
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # ValueError: the module was blocked (sys.modules entry set to None)
-        found = False
-    if not found:
+    if not module_found(module):
         raise TrackerNotInstalledError(logger, distribution, extra, "is not installed")
     try:
         installed = importlib.metadata.version(distribution)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 import warnings
 from argparse import Namespace
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ import torch
 from ..errors import MisconfigurationException
 from ._files import VersionedFolders, filesystem, is_directory, version_folder, write_hparams_yaml
 from ._params import add_prefix, as_dict, flatten
+from ._requirements import module_found
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
 __all__ = ["TensorBoardLogger", "tensorboard_available"]
@@ -30,18 +30,7 @@ def tensorboard_available() -> bool:
     """Whether a ``SummaryWriter`` can be made: torch's needs ``tensorboard``, else ``tensorboardX``; both need
     numpy, which may be absent (or blocked) even where tensorboard's files are installed. Looked up, not imported:
     importing tensorboard costs a large part of a second."""
-    if _missing("numpy"):
-        return False
-    return any(not _missing(name) for name in ("tensorboard", "tensorboardX"))
-
-
-def _missing(name: str) -> bool:
-    if name in sys.modules:
-        return sys.modules[name] is None  # None: the import is blocked, as if the package were not there
-    try:
-        return importlib.util.find_spec(name) is None
-    except (ImportError, ValueError):
-        return True
+    return module_found("numpy") and any(module_found(name) for name in ("tensorboard", "tensorboardX"))
 
 
 def _summary_writer() -> Any:
