@@ -6,6 +6,7 @@ circle is the one that turns into a partially initialised module the day someone
 
     python scripts/import_graph.py            # figures: modules, edges by kind, cycles, largest group
     python scripts/import_graph.py --cycles   # also list every strongly connected group
+    python scripts/import_graph.py --rooms    # also modules and lines per room (top-level package or module)
 
 ``tests/foundation/test_layering.py`` loads this file and asserts on the same graph, so the figures
 this prints and what the test checks cannot drift apart.
@@ -42,6 +43,8 @@ class Graph:
 
     modules: dict[str, Path]
     edges: list[Edge] = field(default_factory=list)
+    #: The package folder the modules were read from.
+    root: Path = PACKAGE
 
     def targets(self, kinds: Iterable[str] = KINDS, *, implicit: bool = True) -> dict[str, set[str]]:
         """Module -> modules it imports (a module importing itself left out).
@@ -162,7 +165,7 @@ def owner(name: str, modules: dict[str, Path]) -> str:
 
 def build(root: Path = PACKAGE) -> Graph:
     modules = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
-    graph = Graph(modules)
+    graph = Graph(modules, root=root)
     for source, path in modules.items():
         for name, kind, line in imported_names(path, root):
             target = owner(name, modules)
@@ -222,6 +225,25 @@ def _tarjan(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(groups, key=lambda g: (-len(g), g))
 
 
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def top_level_modules(graph: Graph) -> list[str]:
+    """The files directly in the package folder (``registry.py``, ``__init__.py``...), by module name."""
+    return sorted(m for m, p in graph.modules.items() if p.parent == graph.root)
+
+
+def rooms(graph: Graph) -> dict[str, tuple[int, int, bool]]:
+    """Room (a top-level package, or a top-level module) -> (modules, lines, whether it is a package)."""
+    found: dict[str, tuple[int, int, bool]] = {}
+    for module, path in graph.modules.items():
+        room = module.split(".")[0]
+        count, lines, _ = found.get(room, (0, 0, False))
+        found[room] = (count + 1, lines + _lines(path), path.parent != graph.root)
+    return dict(sorted(found.items()))
+
+
 def summary(graph: Graph) -> dict[str, object]:
     written = [e for e in graph.edges if not e.implicit]
     by_kind = {kind: sum(1 for e in written if e.kind == kind) for kind in KINDS}
@@ -229,10 +251,12 @@ def summary(graph: Graph) -> dict[str, object]:
     groups = graph.strongly_connected(implicit=False)
     with_inits = graph.strongly_connected()
     package_groups = [g for g in _tarjan(graph.package_targets()) if len(g) > 1]
-    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in graph.modules.values())
+    lines = sum(_lines(p) for p in graph.modules.values())
     return {
         "modules": len(graph.modules),
         "lines": lines,
+        "top-level modules (files directly in the package, __init__ included)": len(top_level_modules(graph)),
+        "rooms (top-level packages)": sum(1 for _, (_, _, is_package) in rooms(graph).items() if is_package),
         "imported names (edges, every kind)": len(written),
         "  by kind (module-level, function-level, TYPE_CHECKING)": tuple(by_kind.values()),
         "distinct module pairs": len(pairs),
@@ -247,11 +271,16 @@ def summary(graph: Graph) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", action="store_true", help="list every strongly connected group")
+    parser.add_argument("--rooms", action="store_true", help="modules and lines per room")
     parser.add_argument("--root", type=Path, default=PACKAGE, help="the package folder (default: src/accelplug)")
     args = parser.parse_args(argv)
     graph = build(args.root)
     for key, value in summary(graph).items():
         print(f"{key}: {value}")
+    if args.rooms:
+        print("rooms (modules, lines):")
+        for room, (count, lines, is_package) in rooms(graph).items():
+            print(f"  {room + ('/' if is_package else '.py'):<24} {count:>4} {lines:>7}")
     if args.cycles:
         for group in graph.strongly_connected(implicit=False):
             print("module group:", " ".join(group))
