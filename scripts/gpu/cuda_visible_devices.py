@@ -51,7 +51,7 @@ print(CUDAAccelerator.device_count(), torch.cuda.is_initialized())
 
 def physical_uuids() -> list[str]:
     sys.path.insert(0, str(REPO / "src"))
-    from accelplug import _nvml
+    from accelplug.hardware import _nvml
 
     return [gpu.uuid for gpu in _nvml.physical_gpus()]
 

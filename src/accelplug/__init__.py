@@ -9,11 +9,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _import_paths
+
 __version__ = "0.1.0"
+
+_import_paths.install()  # old module paths (``accelplug.module``...) keep importing, with a DeprecationWarning
 
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",
-    "AttributeDict": "accelplug.module",
+    "AttributeDict": "accelplug.core.hparams",
     "BatchSizeFinder": "accelplug.callbacks",
     "CSVLogger": "accelplug.loggers",
     "Callback": "accelplug.callbacks",
@@ -28,11 +32,11 @@ _EXPORTS = {
     "EarlyStopping": "accelplug.callbacks",
     "Fabric": "accelplug.fabric",
     "LearningRateMonitor": "accelplug.callbacks",
-    "LightningDataModule": "accelplug.datamodule",
-    "LightningModule": "accelplug.module",
+    "LightningDataModule": "accelplug.core.datamodule",
+    "LightningModule": "accelplug.core.module",
     "ModelCheckpoint": "accelplug.callbacks",
-    "Module": "accelplug.module",
-    "DataModule": "accelplug.datamodule",
+    "Module": "accelplug.core.module",
+    "DataModule": "accelplug.core.datamodule",
     "Precision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
     "TensorBoardLogger": "accelplug.loggers",
@@ -160,8 +164,11 @@ if TYPE_CHECKING:
         TQDMProgressBar,
         WeightAveraging,
     )
-    from .datamodule import LightningDataModule
-    from .datamodule import LightningDataModule as DataModule
+    from .core.datamodule import LightningDataModule
+    from .core.datamodule import LightningDataModule as DataModule
+    from .core.hparams import AttributeDict
+    from .core.module import LightningModule
+    from .core.module import LightningModule as Module
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .fabric import Fabric
     from .hookspecs import hookimpl
@@ -175,8 +182,6 @@ if TYPE_CHECKING:
         TensorBoardLogger,
         WandbLogger,
     )
-    from .module import AttributeDict, LightningModule
-    from .module import LightningModule as Module
     from .precision.base import Precision
     from .registry import AcceleratorRegistry, PluginFailure, get_registry
     from .seed import seed_everything

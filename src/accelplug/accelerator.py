@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import torch
 
-from .device_runtime import device_rng_state, set_device_rng_state
-from .devices import parse_devices as _parse_devices
+from .hardware.devices import parse_devices as _parse_devices
+from .hardware.runtime import device_rng_state, set_device_rng_state
 
 __all__ = ["NAME_PATTERN", "Accelerator"]
 
@@ -76,7 +76,7 @@ class Accelerator(ABC):
 
     @classmethod
     def supported_precisions(cls) -> tuple[str, ...]:
-        """Canonical precision names (see :data:`accelplug.precision_names.PRECISIONS`) this accelerator trains in."""
+        """Canonical precision names (see :data:`accelplug.precision.names.PRECISIONS`) this accelerator trains in."""
         return ("32-true",)
 
     @classmethod

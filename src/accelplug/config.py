@@ -34,11 +34,11 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from .devices import ACCEPTED_DEVICES_FORMS
 from .environments.base import MAX_PROCESSES
 from .envvars import config_path
 from .errors import MisconfigurationException, did_you_mean
-from .precision_names import normalize_precision
+from .hardware.devices import ACCEPTED_DEVICES_FORMS
+from .precision.names import normalize_precision
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -95,7 +95,10 @@ class Settings(BaseSettings):
     @field_validator("devices", mode="before")
     @classmethod
     def _devices(cls, value: object) -> object:
-        from .devices import InvalidDevicesError, tokenize_devices  # the one tokenizer selection and launch use
+        from .hardware.devices import (  # the one tokenizer selection and launch use
+            InvalidDevicesError,
+            tokenize_devices,
+        )
 
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)

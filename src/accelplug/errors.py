@@ -3,20 +3,24 @@
 Every message is written for the person at the keyboard: the value that was asked for, why it cannot
 be, what to do, and what is accepted or available. ``MisconfigurationException`` subclasses
 ``ValueError`` so code that already guards configuration with ``except ValueError`` keeps working.
+:class:`PossibleUserWarning` is the one warning category for what is often, not always, a mistake.
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Iterable
 
 __all__ = [
     "AcceleratorUnavailableError",
     "MisconfigurationException",
     "PluginLoadWarning",
+    "PossibleUserWarning",
     "TunerExit",
     "closest_match",
     "did_you_mean",
+    "disable_possible_user_warnings",
 ]
 
 
@@ -78,3 +82,12 @@ def did_you_mean(value: object, choices: Iterable[str]) -> str:
         return ""
     match = closest_match(value, choices)
     return f" Did you mean {match!r}?" if match else ""
+
+
+class PossibleUserWarning(UserWarning):
+    """Something that is often, not always, a mistake (few data-loader workers, a tiny logging interval)."""
+
+
+def disable_possible_user_warnings(module: str = "") -> None:
+    """Ignore ``PossibleUserWarning`` from every module, or from the modules whose name starts with ``module``."""
+    warnings.filterwarnings("ignore", category=PossibleUserWarning, module=module)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
-from .precision_names import ACCEPTED_PRECISIONS
+from .precision.names import ACCEPTED_PRECISIONS
 
 if TYPE_CHECKING:
     from .environments.base import ClusterEnvironment
@@ -180,7 +180,7 @@ def _devices(value: object) -> str | int:
             f"--devices={value!r}: torchrun's --nproc-per-node {name} means 'one process per {name} device'; "
             f"with accelplug give the accelerator and the count apart: accelplug launch {flag} --devices -1 ..."
         )
-    from .devices import devices_from_text
+    from .hardware.devices import devices_from_text
 
     try:
         return devices_from_text(text)  # the one devices tokenizer, shared with selection and config

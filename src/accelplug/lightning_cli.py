@@ -29,11 +29,11 @@ from torch.optim.lr_scheduler import ReduceLROnPlateau as _TorchReduceLROnPlatea
 
 from . import __version__
 from .callbacks import Callback
-from .datamodule import LightningDataModule
+from .core.datamodule import LightningDataModule
+from .core.module import LightningModule
+from .distributed.rank_zero import rank_zero_warn
 from .errors import MisconfigurationException
-from .fabric.utilities.rank_zero import rank_zero_warn
 from .loggers.logger import Logger
-from .module import LightningModule
 from .seed import seed_everything
 from .trainer import Trainer
 from .trainer.options.defaults import is_unset

@@ -596,7 +596,7 @@ class AcceleratorRegistry:
 
     def get_precision(self, precision: object) -> type[Precision]:
         """The precision class for a name or alias (``"bf16"``, ``16``, ``"32-true"``...)."""
-        from .precision_names import normalize_precision
+        from .precision.names import normalize_precision
 
         return self._precisions[normalize_precision(precision, self.precision_aliases())][0]
 

@@ -17,16 +17,16 @@ from typing import Any
 import torch
 
 from .accelerator import Accelerator
-from .checkpoint_plugins import CheckpointIO
-from .devices import parse_devices
+from .checkpoint import CheckpointIO
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
-from .plugins.layer_sync import LayerSync
+from .hardware.devices import parse_devices
 from .precision.base import Precision
-from .precision_names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
+from .precision.names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy
+from .strategies.layer_sync import LayerSync
 
 __all__ = [
     "ACCELERATOR_ENV",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.processes import REPO, child_env
 
-from accelplug.demo import ACCURACY_BAR, run_demo
+from accelplug.demos.classifier import ACCURACY_BAR, run_demo
 
 
 @pytest.mark.slow

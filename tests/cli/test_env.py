@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pytest_mock import MockerFixture
 
-from accelplug import _nvml
+from accelplug.hardware import _nvml
 from accelplug.cli import env_cmd
 from accelplug.cli.reports import EnvReport
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
-from accelplug.checkpoint_io import DIGEST_KEY, FORMAT_KEY, content_digest
+from accelplug.checkpoint.file import DIGEST_KEY, FORMAT_KEY, content_digest
 from accelplug.fabric import Fabric
 from tests.callbacks.parity import quiet_lightning
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import accelplug.accelerators.cuda as cuda_module
-from accelplug import _nvml
+from accelplug.hardware import _nvml
 from accelplug.accelerators import CPUAccelerator, CUDAAccelerator
-from accelplug.cuda_visible import resolve_visible_devices
+from accelplug.hardware.cuda_visible import resolve_visible_devices
 
 HAS_GPU = torch.cuda.is_available() if torch.version.cuda else False
 

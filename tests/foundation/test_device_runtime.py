@@ -14,7 +14,7 @@ import textwrap
 import torch
 from tests.processes import child_env
 
-from accelplug.device_runtime import copies_may_overlap, device_module, device_rng_state, synchronize
+from accelplug.hardware.runtime import copies_may_overlap, device_module, device_rng_state, synchronize
 from accelplug.precision.mixed import FP16MixedPrecision
 
 
@@ -47,7 +47,7 @@ BACKEND = textwrap.dedent(
     torch._register_device_module("fakedev", module)
 
     from accelplug import Accelerator
-    from accelplug.device_runtime import synchronize
+    from accelplug.hardware.runtime import synchronize
 
     class FakeDev(Accelerator):
         name = "fakedev"

@@ -61,7 +61,7 @@ def test_every_public_name_resolves_to_an_object_of_its_room() -> None:
         "CSVLogger": "accelplug.loggers.csv_logs",
         "TensorBoardLogger": "accelplug.loggers.tensorboard",
         "Trainer": "accelplug.trainer.trainer",
-        "LightningModule": "accelplug.module",
+        "LightningModule": "accelplug.core.module",
         "Strategy": "accelplug.strategies.base",
         "Precision": "accelplug.precision.base",
     }

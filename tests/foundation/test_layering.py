@@ -33,50 +33,34 @@ graphs = _load_graph_script()
 
 #: Lowest first. A module may import its own layer and the layers below it (by top-level name).
 LAYERS: list[tuple[str, ...]] = [
-    # torch-free basics
-    ("errors", "envvars", "devices", "_nvml", "cuda_visible", "isolation", "overrides"),
-    # hardware, precisions, strategies, the plugin spine, data handling, the shared preparation path
+    # torch-free basics, the machine, and how import paths resolve
+    ("errors", "envvars", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
+    # the plugin spine, hardware, precisions, strategies, processes, checkpoint files, data handling
     (
         "accelerator",
         "accelerators",
-        "device_runtime",
         "environments",
         "precision",
-        "precision_names",
         "strategies",
-        "optimizers",
+        "distributed",
+        "checkpoint",
         "data",
+        "measure",
         "profilers",
-        "preparation",
         "hookspecs",
-        "checkpoint_io",
-        "checkpoint_plugins",
         "seed",
         "builtin_plugin",
         "status",
         "registry",
     ),
     # what a user's script subclasses or passes in, and the selection rules
-    (
-        "module",
-        "module_hooks",
-        "module_steps",
-        "module_saving",
-        "datamodule",
-        "datamodule_datasets",
-        "callbacks",
-        "loggers",
-        "selection",
-        "config",
-        "plugins",
-    ),
+    ("core", "callbacks", "loggers", "selection", "config", "plugins"),
     # the Trainer and what sits beside it
     (
         "trainer",
         "tuner",
         "fabric",
         "launcher",
-        "demo",
         "bench",
         "testing",
         "utilities",

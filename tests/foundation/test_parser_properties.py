@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from accelplug import MisconfigurationException, Trainer, select
 from accelplug.accelerators import CPUAccelerator
 from accelplug.config import validate_values
-from accelplug.cuda_visible import resolve_visible_devices
-from accelplug.devices import DevicesRequest, devices_from_text, parse_devices, tokenize_devices
 from accelplug.envvars import env_choice, env_flag, env_float, env_int, env_names, env_str
+from accelplug.hardware.cuda_visible import resolve_visible_devices
+from accelplug.hardware.devices import DevicesRequest, devices_from_text, parse_devices, tokenize_devices
 
 #: Digits that are not ASCII: superscripts, Arabic-Indic, N'Ko, full-width, circled.
 UNICODE_DIGITS = st.characters(categories=["Nd", "No"]).filter(lambda c: not c.isascii())

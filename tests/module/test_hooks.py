@@ -14,7 +14,7 @@ import pytest
 
 from accelplug import LightningModule
 from accelplug.callbacks.base import CALLBACK_HOOKS
-from accelplug.module import MODULE_HOOKS
+from accelplug.core.module import MODULE_HOOKS
 from accelplug.overrides import overrides
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import accelplug.precision as precision_package
-from accelplug import precision_names
+from accelplug.precision import names as precision_names
 from accelplug.accelerators import BUILTIN_ACCELERATORS
 from accelplug.bench.loops import BASELINE_PRECISIONS, torch_setting
 from accelplug.precision import BUILTIN_PRECISIONS

@@ -150,8 +150,8 @@ def test_post_local_sgd_averages_the_model_after_each_optimizer_step() -> None:
     import torch.distributed as dist
     from torch.distributed.algorithms.ddp_comm_hooks import post_localSGD_hook as post_local
 
-    from accelplug.optimizers import OptimizerSetup
     from accelplug.precision.full import Float32Precision
+    from accelplug.strategies.optimizers import OptimizerSetup
 
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)  # type: ignore[attr-defined]
     try:

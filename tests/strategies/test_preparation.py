@@ -1,6 +1,6 @@
 """The one preparation path: a module prepared without a Trainer trains exactly as the Trainer trains it.
 
-``accelplug.preparation`` is what a custom loop (``accelplug.fabric``) and the Trainer share; these tests
+``accelplug.strategies.preparation`` is what a custom loop (``accelplug.fabric``) and the Trainer share; these tests
 call it with nothing but a strategy, a precision and an accelerator, and compare a hand-written loop over
 the prepared module with ``Trainer.fit`` on the same data.
 """
@@ -15,8 +15,8 @@ from accelplug import Trainer
 from accelplug.accelerators import CPUAccelerator
 from accelplug.data.batches import make_transfer
 from accelplug.precision import Float64Precision
-from accelplug.preparation import prepare_module, setup_environment
 from accelplug.strategies import SingleDeviceStrategy
+from accelplug.strategies.preparation import prepare_module, setup_environment
 
 
 class Regression(torch.nn.Module):

@@ -163,7 +163,7 @@ def test_rank_zero_helpers_are_fabrics_objects_and_obey_the_rank(caplog: pytest.
     finally:
         ours.rank_zero_only.rank = before
     assert calls == [1]
-    with caplog.at_level(logging.DEBUG, logger="accelplug.utilities.rank_zero"):
+    with caplog.at_level(logging.DEBUG, logger="accelplug.distributed.rank_zero"):
         ours.rank_zero_debug("debug line")
     assert "debug line" in caplog.text
     with pytest.deprecated_call(match="old"):

@@ -9,8 +9,8 @@ import sys
 
 import torch
 
-from .. import _nvml
 from ..accelerator import Accelerator
+from ..hardware import _nvml
 
 __all__ = ["CUDAAccelerator"]
 

@@ -113,7 +113,7 @@ def validate(config: BenchConfig) -> list[Target]:
     and aliases accepted (and refused, with the accepted list) are exactly the Trainer's, plugin
     precisions included, and only those the accelerator supports.
     """
-    from ..precision_names import normalize_precision
+    from ..precision.names import normalize_precision
     from ..selection import select
 
     aliases = get_registry().precision_aliases()

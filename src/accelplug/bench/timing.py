@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from ..callbacks.base import Callback
-from ..device_runtime import synchronize
+from ..hardware.runtime import synchronize
 
 __all__ = ["StepTimer", "StepWindow", "synchronize"]
 

@@ -29,7 +29,7 @@ from torch import nn
 from torch.optim.swa_utils import SWALR
 
 from ..errors import MisconfigurationException, did_you_mean
-from ..optimizers import SchedulerConfig
+from ..strategies.optimizers import SchedulerConfig
 from .base import Callback
 from .weight_averaging import check_device, module_device
 

@@ -1,5 +1,5 @@
 """Batches, samples, items and FLOPs per second, logged as a fit, validation, test or prediction runs: Lightning's
-``ThroughputMonitor`` callback, over :class:`accelplug.callbacks.throughput.Throughput`.
+``ThroughputMonitor`` callback, over :class:`accelplug.measure.throughput.Throughput`.
 
 Keys are ``<stage>/<metric>`` with Lightning's stage names (``train``, ``validate``, ``test``, ``predict``), e.g.
 ``train/device/batches_per_sec``; rates appear once ``window_size`` batches (100 unless given) were seen.
@@ -7,7 +7,7 @@ Training values are logged at the logging steps (``log_every_n_steps``, after an
 ``global_step - 1`` with the epoch, as Lightning does; evaluation values at every ``log_every_n_steps``-th batch
 of a run, at the stage's running batch count. The time spent validating is left out of the training rates. Only
 global rank 0 measures and logs. ``device/flops_per_sec`` and ``device/mfu`` need a ``flops_per_batch``
-attribute on the module (see :func:`accelplug.utilities.flops.measure_flops`).
+attribute on the module (see :func:`accelplug.measure.flops.measure_flops`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
+from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
 from .base import Callback
-from .throughput import Throughput, get_available_flops, precision_compute_dtype
 
 __all__ = ["ThroughputMonitor"]
 

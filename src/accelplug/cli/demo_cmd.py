@@ -37,7 +37,7 @@ def _writable_folder(path: Path) -> Path:
 
 def _devices(value: str | None) -> str | None:
     if value is not None and not value.strip().isascii():
-        from ..devices import ACCEPTED_DEVICES_FORMS
+        from ..hardware.devices import ACCEPTED_DEVICES_FORMS
 
         raise MisconfigurationException(f"--devices={value!r} is invalid. Accepted forms: {ACCEPTED_DEVICES_FORMS}.")
     return value
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         """
         if root_dir is not None:
             _writable_folder(Path(os.path.expanduser(root_dir)))
-        from ..demo import run_demo
+        from ..demos.classifier import run_demo
 
         result = run_demo(
             cpu=cpu, accelerator=accelerator, devices=_devices(devices), max_epochs=max_epochs, root_dir=root_dir

@@ -224,7 +224,7 @@ def _package_versions() -> dict[str, str | None]:
 
 
 def _cuda_devices() -> tuple[list[DeviceInfo], dict[str, str]]:
-    from .. import _nvml
+    from ..hardware import _nvml
     from .reports import DeviceInfo
 
     try:

@@ -12,9 +12,10 @@ from typing import Any
 
 import torch
 
-from ..device_runtime import copies_may_overlap
+from ..errors import MisconfigurationException
+from ..hardware.runtime import copies_may_overlap
 
-__all__ = ["batch_size_of", "make_transfer"]
+__all__ = ["batch_size_of", "make_transfer", "move_data_to_device"]
 
 
 def make_transfer(device: torch.device, float_dtype: torch.dtype | None) -> Callable[[Any], Any]:
@@ -60,3 +61,47 @@ def batch_size_of(batch: Any) -> int:
         for item in batch.values():
             return batch_size_of(item)
     return 1
+
+
+def _as_device(device: torch.device | str | int) -> torch.device:
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, bool) or not isinstance(device, (str, int)):
+        raise MisconfigurationException(
+            f"move_data_to_device(device={device!r}): expected a torch.device, a device string such as 'cpu' "
+            "or 'cuda:0', or a device index."
+        )
+    try:
+        return torch.device(device)
+    except RuntimeError as error:
+        raise MisconfigurationException(f"move_data_to_device(device={device!r}): {error}") from None
+
+
+def move_data_to_device(batch: Any, device: torch.device | str | int) -> Any:
+    """``batch`` with every object that has a ``.to`` method (tensors first) moved to ``device``.
+
+    Walks lists, tuples, named tuples, mappings and dataclasses as Lightning does (``apply_to_collection``);
+    anything else is returned as it is. On CUDA the copy does not block, so it overlaps compute.
+    """
+    from lightning_utilities.core.apply_func import apply_to_collection  # loaded when first moving
+
+    target = _as_device(device)
+    non_blocking = target.type in ("cuda", "xpu")
+
+    def move(data: Any) -> Any:
+        if isinstance(data, torch.Tensor):
+            return data.to(target, non_blocking=non_blocking)
+        moved = data.to(target)
+        return data if moved is None else moved  # an in-place ``.to`` (a user's data class) returns None
+
+    return apply_to_collection(batch, dtype=_Transferable, function=move)
+
+
+class _TransferableMeta(type):
+    def __instancecheck__(cls, instance: object) -> bool:
+        to = getattr(instance, "to", None)
+        return callable(to) and not isinstance(instance, (type, torch.nn.Module))
+
+
+class _Transferable(metaclass=_TransferableMeta):
+    """Matches any object with a callable ``.to`` (modules excluded: moving one is the strategy's work)."""

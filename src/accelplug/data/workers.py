@@ -19,7 +19,9 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
-__all__ = ["add_worker_seeding", "worker_init_function", "worker_seeds"]
+from ..errors import MisconfigurationException
+
+__all__ = ["add_worker_seeding", "suggested_max_num_workers", "worker_init_function", "worker_seeds"]
 
 _MASK = (1 << 64) - 1
 SEED_WORKERS_ENV = "PL_SEED_WORKERS"
@@ -57,3 +59,20 @@ def add_worker_seeding(loader: Any, rank: int) -> Any:
     if loader.worker_init_fn is None:
         loader.worker_init_fn = functools.partial(worker_init_function, rank=rank)
     return loader
+
+
+def _cpus_available() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def suggested_max_num_workers(local_world_size: int) -> int:
+    """An upper bound for ``DataLoader(num_workers=...)``: this machine's usable CPUs shared among its processes,
+    one left for each main process, and never below 1."""
+    if isinstance(local_world_size, bool) or not isinstance(local_world_size, int) or local_world_size < 1:
+        raise MisconfigurationException(
+            f"suggested_max_num_workers(local_world_size={local_world_size!r}): expected an int >= 1, the number "
+            "of processes on this machine."
+        )
+    return max(1, _cpus_available() // local_world_size - 1)

@@ -1,7 +1,7 @@
 """``fabric.save``, ``load`` and ``load_raw`` on the checkpoint file the Trainer writes.
 
 A Fabric checkpoint is the user's dictionary with modules and optimizers replaced by their states, in the
-one accelplug container (:mod:`accelplug.checkpoint_io`): written atomically by one process, carrying a
+one accelplug container (:mod:`accelplug.checkpoint.file`): written atomically by one process, carrying a
 format version and a SHA-256 digest that loading verifies. The user's keys stay at the top level, so Lightning
 Fabric's ``fabric.load`` reads an accelplug Fabric checkpoint (it returns the two extra keys in its remainder),
 and ``load`` here reads Lightning Fabric's files and plain ``torch.save`` dictionaries (which carry no digest).
@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoint_io import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY
+from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY
 from ..errors import MisconfigurationException
 from ..strategies.base import Strategy
 from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
+from ..distributed.collectives import apply_to_tensors, distributed, gather_tensor
 from ..errors import MisconfigurationException, did_you_mean
-from ..strategies.collectives import apply_to_tensors, distributed, gather_tensor
 
 __all__ = ["all_gather", "all_reduce", "apply_to_tensors", "broadcast", "distributed", "rank_zero_first"]
 

@@ -170,7 +170,7 @@ class Fabric:
         if not self._environment_up:
             self._strategy.setup_environment(self._accelerator, self._plan.selection.root_device)
             self._environment_up = True
-            from .utilities.rank_zero import set_rank
+            from ..distributed.rank_zero import set_rank
 
             set_rank(self._strategy.global_rank)
 
@@ -228,7 +228,7 @@ class Fabric:
     def _attach(self, module: torch.nn.Module, optimizers: Any) -> None:
         """A ``LightningModule`` set up here logs through this Fabric and finds its optimizers in
         ``self.optimizers()`` (Lightning's Fabric does the same), so one module serves a Trainer and a loop."""
-        from ..module import LightningModule
+        from ..core.module import LightningModule
 
         if isinstance(module, LightningModule):
             module._fabric = self

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..distributed.rank_zero import rank_zero_only
 from ..errors import MisconfigurationException
-from .utilities.rank_zero import rank_zero_only
 
 __all__ = ["CSVLogger", "Logger", "TensorBoardLogger"]
 

@@ -118,7 +118,7 @@ class Preparation:
         return FabricModule(prepared, self.strategy, self.precision, compiled=compiled, device=placed)
 
     def optimizers(self, optimizers: Sequence[torch.optim.Optimizer]) -> list[FabricOptimizer]:
-        from ..optimizers import OptimizerSetup
+        from ..strategies.optimizers import OptimizerSetup
 
         for optimizer in optimizers:
             if optimizer.state:

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ..device_runtime import copies_may_overlap
+from ..hardware.runtime import copies_may_overlap
 
 __all__ = ["move_to", "to_tensors"]
 

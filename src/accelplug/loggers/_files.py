@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..checkpoint_io import filesystem
+from ..checkpoint.file import filesystem
 
 __all__ = ["VersionedFolders", "filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
 

@@ -9,9 +9,8 @@ as in Lightning.
 
 from __future__ import annotations
 
-from ..checkpoint_plugins import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
-from .layer_sync import LayerSync, TorchSyncBatchNorm
-from .precision import (
+from ..checkpoint import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
+from ..precision.lightning import (
     BitsandbytesPrecision,
     DoublePrecision,
     FSDPPrecision,
@@ -20,6 +19,7 @@ from .precision import (
     Precision,
     TransformerEnginePrecision,
 )
+from ..strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 __all__ = [
     "AsyncCheckpointIO",

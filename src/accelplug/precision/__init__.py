@@ -2,7 +2,7 @@
 
 :data:`BUILTIN_PRECISIONS` is the one list of the built-ins: accelplug's own plugin registers it through
 the ``register_precisions`` hook (as a plugin registers its own), and the names users type
-(:mod:`accelplug.precision_names`) and the benchmark's hand-written loop are read from these classes.
+(:mod:`accelplug.precision.names`) and the benchmark's hand-written loop are read from these classes.
 Adding a built-in precision is its module and one line here.
 """
 

@@ -71,7 +71,7 @@ class AdvancedProfiler(Profiler):
             )
         folder = os.fspath(self.dirpath)
         target = os.path.join(folder, self._prepare_filename(action_name=action_name, extension=".prof"))
-        from ..checkpoint_io import filesystem, is_url
+        from ..checkpoint.file import filesystem, is_url
 
         if is_url(folder):  # pstats writes local files only: marshal the stats and copy the bytes over
             import marshal

@@ -30,7 +30,7 @@ _UNSAFE = re.compile(r"[\\/:*?\"<>|\n\r\t]")
 
 def _open_for_append(path: str, folder: str) -> IO[str]:
     """A local file, or one on an fsspec file system when the folder is a URL (``s3://...``)."""
-    from ..checkpoint_io import filesystem, is_url
+    from ..checkpoint.file import filesystem, is_url
 
     if is_url(folder):
         fs = filesystem(folder)

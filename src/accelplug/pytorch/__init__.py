@@ -9,20 +9,20 @@ are imported when first used, as in Lightning (``pl.callbacks.EarlyStopping`` af
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from .._import_paths import lazy_submodules
 from ..callbacks import Callback
-from ..datamodule import LightningDataModule
-from ..module import LightningModule
+from ..core.datamodule import LightningDataModule
+from ..core.module import LightningModule
 from ..seed import seed_everything
 from ..trainer import Trainer
 
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
 
-#: the sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first
-_SUBPACKAGES = frozenset(
-    {
+# The sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first, and
+# ``cli_lightning_logo``, which Lightning's examples call first and which lives with the CLI (jsonargparse).
+__getattr__ = lazy_submodules(
+    __name__,
+    (
         "accelerators",
         "callbacks",
         "cli",
@@ -35,13 +35,6 @@ _SUBPACKAGES = frozenset(
         "trainer",
         "tuner",
         "utilities",
-    }
+    ),
+    {"cli_lightning_logo": "cli"},
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name == "cli_lightning_logo":  # Lightning's examples call it first; it lives with the CLI (jsonargparse)
-        return importlib.import_module(f"{__name__}.cli").cli_lightning_logo
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ..checkpoint_io import is_url
-from ..checkpoint_plugins import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
+from ..checkpoint import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
+from ..checkpoint.file import is_url
 from ..errors import MisconfigurationException
 from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
@@ -38,8 +38,8 @@ from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..optimizers import OptimizerSetup
     from ..precision.base import Precision
+    from .optimizers import OptimizerSetup
 
 # PreparedModule, StepRouter and training_step_caller live in .prepared; plugin strategies import them from here.
 __all__ = ["PreparedModule", "StepRouter", "Strategy", "training_step_caller"]
@@ -83,7 +83,7 @@ class Strategy(ABC):
         precision_plugin: Precision | None = None,
     ) -> None:
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
-        None, is :class:`~accelplug.checkpoint_plugins.TorchCheckpointIO`); ``accelerator`` and
+        None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`); ``accelerator`` and
         ``precision_plugin`` are chosen by accelplug's Trainer (``accelerator=``, ``precision=``), so they are
         refused rather than ignored."""
         for option, value, chosen_by in (
@@ -213,7 +213,7 @@ class Strategy(ABC):
         """The Trainer's preparation: :meth:`setup_module`, ``configure_optimizers()``, :meth:`setup_optimizers`."""
         prepared = self.setup_module(module, precision, compile_options=compile_options)
         if with_optimizers:
-            from ..optimizers import parse_optimizers
+            from .optimizers import parse_optimizers
 
             configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
             prepared.optim = self.setup_optimizers(parse_optimizers(configure()))
@@ -395,7 +395,7 @@ class Strategy(ABC):
 
     def all_gather(self, tensor: torch.Tensor, group: Any | None = None, sync_grads: bool = False) -> torch.Tensor:
         """``tensor`` from every process, stacked on a new first dimension (unchanged without a process group)."""
-        from .collectives import gather_tensor
+        from ..distributed.collectives import gather_tensor
 
         return gather_tensor(tensor, group, sync_grads)
 

@@ -27,8 +27,8 @@ from .prepared import StepRouter
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..optimizers import OptimizerSetup
     from ..precision.base import Precision
+    from .optimizers import OptimizerSetup
 
 __all__ = [
     "DDP_PRESETS",

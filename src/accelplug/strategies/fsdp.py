@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..precision.base import Precision
 
-__all__ = ["FSDPStrategy"]
+__all__ = ["FSDPStrategy", "FabricFSDPStrategy"]
 
 ModulePolicy = Callable[[torch.nn.Module], bool]
 _SHARDING = {"FULL_SHARD": True, "SHARD_GRAD_OP": False}
@@ -550,3 +550,28 @@ def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
         module._parameters[name] = value  # type: ignore[assignment]
     else:
         module._buffers[name] = value
+
+
+_FABRIC_OPTIONS = ("activation_checkpointing_policy", "cpu_offload", "sharding_strategy", "state_dict_type")
+
+
+class FabricFSDPStrategy(FSDPStrategy):
+    """accelplug's FSDP2 strategy with Lightning Fabric's defaults: ``state_dict_type="sharded"``.
+
+    Lightning Fabric's ``FSDPStrategy`` (``accelplug.fabric.strategies.FSDPStrategy`` is this class).
+
+    Lightning's FSDP1 option ``use_orig_params=True`` is accepted (FSDP2 always keeps the original
+    parameters); any other option this strategy does not have is refused by name.
+    """
+
+    def __init__(self, auto_wrap_policy: Any = None, *, state_dict_type: str = "sharded", **options: Any) -> None:
+        if options.get("use_orig_params", True) is True:
+            options.pop("use_orig_params", None)
+        unknown = [name for name in options if name not in _FABRIC_OPTIONS]
+        if unknown:
+            accepted = ["auto_wrap_policy", *_FABRIC_OPTIONS]
+            raise MisconfigurationException(
+                f"FSDPStrategy({unknown[0]}=...) is not an option of accelplug's FSDP strategy (torch FSDP2). "
+                f"Accepted: {', '.join(accepted)}.{did_you_mean(unknown[0], accepted)}"
+            )
+        super().__init__(auto_wrap_policy=auto_wrap_policy, state_dict_type=state_dict_type, **options)

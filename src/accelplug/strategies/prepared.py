@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from ..optimizers import OptimizerSetup
+    from .optimizers import OptimizerSetup
 
 __all__ = ["PreparedModule", "StepRouter", "training_step_caller"]
 

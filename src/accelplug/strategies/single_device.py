@@ -11,7 +11,7 @@ from .base import Strategy
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..checkpoint_plugins import CheckpointIO
+    from ..checkpoint import CheckpointIO
     from ..precision.base import Precision
 
 __all__ = ["SingleDeviceStrategy"]

@@ -1,7 +1,7 @@
 """The ``devices`` arguments the contract accepts and rejects, generated for a given device count.
 
 The expected results follow the selection rules of the public contract, not the implementation in
-``accelplug.devices``, so an accelerator that overrides ``parse_devices`` is held to the same rules.
+``accelplug.hardware.devices``, so an accelerator that overrides ``parse_devices`` is held to the same rules.
 """
 
 from __future__ import annotations

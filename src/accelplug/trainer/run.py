@@ -19,9 +19,9 @@ from .logging.self_log import LogRouter
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
-    from ..optimizers import OptimizerSetup
     from ..precision.base import Precision
     from ..strategies.base import Strategy
+    from ..strategies.optimizers import OptimizerSetup
     from ..strategies.prepared import PreparedModule
     from .options.entries import TrainerOptions
 

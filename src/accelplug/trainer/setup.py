@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..checkpoint_plugins import AsyncCheckpointIO
+from ..checkpoint import AsyncCheckpointIO
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.protocol import finalize_loggers, start_experiments
 from ..overrides import overrides
-from ..preparation import prepare_module, setup_environment
 from ..profilers import PassThroughProfiler, Profiler
+from ..strategies.preparation import prepare_module, setup_environment
 from .dispatch.hooks import HookDispatcher
 from .dispatch.profiling import (
     TIMED_DATAMODULE_METHODS,
@@ -33,7 +33,7 @@ from .dispatch.profiling import (
     untime_methods,
 )
 from .logging.self_log import LogRouter
-from .options.plugins import connect_precision, plugin_transfer
+from .options.precision_and_sync import connect_precision, plugin_transfer
 from .run import Run
 from .state import LoopState, Stage
 
@@ -60,7 +60,7 @@ def start_run(
 ) -> Run:
     """Set up one call in Lightning's order, up to (not including) ``on_fit_start``.
 
-    The preparation itself is :mod:`accelplug.preparation`'s two steps, the path a custom loop shares;
+    The preparation itself is :mod:`accelplug.strategies.preparation`'s two steps, the path a custom loop shares;
     what is the Trainer's own here is the callbacks and the hooks Lightning runs between them.
     """
     strategy: Strategy = trainer.strategy
@@ -246,7 +246,7 @@ def _module_callbacks(module: torch.nn.Module) -> list[Any]:
 
 
 def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
-    from ..module import LightningModule
+    from ..core.module import LightningModule
 
     if isinstance(module, LightningModule):
         module.trainer = trainer

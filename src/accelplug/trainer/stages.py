@@ -222,7 +222,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
 
 def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.ExitStack:
     """While the loop trains, a LightningModule's ``optimizers()``/``manual_backward`` reach the loop's optimisation."""
-    from ..module import LightningModule
+    from ..core.module import LightningModule
 
     stack = contextlib.ExitStack()
     if isinstance(module, LightningModule):

@@ -18,9 +18,9 @@ import torch
 from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
-from ..checkpoint_io import is_url
+from ..checkpoint.file import is_url
+from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
-from ..fabric.utilities.rank_zero import set_rank
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
 from ..profilers import Profiler
@@ -39,7 +39,7 @@ from .options.arguments import (
 )
 from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
 from .options.entries import TrainerOptions, validate_options
-from .options.plugins import layer_sync_from, precision_from_plugin
+from .options.precision_and_sync import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
 from .properties import TrainerProperties
 from .state import LoopState, Stage

@@ -24,13 +24,13 @@ from typing import Any
 
 import torch
 
+from ..core.module import LightningModule
+from ..distributed.rank_zero import rank_zero_info, rank_zero_warn
 from ..errors import MisconfigurationException
-from ..module import LightningModule
-from ..optimizers import SchedulerConfig
+from ..strategies.optimizers import SchedulerConfig
+from ..tuner.attributes import lightning_hasattr, lightning_setattr
 from ..tuner.batch_size_scaling import search_batch_size
 from ..tuner.lr_finder import _determine_lr_attr_name, _ExponentialLR, _LinearLR, _LRCallback, _LRFinder
-from ..utilities.parsing import lightning_hasattr, lightning_setattr
-from ..utilities.rank_zero import rank_zero_info, rank_zero_warn
 from .checkpointing.contents import restore_checkpoint
 from .checkpointing.format import capture_rng_state, restore_rng_state
 from .dispatch.hooks import HookDispatcher

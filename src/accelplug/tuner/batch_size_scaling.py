@@ -3,7 +3,7 @@
 ``power`` doubles the size after every trial that fits and, at the first that does not, halves it and ends
 (or, if none has fitted yet, keeps halving). ``binsearch`` doubles the same way, then bisects between the
 last size that fitted and the first that did not, and finally takes ``margin`` off. A trial is a few steps
-of the real call (``steps_per_trial``); only an out-of-memory error (:func:`~accelplug.utilities.memory.is_oom_error`)
+of the real call (``steps_per_trial``); only an out-of-memory error (:func:`~accelplug.hardware.memory.is_oom_error`)
 counts as "does not fit", any other error ends the search. The size is never grown past the data set (a batch
 that already holds every sample ends the search) nor past ``max_val``.
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..callbacks.batch_size_finder import BATCH_SIZE_MODES, check_batch_size_arguments
-from ..utilities.memory import garbage_collection_cuda, is_oom_error
-from ..utilities.parsing import lightning_getattr, lightning_setattr
-from ..utilities.rank_zero import rank_zero_info
+from ..distributed.rank_zero import rank_zero_info
+from ..hardware.memory import garbage_collection_cuda, is_oom_error
+from .attributes import lightning_getattr, lightning_setattr
 
 __all__ = ["BATCH_SIZE_MODES", "Trials", "check_batch_size_arguments", "search_batch_size"]
 

@@ -22,7 +22,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from ..callbacks.base import Callback
 from ..callbacks.lr_finder import LR_MODES
 from ..errors import MisconfigurationException
-from ..utilities.parsing import AttributeNotFound, lightning_hasattr
+from .attributes import AttributeNotFound, lightning_hasattr
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

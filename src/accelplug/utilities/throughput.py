@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..callbacks.throughput import Throughput, get_available_flops, precision_compute_dtype
-from .flops import measure_flops
+from ..measure.flops import measure_flops
+from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
 
 __all__ = ["Throughput", "get_available_flops", "measure_flops", "precision_compute_dtype"]

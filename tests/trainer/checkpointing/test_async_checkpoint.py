@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from accelplug import Callback, Trainer
-from accelplug.checkpoint_plugins import BackgroundSaveError
+from accelplug.checkpoint import BackgroundSaveError
 from accelplug.plugins import AsyncCheckpointIO, TorchCheckpointIO
 from tests.modules import LinearRegression, quiet, regression_data
 from tests.processes import REPO, child_env

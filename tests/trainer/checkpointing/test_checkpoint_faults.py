@@ -74,7 +74,7 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
 _WRITER = textwrap.dedent(
     """
     import sys, torch
-    from accelplug.checkpoint_io import atomic_save
+    from accelplug.checkpoint.file import atomic_save
 
     atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     print("FIRST-SAVED", flush=True)

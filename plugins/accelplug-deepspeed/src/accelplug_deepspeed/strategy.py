@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 
 from accelplug.errors import MisconfigurationException
-from accelplug.optimizers import OptimizerSetup, parse_optimizers
 from accelplug.strategies.base import PreparedModule, StepRouter, Strategy
 from accelplug.strategies.ddp import DDPStrategy, adopt_process_group, collective_timeout, launched_by_torchrun
+from accelplug.strategies.optimizers import OptimizerSetup, parse_optimizers
 from accelplug.strategies.state_dicts import SHARDED_KEY, remove_checkpoint_files
 
 from .config import deepspeed_config, load_user_config, precision_config

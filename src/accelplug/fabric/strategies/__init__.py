@@ -1,40 +1,16 @@
 """``accelplug.fabric.strategies``: the strategies a Fabric script imports, as ``lightning.fabric.strategies``.
 
 They are accelplug's own strategy classes (the Trainer's), so a strategy from a plugin distribution works the
-same way. ``FSDPStrategy`` here saves sharded checkpoints by default, as Lightning Fabric's does; pass
-``state_dict_type="full"`` for one file that loads anywhere.
+same way. ``FSDPStrategy`` here is :class:`~accelplug.strategies.fsdp.FabricFSDPStrategy`, which saves sharded
+checkpoints by default, as Lightning Fabric's does; pass ``state_dict_type="full"`` for one file that loads
+anywhere.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...errors import MisconfigurationException, did_you_mean
 from ...strategies.base import Strategy
 from ...strategies.ddp import DDPStrategy
-from ...strategies.fsdp import FSDPStrategy as _FSDPStrategy
+from ...strategies.fsdp import FabricFSDPStrategy as FSDPStrategy
 from ...strategies.single_device import SingleDeviceStrategy
 
 __all__ = ["DDPStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
-
-_OPTIONS = ("activation_checkpointing_policy", "cpu_offload", "sharding_strategy", "state_dict_type")
-
-
-class FSDPStrategy(_FSDPStrategy):
-    """accelplug's FSDP2 strategy with Lightning Fabric's defaults: ``state_dict_type="sharded"``.
-
-    Lightning's FSDP1 option ``use_orig_params=True`` is accepted (FSDP2 always keeps the original
-    parameters); any other option this strategy does not have is refused by name.
-    """
-
-    def __init__(self, auto_wrap_policy: Any = None, *, state_dict_type: str = "sharded", **options: Any) -> None:
-        if options.get("use_orig_params", True) is True:
-            options.pop("use_orig_params", None)
-        unknown = [name for name in options if name not in _OPTIONS]
-        if unknown:
-            accepted = ["auto_wrap_policy", *_OPTIONS]
-            raise MisconfigurationException(
-                f"FSDPStrategy({unknown[0]}=...) is not an option of accelplug's FSDP strategy (torch FSDP2). "
-                f"Accepted: {', '.join(accepted)}.{did_you_mean(unknown[0], accepted)}"
-            )
-        super().__init__(auto_wrap_policy=auto_wrap_policy, state_dict_type=state_dict_type, **options)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...module import AttributeDict
+from ...core.hparams import AttributeDict
+from ...distributed.rank_zero import rank_zero_deprecation, rank_zero_info, rank_zero_only, rank_zero_warn
 from ...seed import seed_everything
 from ..transfer import move_to as move_data_to_device
-from .rank_zero import rank_zero_deprecation, rank_zero_info, rank_zero_only, rank_zero_warn
 
 __all__ = [
     "AttributeDict",

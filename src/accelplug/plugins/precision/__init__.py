@@ -1,14 +1,19 @@
-"""Lightning's precision plugins (``lightning.pytorch.plugins.precision``) over accelplug's built-in precisions.
+"""``lightning.pytorch.plugins.precision``'s path: the precision classes ``plugins=`` takes.
 
-``Trainer(plugins=[MixedPrecision("bf16-mixed", "cpu")])`` trains exactly as ``precision="bf16-mixed"``; a
-subclass that rewrites a step method (``optimizer_step``, ``backward``...) has it called by the loop.
+They live in :mod:`accelplug.precision.lightning`.
 """
 
-from .amp import MixedPrecision
-from .fsdp import FSDPPrecision
-from .half import DoublePrecision, HalfPrecision
-from .precision import Precision
-from .quantized import BitsandbytesPrecision, TransformerEnginePrecision
+from __future__ import annotations
+
+from ...precision.lightning import (
+    BitsandbytesPrecision,
+    DoublePrecision,
+    FSDPPrecision,
+    HalfPrecision,
+    MixedPrecision,
+    Precision,
+    TransformerEnginePrecision,
+)
 
 __all__ = [
     "BitsandbytesPrecision",

@@ -1,68 +1,14 @@
-"""Lightning's ``FSDPPrecision``: the precision of a sharded (FSDP) run, as the FSDP strategy consumes it.
+"""``lightning.pytorch.plugins.precision.fsdp``'s path: ``FSDPPrecision``.
 
-The strategy asks the numerics for torch's ``MixedPrecisionPolicy`` (``fsdp_mixed_precision``); ``16-mixed``
-scales the loss with torch's ``ShardedGradScaler``, which unscales each rank's shard.
+They live in :mod:`accelplug.precision.lightning.fsdp`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from ...precision.lightning.fsdp import (
+    FSDPPrecision,
+)
 
-from ...errors import MisconfigurationException, did_you_mean
-from .amp import _SCALER_METHODS
-from .precision import Precision
-
-if TYPE_CHECKING:
-    from ...precision.base import Precision as RunPrecision
-
-__all__ = ["FSDPPrecision"]
-
-_ACCEPTED = ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true")
-
-
-class FSDPPrecision(Precision):
-    """``precision`` one of ``"32-true"``, ``"16-mixed"``, ``"bf16-mixed"``, ``"16-true"``, ``"bf16-true"``;
-    ``scaler`` a ``ShardedGradScaler`` for ``16-mixed`` (one is made when None)."""
-
-    device_type = "cuda"
-
-    def __init__(self, precision: str, scaler: Any = None) -> None:
-        if precision not in _ACCEPTED:
-            raise MisconfigurationException(
-                f"{type(self).__name__}(precision={precision!r}) is not supported in FSDP. Accepted: "
-                f"{', '.join(repr(a) for a in _ACCEPTED)}.{did_you_mean(precision, _ACCEPTED)}"
-            )
-        if scaler is not None and precision != "16-mixed":
-            raise MisconfigurationException(f"`precision={precision!r}` does not use a scaler, found {scaler}.")
-        if scaler is not None and not all(callable(getattr(scaler, m, None)) for m in _SCALER_METHODS):
-            raise MisconfigurationException(
-                f"{type(self).__name__}(scaler={scaler!r}) is not a gradient scaler; expected a "
-                "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler (or None)."
-            )
-        self.precision = precision
-        if scaler is None and precision == "16-mixed":
-            import warnings
-
-            from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "enabled, but CUDA is not available": the scaler then passes through
-                scaler = ShardedGradScaler()
-        self.scaler = scaler
-
-    def _numerics_name(self) -> str:
-        return self.precision
-
-    def _make_numerics(self) -> RunPrecision:
-        numerics = super()._make_numerics()
-        if self.precision == "16-mixed":
-            numerics.scaler = self.__dict__.get("scaler")
-        return numerics
-
-    @property
-    def mixed_precision_config(self) -> Any:
-        """torch's ``MixedPrecisionPolicy`` the FSDP strategy shards with (None: full precision)."""
-        return self.numerics.fsdp_mixed_precision()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(precision={self.precision!r})"
+__all__ = [
+    "FSDPPrecision",
+]

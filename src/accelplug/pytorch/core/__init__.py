@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...datamodule import LightningDataModule
-from ...module import LightningModule
+from ...core.datamodule import LightningDataModule
+from ...core.module import LightningModule
 
 __all__ = ["LightningDataModule", "LightningModule"]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...datamodule import LightningDataModule
+from ...core.datamodule import LightningDataModule
 
 __all__ = ["LightningDataModule"]

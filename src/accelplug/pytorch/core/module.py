@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...module import LightningModule
+from ...core.module import LightningModule
 
 __all__ = ["LightningModule"]

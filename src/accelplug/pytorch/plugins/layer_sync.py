@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...plugins.layer_sync import LayerSync, TorchSyncBatchNorm
+from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 __all__ = ["LayerSync", "TorchSyncBatchNorm"]

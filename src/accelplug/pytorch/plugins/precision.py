@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...plugins.precision import (
+from ...precision.lightning import (
     BitsandbytesPrecision,
     DoublePrecision,
     FSDPPrecision,

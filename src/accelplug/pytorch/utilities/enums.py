@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...utilities.enums import *  # noqa: F403 - the mirror follows whatever the module exports
-from ...utilities.enums import __all__ as __all__
+from ...trainer.options.enums import *  # noqa: F403 - the mirror follows whatever the module exports
+from ...trainer.options.enums import __all__ as __all__

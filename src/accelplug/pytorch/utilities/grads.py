@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...utilities.grads import *  # noqa: F403 - the mirror follows whatever the module exports
-from ...utilities.grads import __all__ as __all__
+from ...measure.grads import *  # noqa: F403 - the mirror follows whatever the module exports
+from ...measure.grads import __all__ as __all__

@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...utilities.parameter_tying import *  # noqa: F403 - the mirror follows whatever the module exports
-from ...utilities.parameter_tying import __all__ as __all__
+from ...strategies.parameter_tying import *  # noqa: F403 - the mirror follows whatever the module exports
+from ...strategies.parameter_tying import __all__ as __all__

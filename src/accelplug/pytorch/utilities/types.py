@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...utilities.types import *  # noqa: F403 - the mirror follows whatever the module exports
-from ...utilities.types import __all__ as __all__
+from ...core.types import *  # noqa: F403 - the mirror follows whatever the module exports
+from ...core.types import __all__ as __all__

@@ -1,7 +1,7 @@
 """Reading a Trainer checkpoint back: the path checks, the keys a resume needs, the random-number states.
 
 The file itself (written atomically, carrying a SHA-256 digest of its contents that is recomputed on load,
-so a file damaged on disk or in transfer is refused with its path) is :mod:`accelplug.checkpoint_io`,
+so a file damaged on disk or in transfer is refused with its path) is :mod:`accelplug.checkpoint.file`,
 shared with Fabric.
 
 Reading: everything stored is a tensor or a plain Python value, so it loads with
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...checkpoint_io import (
+from ...checkpoint.file import (
     CHECKPOINT_FORMAT,
     atomic_save,
     check_format,
@@ -35,7 +35,7 @@ from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
     from ...accelerator import Accelerator
-    from ...checkpoint_plugins import CheckpointIO
+    from ...checkpoint import CheckpointIO
 
 __all__ = [
     "CHECKPOINT_FORMAT",

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...checkpoint_io import is_url, refuse_urls
+from ...checkpoint.file import is_url, refuse_urls
 from ...errors import MisconfigurationException
 from .contents import build_checkpoint
 
 if TYPE_CHECKING:
-    from ...checkpoint_plugins import CheckpointIO
+    from ...checkpoint import CheckpointIO
     from ...strategies.base import Strategy
     from ..run import Run
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ...callbacks.base import CALLBACK_HOOKS
 from ...callbacks.early_stopping import EarlyStopping
 from ...callbacks.model_checkpoint import ModelCheckpoint
-from ...module import MODULE_HOOKS
+from ...core.module import MODULE_HOOKS
 from ...overrides import overrides
 
 if TYPE_CHECKING:

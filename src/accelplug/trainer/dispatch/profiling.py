@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ...module import MODULE_HOOKS
+from ...core.module import MODULE_HOOKS
 from ...overrides import overrides
 from .hooks import HookDispatcher, _is_checkpointing
 

@@ -140,7 +140,7 @@ def attached_log(model: torch.nn.Module, router: LogRouter) -> Iterator[None]:
     A ``LightningModule`` routes its own ``log`` to the Trainer; a module that defines its own ``log``
     is left alone.
     """
-    from ...module import LightningModule
+    from ...core.module import LightningModule
 
     if isinstance(model, LightningModule):
         with model._logging_to(router):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...device_runtime import synchronize as _synchronize
+from ...hardware.runtime import synchronize as _synchronize
 
 if TYPE_CHECKING:
     from ..run import Run

@@ -23,7 +23,7 @@ import torch
 from ...errors import MisconfigurationException
 from .losses import check_manual_options, explain_backward, loss_of
 from .managed_optimizer import ManagedOptimizer
-from .plugin_steps import PluginSteps
+from .precision_steps import PluginSteps
 from .transfer import transfer_batch
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from .errors import MisconfigurationException
+from ..errors import MisconfigurationException
 
 __all__ = [
     "CHECKPOINT_FORMAT",

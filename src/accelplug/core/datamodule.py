@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from .errors import MisconfigurationException
-from .module import AttributeDict
-from .overrides import default_hook
+from ..errors import MisconfigurationException
+from ..overrides import default_hook
+from .hparams import AttributeDict
 
 __all__ = ["LightningDataModule"]
 
@@ -50,7 +50,7 @@ class LightningDataModule:
         """A datamodule whose loaders are plain ``DataLoader``s over the given datasets (or lists/dicts of them);
         the training ones shuffle (unless iterable). ``batch_size``/``num_workers`` reach ``__init__`` when it
         takes them, and ``datamodule_kwargs`` always."""
-        from .datamodule_datasets import loader_methods, special_arguments
+        from .from_datasets import loader_methods, special_arguments
 
         datamodule = cls(**datamodule_kwargs, **special_arguments(cls, batch_size, num_workers))
         datasets = {"train": train_dataset, "val": val_dataset, "test": test_dataset, "predict": predict_dataset}
@@ -69,7 +69,7 @@ class LightningDataModule:
     ) -> _D:
         """The datamodule rebuilt from a checkpoint's datamodule hyper-parameters (``kwargs`` override them),
         its ``state_dict`` restored."""
-        from .module_saving import load_from_checkpoint
+        from .saving import load_from_checkpoint
 
         loaded: _D = load_from_checkpoint(
             cls, checkpoint_path, map_location, hparams_file, None, weights_only, **kwargs
@@ -143,7 +143,7 @@ class LightningDataModule:
 
     @default_hook
     def transfer_batch_to_device(self, batch: Any, device: Any, dataloader_idx: int) -> Any:
-        from .data.batches import make_transfer
+        from ..data.batches import make_transfer
 
         return make_transfer(device, None)(batch)
 

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from .accelerator import Accelerator
-    from .precision.base import Precision
-    from .strategies.base import Strategy
-    from .strategies.prepared import PreparedModule
+    from ..accelerator import Accelerator
+    from ..precision.base import Precision
+    from .base import Strategy
+    from .prepared import PreparedModule
 
 __all__ = ["prepare_module", "setup_environment"]
 

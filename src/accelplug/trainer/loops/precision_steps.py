@@ -4,7 +4,7 @@ A plugin that rewrites ``optimizer_step``, ``backward``, ``pre_backward``... is 
 order: ``pre_backward`` (the loss scaled, ``on_before_backward``), ``backward`` (the module's ``backward``),
 ``post_backward`` (``on_after_backward``), and ``optimizer_step(optimizer, model, closure)``, whose closure is
 followed by ``on_before_optimizer_step`` and clipping. :class:`PluginSteps` is what the plugin reaches the loop
-through (:class:`accelplug.plugins.precision.PrecisionLoop`); the optimisation uses it only for such a plugin,
+through (:class:`accelplug.precision.lightning.base.PrecisionLoop`); the optimisation uses it only for such a plugin,
 so every other run keeps its own path.
 """
 

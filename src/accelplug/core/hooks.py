@@ -3,7 +3,7 @@
 ``LightningModule`` inherits these (Lightning keeps them in ``ModelHooks``, ``DataHooks`` and
 ``CheckpointHooks``). Each is marked with :func:`~accelplug.overrides.default_hook`: a hook a module does
 not override is never called, so the defaults cost nothing per step, and the names of the module hooks
-(``accelplug.module.MODULE_HOOKS``) are read from these marks rather than written out again.
+(``accelplug.core.module.MODULE_HOOKS``) are read from these marks rather than written out again.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .overrides import default_hook
+from ..overrides import default_hook
 
 __all__ = ["ModuleHooks"]
 
@@ -102,7 +102,7 @@ class ModuleHooks:
 
     @default_hook
     def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
-        from .data.batches import make_transfer
+        from ..data.batches import make_transfer
 
         return make_transfer(device, None)(batch)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MisconfigurationException
-from .base import CheckpointIO
+from .io import CheckpointIO
 
 __all__ = ["_WrappingCheckpointIO"]
 
@@ -51,7 +51,7 @@ class _WrappingCheckpointIO(CheckpointIO):
 
     def _inner(self) -> CheckpointIO:
         if self._checkpoint_io is None:
-            from .base import TorchCheckpointIO
+            from .io import TorchCheckpointIO
 
             self.checkpoint_io = TorchCheckpointIO()  # used outside a strategy: accelplug's own file
         assert self._checkpoint_io is not None

@@ -1,7 +1,7 @@
 """Lightning's ``CheckpointIO`` plugins: how a checkpoint dict becomes a file, and back.
 
 The strategy hands every checkpoint the Trainer (or Fabric) writes to its ``checkpoint_io``: by default a
-:class:`TorchCheckpointIO`, which is accelplug's atomic, checksummed writer (:mod:`accelplug.checkpoint_io`);
+:class:`TorchCheckpointIO`, which is accelplug's atomic, checksummed writer (:mod:`accelplug.checkpoint.file`);
 ``Trainer(plugins=[AsyncCheckpointIO()])`` moves the write to a background thread; a user's own subclass of
 :class:`CheckpointIO` replaces the file format or the storage altogether. Lightning's import paths for these
 names are :mod:`accelplug.plugins` and :mod:`accelplug.pytorch.plugins`; this package sits below the
@@ -11,7 +11,7 @@ strategies so the ``Strategy`` base can make its default writer.
 from __future__ import annotations
 
 from .asynchronous import AsyncCheckpointIO, BackgroundSaveError
-from .base import CheckpointIO, TorchCheckpointIO
+from .io import CheckpointIO, TorchCheckpointIO
 from .wrapping import _WrappingCheckpointIO
 
 __all__ = ["AsyncCheckpointIO", "BackgroundSaveError", "CheckpointIO", "TorchCheckpointIO", "_WrappingCheckpointIO"]

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from .base import CheckpointIO
+from .io import CheckpointIO
 from .wrapping import _WrappingCheckpointIO
 
 __all__ = ["AsyncCheckpointIO", "BackgroundSaveError", "snapshot"]

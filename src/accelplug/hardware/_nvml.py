@@ -3,7 +3,7 @@
 ``torch.cuda.device_count()`` may fall back to ``cudaGetDeviceCount``, which initialises the driver
 in this process and makes a later ``fork`` unsafe. NVML only reads the driver's device list, so
 ``accelerator="auto"`` can ask it freely. ``CUDA_VISIBLE_DEVICES`` is applied by
-:mod:`accelplug.cuda_visible`, the way the CUDA runtime applies it; where NVML cannot decide (MIG
+:mod:`accelplug.hardware.cuda_visible`, the way the CUDA runtime applies it; where NVML cannot decide (MIG
 instances) :class:`VisibilityUndecided` tells the caller to count in a child process.
 
 A hand-written ctypes binding rather than NVIDIA's ``nvidia-ml-py``: six functions are needed, the

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException
 from ...overrides import overrides
-from ...plugins.layer_sync import LayerSync, TorchSyncBatchNorm
-from ...plugins.precision import Precision as PluginPrecision
+from ...precision.lightning import Precision as PluginPrecision
+from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 if TYPE_CHECKING:
     from ...precision.base import Precision

@@ -14,8 +14,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .errors import MisconfigurationException
-from .overrides import default_method
+from ..errors import MisconfigurationException
+from ..overrides import default_method
 
 __all__ = ["StepDefaults"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import MisconfigurationException
+from ..errors import MisconfigurationException
 
 __all__ = [
     "ACCEPTED_DEVICES_FORMS",

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from .errors import MisconfigurationException
+from ..errors import MisconfigurationException
 
 __all__ = ["ACCURACY_BAR", "DemoResult", "DigitsClassifier", "digits_loaders", "run_demo"]
 
@@ -95,7 +95,7 @@ def run_demo(
     """Train the digits classifier and print the report (on rank 0 when several processes run)."""
     if cpu and accelerator not in (None, "cpu"):
         raise MisconfigurationException(f"--cpu and --accelerator {accelerator!r} contradict each other; give one.")
-    from .config import load_settings  # the user's saved defaults (`accelplug config`)
+    from ..config import load_settings  # the user's saved defaults (`accelplug config`)
 
     settings = load_settings()
     chosen = "cpu" if cpu else (accelerator or settings.accelerator)
@@ -106,15 +106,15 @@ def run_demo(
         raise MisconfigurationException(f"--max-epochs={max_epochs!r} is invalid: expected an int >= 1.")
     train_loader, val_loader = digits_loaders()  # fails early and clearly without scikit-learn
 
-    from .selection import select
-    from .strategies.ddp import launched_by_torchrun
+    from ..selection import select
+    from ..strategies.ddp import launched_by_torchrun
 
     selection = select(chosen, wanted_devices)
     # Made only once every check passed, so a refused run leaves no empty folder behind.
     root = Path(root_dir) if root_dir is not None else Path(tempfile.mkdtemp(prefix="accelplug-demo-"))
     if selection.num_devices > 1 and not launched_by_torchrun():
         return _launch_workers(chosen, selection.num_devices, max_epochs, root)
-    from .trainer import Trainer
+    from ..trainer import Trainer
 
     trainer = Trainer(
         accelerator=chosen,
@@ -160,11 +160,11 @@ def run_demo(
 
 def _launch_workers(accelerator: str, nproc: int, max_epochs: int, root: Path) -> DemoResult:
     """Run this file as ``nproc`` workers; the report is printed by rank 0."""
-    from .launcher import launch
+    from ..launcher import launch
 
     args = ["--max-epochs", str(max_epochs), "--root-dir", str(root), "--accelerator", accelerator]
     code = launch(
-        __name__ if __name__ != "__main__" else "accelplug.demo",
+        __name__ if __name__ != "__main__" else "accelplug.demos.classifier",
         args,
         accelerator=accelerator,
         devices=nproc,

@@ -2,7 +2,7 @@
 
 The interface has Lightning 2.6's exact method signatures, so a Lightning project's own ``CheckpointIO``
 subclass works unchanged. ``TorchCheckpointIO`` is not ``torch.save`` alone: it writes through
-:func:`accelplug.checkpoint_io.atomic_save` (a temporary file renamed over the target, with a SHA-256
+:func:`accelplug.checkpoint.file.atomic_save` (a temporary file renamed over the target, with a SHA-256
 digest of the contents), so a crash mid-save never leaves a torn file, and its load refuses a file whose
 digest no longer matches.
 """
@@ -14,8 +14,8 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, TypeAlias
 
-from ..checkpoint_io import atomic_save, filesystem, is_url, load_verified
 from ..errors import MisconfigurationException
+from .file import atomic_save, filesystem, is_url, load_verified
 
 __all__ = ["PATH", "CheckpointIO", "StorageOptionsError", "TorchCheckpointIO"]
 

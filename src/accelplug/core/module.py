@@ -24,10 +24,11 @@ from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 import torch
 
-from .errors import MisconfigurationException
-from .module_hooks import ModuleHooks
-from .module_steps import StepDefaults
-from .overrides import default_hook, hook_names
+from ..errors import MisconfigurationException
+from ..overrides import default_hook, hook_names
+from .hooks import ModuleHooks
+from .hparams import AttributeDict
+from .steps import StepDefaults
 
 #: Lightning 2.6's deprecation of ``LightningModule.to_torchscript``, word for word
 TORCHSCRIPT_DEPRECATED = (
@@ -69,22 +70,6 @@ class OptimizerControl(Protocol):
     def manual_backward(self, loss: torch.Tensor) -> None: ...
 
     def clip_gradients(self, optimizer: Any, value: float | None, algorithm: str | None) -> None: ...
-
-
-class AttributeDict(dict[str, Any]):
-    """A dict whose keys read as attributes: ``self.hparams.lr`` (Lightning's ``AttributeDict``)."""
-
-    def __getattr__(self, key: str) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(f"hparams has no {key!r}; it has {sorted(self)}") from None
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        self[key] = value
-
-    def __delattr__(self, key: str) -> None:
-        del self[key]
 
 
 _M = TypeVar("_M", bound="LightningModule")
@@ -190,7 +175,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     ) -> _M:
         """The module rebuilt from a checkpoint (accelplug's or Lightning's): its saved hyper-parameters are the
         constructor's arguments (``kwargs`` override them), then its weights are loaded (see :mod:`.module_saving`)."""
-        from .module_saving import load_from_checkpoint
+        from .saving import load_from_checkpoint
 
         arguments = (map_location, hparams_file, strict, weights_only)
         loaded: _M = load_from_checkpoint(cls, checkpoint_path, *arguments, **kwargs)
@@ -228,7 +213,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     def to_onnx(self, file_path: Any = None, input_sample: Any = None, **kwargs: Any) -> Any:
         """``torch.onnx.export`` of this module (needs the ``onnx`` package); ``input_sample`` defaults to
         ``example_input_array``; ``kwargs`` go to ``torch.onnx.export``."""
-        from .module_saving import export_onnx
+        from .saving import export_onnx
 
         return export_onnx(self, file_path, input_sample, **kwargs)
 
@@ -242,7 +227,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         """
         from lightning_utilities.core.rank_zero import rank_zero_only
 
-        from .module_saving import export_torchscript
+        from .saving import export_torchscript
 
         if int(getattr(rank_zero_only, "rank", 0) or 0) == 0:
             warnings.warn(TORCHSCRIPT_DEPRECATED, DeprecationWarning, stacklevel=2)
@@ -259,7 +244,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         **compile_kwargs: Any,
     ) -> Any:
         """This module compiled by ``torch_tensorrt`` (needs that package and an NVIDIA GPU), optionally saved."""
-        from .module_saving import export_tensorrt
+        from .saving import export_tensorrt
 
         options = (ir, output_format, retrace, default_device)
         return export_tensorrt(self, file_path, input_sample, *options, **compile_kwargs)
@@ -392,7 +377,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         Every process must call it with tensors of one shape. With one process nothing is added, as in
         Lightning. ``sync_grads=True`` lets gradients flow back to each process's own part.
         """
-        from .strategies.collectives import apply_to_tensors, as_tensors
+        from ..distributed.collectives import apply_to_tensors, as_tensors
 
         strategy = self.trainer.strategy
         tensors = as_tensors(data, self.device)
@@ -534,7 +519,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         """Default prediction: ``self(batch)`` (or ``self(*batch)`` is up to your own override)."""
         return self(batch)
 
-    # ---- hooks: the rest are ModuleHooks' defaults (accelplug.module_hooks) -------------------------------
+    # ---- hooks: the rest are ModuleHooks' defaults (accelplug.core.hooks) -------------------------------
     def configure_callbacks(self) -> Any:
         return []
 

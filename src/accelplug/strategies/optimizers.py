@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .errors import MisconfigurationException
+from ..errors import MisconfigurationException
 
 __all__ = ["OptimizerSetup", "SchedulerConfig", "parse_optimizers"]
 

@@ -18,8 +18,8 @@ from typing import IO, Any
 
 import torch
 
-from .errors import MisconfigurationException
-from .overrides import overrides
+from ..errors import MisconfigurationException
+from ..overrides import overrides
 
 __all__ = ["MissingPackageError", "export_onnx", "export_tensorrt", "export_torchscript", "load_from_checkpoint"]
 
@@ -156,7 +156,7 @@ def export_tensorrt(
     saved to ``file_path`` when one is given (``torch.jit.save`` for the TorchScript IR)."""
     import importlib.util
 
-    from .errors import did_you_mean
+    from ..errors import did_you_mean
 
     name = type(module).__name__
     for value, accepted, option in ((ir, _TENSORRT_IRS, "ir"), (output_format, _TENSORRT_FORMATS, "output_format")):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .errors import MisconfigurationException, did_you_mean
-from .precision import BUILTIN_PRECISIONS
+from ..errors import MisconfigurationException, did_you_mean
+from . import BUILTIN_PRECISIONS
 
 __all__ = ["ACCEPTED_PRECISIONS", "DTYPE_WORDS", "PRECISIONS", "PRECISION_ALIASES", "normalize_precision"]
 

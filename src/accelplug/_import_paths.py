@@ -1,0 +1,104 @@
+"""How accelplug's import paths resolve: sub-packages loaded when first used, and modules that moved.
+
+Two small pieces of import machinery, both for paths users write:
+
+- :func:`lazy_submodules` builds the module ``__getattr__`` that makes ``import accelplug.pytorch as pl;
+  pl.callbacks`` work without importing every sub-package up front (Lightning imports them eagerly; accelplug
+  keeps ``import`` cheap). A package at one of Lightning's import paths assigns it instead of writing code.
+- :data:`MOVED` maps a module path accelplug had before its rooms were rearranged by meaning to the module
+  that holds the same code now. :func:`install` (run by ``import accelplug``) puts a finder on
+  ``sys.meta_path`` that answers an import of an old path with the module at the new one: the same module
+  object, so ``isinstance`` checks and monkeypatching agree on both paths. Importing an old path warns
+  (``DeprecationWarning``) with the new one. Lightning's own paths (``accelplug.pytorch``, ``.plugins``,
+  ``.utilities``...) are real modules of re-exports instead, and never warn.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+__all__ = ["MOVED", "install", "lazy_submodules"]
+
+#: Old module path -> the module that holds its code now (both relative to ``accelplug``).
+MOVED: Mapping[str, str] = {
+    "cuda_visible": "hardware.cuda_visible",
+    "device_runtime": "hardware.runtime",
+    "devices": "hardware.devices",
+    "module": "core.module",
+    "module_hooks": "core.hooks",
+    "module_steps": "core.steps",
+    "module_saving": "core.saving",
+    "datamodule": "core.datamodule",
+    "datamodule_datasets": "core.from_datasets",
+    "optimizers": "strategies.optimizers",
+    "preparation": "strategies.preparation",
+    "precision_names": "precision.names",
+    "checkpoint_io": "checkpoint.file",
+    "checkpoint_plugins": "checkpoint",
+    "checkpoint_plugins.base": "checkpoint.io",
+    "checkpoint_plugins.asynchronous": "checkpoint.asynchronous",
+    "checkpoint_plugins.wrapping": "checkpoint.wrapping",
+    "callbacks.throughput": "measure.throughput",
+    "strategies.collectives": "distributed.collectives",
+    "demo": "demos.classifier",
+}
+
+
+def lazy_submodules(
+    package: str, submodules: Iterable[str], attributes: Mapping[str, str] | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package``: each of ``submodules`` is imported when first read as an
+    attribute, and each of ``attributes`` (name -> submodule) is read from its submodule then."""
+    names = frozenset(submodules)
+    elsewhere = dict(attributes or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return importlib.import_module(f"{package}.{name}")
+        if name in elsewhere:
+            return getattr(importlib.import_module(f"{package}.{elsewhere[name]}"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an old path by importing the new one and putting that very module in ``sys.modules``."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None  # the default module, replaced in exec_module
+
+    def exec_module(self, module: ModuleType) -> None:
+        warnings.warn(f"{self.old} moved to {self.new}; import it from there.", DeprecationWarning, stacklevel=2)
+        sys.modules[self.old] = importlib.import_module(self.new)  # the import system returns this one
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder):
+    """Finds the old paths of :data:`MOVED`, and nothing else."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("accelplug."):
+            return None
+        new = MOVED.get(fullname[len("accelplug.") :])
+        if new is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _Alias(fullname, f"accelplug.{new}"))
+
+
+def install() -> None:
+    """Put the finder of moved paths first on ``sys.meta_path`` (once per process)."""
+    if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _MovedFinder())

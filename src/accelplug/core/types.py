@@ -1,0 +1,68 @@
+"""The type aliases Lightning modules annotate their hooks with (``-> STEP_OUTPUT``, ``-> OptimizerLRScheduler``).
+
+Aliases only, for annotations: what ``configure_optimizers`` may really return is checked by
+``accelplug.strategies.optimizers`` when a run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from torch import Tensor
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
+from typing_extensions import NotRequired
+
+__all__ = [
+    "EVAL_DATALOADERS",
+    "STEP_OUTPUT",
+    "TRAIN_DATALOADERS",
+    "LRSchedulerConfigType",
+    "LRSchedulerTypeUnion",
+    "OptimizerConfig",
+    "OptimizerLRScheduler",
+    "OptimizerLRSchedulerConfig",
+]
+
+#: What ``training_step`` and the evaluation steps may return: a loss tensor, a dict with ``"loss"``, or None.
+STEP_OUTPUT = Tensor | Mapping[str, Any] | None
+#: Any iterable of batches, or a collection of them.
+TRAIN_DATALOADERS = Any
+EVAL_DATALOADERS = Any
+
+LRSchedulerTypeUnion = LRScheduler | ReduceLROnPlateau
+
+
+class LRSchedulerConfigType(TypedDict):
+    """The ``"lr_scheduler"`` dict of ``configure_optimizers``: the scheduler and when it steps."""
+
+    scheduler: LRSchedulerTypeUnion
+    interval: NotRequired[str]
+    frequency: NotRequired[int]
+    monitor: NotRequired[str]
+    strict: NotRequired[bool]
+    name: NotRequired[str | None]
+
+
+class OptimizerConfig(TypedDict):
+    optimizer: Optimizer
+
+
+class OptimizerLRSchedulerConfig(TypedDict):
+    optimizer: Optimizer
+    lr_scheduler: NotRequired[LRSchedulerTypeUnion | LRSchedulerConfigType]
+    monitor: NotRequired[str]
+
+
+#: Every shape ``configure_optimizers`` may return.
+OptimizerLRScheduler = (
+    Optimizer
+    | Sequence[Optimizer]
+    | tuple[Sequence[Optimizer], Sequence[LRSchedulerTypeUnion | LRSchedulerConfigType]]
+    | OptimizerConfig
+    | OptimizerLRSchedulerConfig
+    | Sequence[OptimizerConfig]
+    | Sequence[OptimizerLRSchedulerConfig]
+    | None
+)

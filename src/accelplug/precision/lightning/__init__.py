@@ -1,0 +1,21 @@
+"""Lightning's precision plugins (``lightning.pytorch.plugins.precision``) over accelplug's built-in precisions.
+
+``Trainer(plugins=[MixedPrecision("bf16-mixed", "cpu")])`` trains exactly as ``precision="bf16-mixed"``; a
+subclass that rewrites a step method (``optimizer_step``, ``backward``...) has it called by the loop.
+"""
+
+from .base import Precision
+from .fsdp import FSDPPrecision
+from .half import DoublePrecision, HalfPrecision
+from .mixed import MixedPrecision
+from .quantized import BitsandbytesPrecision, TransformerEnginePrecision
+
+__all__ = [
+    "BitsandbytesPrecision",
+    "DoublePrecision",
+    "FSDPPrecision",
+    "HalfPrecision",
+    "MixedPrecision",
+    "Precision",
+    "TransformerEnginePrecision",
+]

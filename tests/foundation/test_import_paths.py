@@ -1,0 +1,115 @@
+"""Where a name is imported from: Lightning's import paths hold no code, and paths accelplug had keep working.
+
+A module at one of Lightning's import paths (``accelplug.pytorch``, ``accelplug.plugins``,
+``accelplug.utilities``, ``accelplug.fabric.{accelerators,plugins,strategies,utilities}``) only imports
+names and lists them in ``__all__``: the code lives in a room named by what it does, so "where does X live"
+has one answer. Read from the source with ``ast``, as the layering test reads the graph.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from accelplug._import_paths import MOVED
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "accelplug"
+
+#: Lightning's import paths under ``accelplug`` (a folder covers every module in it).
+LIGHTNING_PATHS = (
+    "pytorch",
+    "plugins",
+    "utilities",
+    "fabric/accelerators.py",
+    "fabric/plugins",
+    "fabric/strategies",
+    "fabric/utilities",
+)
+
+
+def definitions(source: str) -> list[str]:
+    """What a module binds besides imports, ``__all__`` and a ``__getattr__`` made by ``lazy_submodules``."""
+    found = []
+    for index, node in enumerate(ast.parse(source).body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if names == ["__all__"]:
+                continue
+            if names == ["__getattr__"] and isinstance(node.value, ast.Call):
+                if ast.unparse(node.value.func) == "lazy_submodules":
+                    continue
+        found.append(f"line {node.lineno}: {ast.unparse(node).splitlines()[0]}")
+    return found
+
+
+def _lightning_path_modules() -> list[Path]:
+    found: list[Path] = []
+    for relative in LIGHTNING_PATHS:
+        path = PACKAGE / relative
+        found += [path] if path.suffix == ".py" else sorted(path.rglob("*.py"))
+    return found
+
+
+@pytest.mark.parametrize("path", _lightning_path_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_module_at_a_lightning_path_only_imports(path: Path) -> None:
+    found = definitions(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.relative_to(PACKAGE)} defines code; move it to the room it belongs to:\n" + "\n".join(
+        found
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def helper():\n    pass\n",
+        "class Thing:\n    pass\n",
+        "LIMIT = 3\n",
+        "__getattr__ = make_getattr()\n",
+        "if True:\n    import os\n",
+    ],
+)
+def test_the_check_finds_a_definition(source: str) -> None:
+    assert definitions('"""A Lightning path."""\nfrom x import y\n__all__ = ["y"]\n' + source)
+
+
+def test_the_check_accepts_imports_all_and_a_lazy_getattr() -> None:
+    source = (
+        '"""A Lightning path."""\n'
+        "from __future__ import annotations\n"
+        "from .._import_paths import lazy_submodules\n"
+        "from ..callbacks import Callback\n"
+        '__all__ = ["Callback"]\n'
+        '__getattr__ = lazy_submodules(__name__, ("callbacks",))\n'
+    )
+    assert definitions(source) == []
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
+def test_a_moved_module_imports_from_its_old_path_as_the_same_module(old: str, new: str) -> None:
+    sys.modules.pop(f"accelplug.{old}", None)  # warn afresh, whichever test imported it first
+    with pytest.warns(DeprecationWarning, match=f"accelplug.{old} moved to accelplug.{new}"):
+        module = importlib.import_module(f"accelplug.{old}")
+    assert module is importlib.import_module(f"accelplug.{new}")
+
+
+def test_a_name_from_an_old_path_is_the_object_of_the_new_one() -> None:
+    from accelplug.core.module import LightningModule
+
+    sys.modules.pop("accelplug.module", None)
+    with pytest.warns(DeprecationWarning, match="accelplug.module moved to accelplug.core.module"):
+        from accelplug.module import LightningModule as old  # type: ignore[import-not-found]
+    assert old is LightningModule
+
+
+def test_an_unknown_path_is_still_an_import_error() -> None:
+    with pytest.raises(ModuleNotFoundError, match="accelplug.no_such_module"):
+        importlib.import_module("accelplug.no_such_module")
