@@ -37,7 +37,7 @@ _EXPORTS = {
     "ModelCheckpoint": "accelplug.callbacks",
     "Module": "accelplug.core.module",
     "DataModule": "accelplug.core.datamodule",
-    "Precision": "accelplug.precision.base",
+    "NumericPrecision": "accelplug.precision.base",
     "Strategy": "accelplug.strategies.base",
     "TensorBoardLogger": "accelplug.loggers",
     "Checkpoint": "accelplug.callbacks",
@@ -74,6 +74,8 @@ _EXPORTS = {
 
 #: Neutral names for the Lightning-compatible classes.
 _ALIASES = {"Module": "LightningModule", "DataModule": "LightningDataModule"}
+#: Old names, still answered (``accelplug.Precision`` warns and gives ``NumericPrecision``).
+_RENAMED = {"Precision": "accelplug.precision.base"}
 
 __all__ = [
     "Accelerator",
@@ -108,9 +110,9 @@ __all__ = [
     "ModelPruning",
     "ModelSummary",
     "Module",
+    "NumericPrecision",
     "OnExceptionCheckpoint",
     "PluginFailure",
-    "Precision",
     "ProgressBar",
     "RichModelSummary",
     "RichProgressBar",
@@ -182,7 +184,7 @@ if TYPE_CHECKING:
         TensorBoardLogger,
         WandbLogger,
     )
-    from .precision.base import Precision
+    from .precision.base import NumericPrecision
     from .registry import AcceleratorRegistry, PluginFailure, get_registry
     from .seed import seed_everything
     from .selection import Selection, select
@@ -198,6 +200,8 @@ _SUBPACKAGES = frozenset({"callbacks", "cli", "fabric", "loggers", "plugins", "p
 def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _RENAMED:
+        return getattr(importlib.import_module(_RENAMED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'accelplug' has no attribute {name!r}")

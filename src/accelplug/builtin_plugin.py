@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from .accelerator import Accelerator
 from .environments.base import ClusterEnvironment
 from .hookspecs import hookimpl
-from .precision.base import Precision
+from .precision.base import NumericPrecision
 from .strategies.base import Strategy
 
 
@@ -31,7 +31,7 @@ def register_strategies() -> Iterable[type[Strategy]]:
 
 
 @hookimpl
-def register_precisions() -> Iterable[type[Precision]]:
+def register_precisions() -> Iterable[type[NumericPrecision]]:
     from .precision import BUILTIN_PRECISIONS
 
     return list(BUILTIN_PRECISIONS)

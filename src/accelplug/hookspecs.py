@@ -14,7 +14,7 @@ import pluggy
 if TYPE_CHECKING:
     from .accelerator import Accelerator
     from .environments.base import ClusterEnvironment
-    from .precision.base import Precision
+    from .precision.base import NumericPrecision
     from .strategies.base import Strategy
 
 PROJECT_NAME = "accelplug"
@@ -34,8 +34,8 @@ def register_strategies() -> Iterable[type[Strategy]]:  # type: ignore[empty-bod
 
 
 @hookspec
-def register_precisions() -> Iterable[type[Precision]]:  # type: ignore[empty-body]
-    """Return the ``Precision`` subclasses (numeric precisions such as ``"bf16-mixed"``) this plugin provides."""
+def register_precisions() -> Iterable[type[NumericPrecision]]:  # type: ignore[empty-body]
+    """Return the ``NumericPrecision`` subclasses (numeric precisions such as ``"bf16-mixed"``) this plugin provides."""
 
 
 @hookspec

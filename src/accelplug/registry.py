@@ -32,7 +32,7 @@ from .accelerator import NAME_PATTERN, Accelerator
 from .environments.base import ClusterEnvironment
 from .envvars import env_flag, env_names
 from .errors import MisconfigurationException, PluginLoadWarning, closest_match, did_you_mean
-from .precision.base import Precision
+from .precision.base import NumericPrecision
 from .status import AcceleratorStatus, ContractBreach, ask, broken
 from .strategies.base import Strategy
 
@@ -122,7 +122,7 @@ class AcceleratorRegistry:
     def __init__(self) -> None:
         self._accelerators: dict[str, AcceleratorEntry] = {}
         self._strategies: dict[str, tuple[type[Strategy], PluginInfo]] = {}
-        self._precisions: dict[str, tuple[type[Precision], PluginInfo]] = {}
+        self._precisions: dict[str, tuple[type[NumericPrecision], PluginInfo]] = {}
         self._environments: dict[str, tuple[type[ClusterEnvironment], PluginInfo]] = {}
         #: Environments whose detect() raised, answered nonsense or hung: reported once, then skipped.
         self._broken_environments: set[str] = set()
@@ -362,10 +362,10 @@ class AcceleratorRegistry:
         self._strategies[name] = (cls, source)
 
     def _add_precision(self, cls: object, source: PluginInfo) -> None:
-        if not (isinstance(cls, type) and issubclass(cls, Precision)):
+        if not (isinstance(cls, type) and issubclass(cls, NumericPrecision)):
             raise MisconfigurationException(
-                f"{_describe_object(cls)} is not an accelplug Precision subclass; "
-                "register_precisions() must return Precision subclasses"
+                f"{_describe_object(cls)} is not an accelplug NumericPrecision subclass; "
+                "register_precisions() must return NumericPrecision subclasses"
             )
         name = getattr(cls, "name", None)
         aliases = getattr(cls, "aliases", ())
@@ -594,7 +594,7 @@ class AcceleratorRegistry:
                 spellings.setdefault(spelling.lower(), name)
         return spellings
 
-    def get_precision(self, precision: object) -> type[Precision]:
+    def get_precision(self, precision: object) -> type[NumericPrecision]:
         """The precision class for a name or alias (``"bf16"``, ``16``, ``"32-true"``...)."""
         from .precision.names import normalize_precision
 
@@ -620,7 +620,7 @@ class AcceleratorRegistry:
         CPU does not list itself), in registration order."""
         return tuple(name for name in self._precisions if self.can_train_in(name, accelerator, listed))
 
-    def register_precision(self, cls: type[Precision]) -> type[Precision]:
+    def register_precision(self, cls: type[NumericPrecision]) -> type[NumericPrecision]:
         self._add_precision(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
         return cls
 

@@ -21,7 +21,7 @@ from .checkpoint import CheckpointIO
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
 from .hardware.devices import parse_devices
-from .precision.base import Precision
+from .precision.base import NumericPrecision
 from .precision.names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
@@ -138,7 +138,7 @@ class RunPlugins:
     """Lightning's ``plugins=`` argument (Trainer and Fabric) sorted by kind: at most one object of each."""
 
     cluster_environment: ClusterEnvironment | None = None
-    precision: Precision | None = None
+    precision: NumericPrecision | None = None
     #: What happens to the model's layers across processes (``TorchSyncBatchNorm()`` is ``sync_batchnorm=True``).
     layer_sync: LayerSync | None = None
     #: the writer every checkpoint goes through (``AsyncCheckpointIO()``, a user's ``CheckpointIO`` subclass)
@@ -149,7 +149,7 @@ class RunPlugins:
 #: sorted by ``isinstance``, so a subclass of any kind (a user's own ``ClusterEnvironment``) joins its kind.
 PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
     (ClusterEnvironment, "cluster_environment"),
-    (Precision, "precision"),
+    (NumericPrecision, "precision"),
     (LayerSync, "layer_sync"),
     (CheckpointIO, "checkpoint_io"),
 )

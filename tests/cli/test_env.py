@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from pytest_mock import MockerFixture
 
-from accelplug.hardware import _nvml
 from accelplug.cli import env_cmd
 from accelplug.cli.reports import EnvReport
+from accelplug.hardware import _nvml
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import accelplug.accelerators.cuda as cuda_module
-from accelplug.hardware import _nvml
 from accelplug.accelerators import CPUAccelerator, CUDAAccelerator
+from accelplug.hardware import _nvml
 from accelplug.hardware.cuda_visible import resolve_visible_devices
 
 HAS_GPU = torch.cuda.is_available() if torch.version.cuda else False

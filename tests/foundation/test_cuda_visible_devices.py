@@ -25,8 +25,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import accelplug.accelerators.cuda as cuda_module
-from accelplug.hardware import _nvml
 from accelplug.accelerators import CUDAAccelerator
+from accelplug.hardware import _nvml
 from accelplug.hardware.cuda_visible import resolve_visible_devices
 
 H100 = ["GPU-9942190a-aa31-4ff1-4aa9-c388d80f85f1"]

@@ -44,9 +44,9 @@ def definitions(source: str) -> list[str]:
             names = [t.id for t in targets if isinstance(t, ast.Name)]
             if names == ["__all__"]:
                 continue
-            if names == ["__getattr__"] and isinstance(node.value, ast.Call):
-                if ast.unparse(node.value.func) == "lazy_submodules":
-                    continue
+            lazy = isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "lazy_submodules"
+            if names == ["__getattr__"] and lazy:
+                continue
         found.append(f"line {node.lineno}: {ast.unparse(node).splitlines()[0]}")
     return found
 
@@ -111,5 +111,31 @@ def test_a_name_from_an_old_path_is_the_object_of_the_new_one() -> None:
 
 
 def test_an_unknown_path_is_still_an_import_error() -> None:
-    with pytest.raises(ModuleNotFoundError, match="accelplug.no_such_module"):
+    with pytest.raises(ModuleNotFoundError, match=r"accelplug\.no_such_module"):
         importlib.import_module("accelplug.no_such_module")
+
+
+#: Names two public classes still share, each waiting for the merge that leaves one class: Fabric's own
+#: loggers (``fabric/loggers.py``) become ``loggers/``'s. A test below fails when an entry is no longer shared.
+SHARED_UNTIL_MERGED = {"CSVLogger", "Logger", "TensorBoardLogger"}
+
+
+def public_classes() -> dict[str, list[str]]:
+    """Class name -> the modules defining a public (not underscored) class of that name at module level."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                found.setdefault(node.name, []).append(path.relative_to(PACKAGE).as_posix())
+    return found
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    shared = {name: where for name, where in public_classes().items() if len(where) > 1}
+    unexpected = {name: where for name, where in shared.items() if name not in SHARED_UNTIL_MERGED}
+    assert not unexpected, f"one name, several classes (rename the one Lightning's API does not fix): {unexpected}"
+
+
+def test_every_name_waiting_for_its_merge_is_still_shared() -> None:
+    merged = [name for name in SHARED_UNTIL_MERGED if len(public_classes().get(name, [])) < 2]
+    assert not merged, f"no longer shared: remove them from SHARED_UNTIL_MERGED: {merged}"

@@ -63,7 +63,7 @@ def test_every_public_name_resolves_to_an_object_of_its_room() -> None:
         "Trainer": "accelplug.trainer.trainer",
         "LightningModule": "accelplug.core.module",
         "Strategy": "accelplug.strategies.base",
-        "Precision": "accelplug.precision.base",
+        "NumericPrecision": "accelplug.precision.base",
     }
     for name in accelplug.__all__:
         assert getattr(accelplug, name) is not None, name
@@ -87,6 +87,16 @@ def test_a_moved_user_path_still_imports_with_a_deprecation_warning(old: str, ne
         shim = importlib.import_module(old)
     moved = importlib.import_module(new)
     assert all(getattr(shim, n) is getattr(moved, n) for n in names)
+
+
+def test_the_old_name_of_numeric_precision_still_answers_with_a_deprecation_warning() -> None:
+    from accelplug.plugins.precision import Precision as LightningPrecision
+    from accelplug.precision.base import NumericPrecision
+
+    with pytest.warns(DeprecationWarning, match="Precision is now NumericPrecision"):
+        old = accelplug.Precision
+    assert old is NumericPrecision
+    assert LightningPrecision is not NumericPrecision and issubclass(LightningPrecision, NumericPrecision)
 
 
 def test_every_callback_and_logger_class_is_exported_from_accelplug_itself() -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 import accelplug.precision as precision_package
-from accelplug.precision import names as precision_names
 from accelplug.accelerators import BUILTIN_ACCELERATORS
 from accelplug.bench.loops import BASELINE_PRECISIONS, torch_setting
 from accelplug.precision import BUILTIN_PRECISIONS
+from accelplug.precision import names as precision_names
 from accelplug.registry import get_registry
 
 NAMES = tuple(cls.name for cls in BUILTIN_PRECISIONS)

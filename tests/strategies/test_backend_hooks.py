@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from accelplug import Accelerator, LightningModule, Trainer, get_registry
-from accelplug.precision.base import Precision
+from accelplug.precision.base import NumericPrecision
 from accelplug.strategies.base import Strategy
 from tests.modules import LinearRegression, quiet, regression_data
 
@@ -93,7 +93,7 @@ class _OwnSingleStrategy(Strategy):
         return _Feed(loader, type(self).calls)
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
     ) -> Any:
         value = super().optimizer_step(optimizer, closure, precision)
         type(self).calls.append("optimizer_step")
@@ -172,7 +172,7 @@ class _OwnBackward(Strategy):
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
         return accelerator.name == "cpu"
 
-    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
         type(self).losses.append(float(loss.detach()))
         precision.backward(loss * 2)
 

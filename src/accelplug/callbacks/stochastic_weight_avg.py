@@ -9,7 +9,7 @@ Generalization", UAI 2018), on :class:`torch.optim.swa_utils.SWALR`. From epoch 
 - after the last epoch the averaged weights are copied into the model. A model with BatchNorm layers gets
   one epoch more: the averaged weights are copied in at its start, the running statistics reset, and the
   epoch runs ``training_step`` forward only so the statistics are recomputed for the averaged weights
-  (``accelplug.trainer.loops.forward_only`` says exactly what that epoch does, Lightning's way).
+  (``accelplug.trainer.loops._forward_only`` says exactly what that epoch does, Lightning's way).
 
 The callback's ``state_dict`` (the average, how many models it holds, the scheduler's state) goes into
 checkpoints, so a resumed fit continues the same average on the same schedule.

@@ -3,7 +3,7 @@
 ``Fabric(accelerator=..., strategy=..., devices=..., precision=...)`` goes through :func:`accelplug.select`
 exactly as ``Trainer(...)`` does, so the same names, plugins and refusals apply. What is Fabric's own, as in
 Lightning Fabric: ``precision=None`` means ``"32-true"``; ``"16-mixed"`` on the CPU becomes ``"bf16-mixed"``
-(with a warning); ``plugins`` may hold a ``Precision`` object; the spellings ``ddp_spawn``/``ddp_fork``/
+(with a warning); ``plugins`` may hold a ``NumericPrecision`` object; the spellings ``ddp_spawn``/``ddp_fork``/
 ``ddp_notebook`` are DDP started by ``launch(function)`` with multiprocessing instead of re-launching the
 script; and ``strategy="fsdp"`` saves sharded checkpoints by default (the Trainer's default is one full file).
 """
@@ -17,7 +17,7 @@ from typing import Any
 from ..accelerator import Accelerator
 from ..environments.base import ClusterEnvironment
 from ..errors import MisconfigurationException
-from ..precision.base import Precision
+from ..precision.base import NumericPrecision
 from ..registry import get_registry
 from ..selection import Selection, select, sort_plugins
 from ..strategies.base import Strategy
@@ -32,7 +32,7 @@ START_METHODS = {"ddp_spawn": "spawn", "ddp_fork": "fork", "ddp_notebook": "fork
 class FabricPlan:
     selection: Selection
     strategy: Strategy
-    precision: Precision
+    precision: NumericPrecision
     num_nodes: int
     #: "popen" (a plain script re-launches itself, as ``Trainer(strategy="ddp")``), "spawn" or "fork".
     start_method: str
@@ -63,7 +63,7 @@ def plan(
     sorted_plugins = sort_plugins(plugins)
     if sorted_plugins.layer_sync is not None:
         raise MisconfigurationException(
-            f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a Precision or a "
+            f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a NumericPrecision or a "
             "ClusterEnvironment; convert BatchNorm layers yourself with torch.nn.SyncBatchNorm.convert_sync_batchnorm."
         )
     given_precision = sorted_plugins.precision

@@ -40,7 +40,7 @@ from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
 
 __all__ = ["Fabric"]
@@ -68,7 +68,7 @@ class Fabric:
     ) -> None:
         self._plan: FabricPlan = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
-        self._precision: Precision = self._plan.precision
+        self._precision: NumericPrecision = self._plan.precision
         self._accelerator: Accelerator = self._plan.selection.accelerator
         self._callbacks: list[Any] = _as_list(callbacks, "callbacks")
         self._loggers: list[Any] = _as_list(loggers, "loggers")

@@ -21,7 +21,7 @@ from ..errors import MisconfigurationException
 from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, unwrap_compiled
 
 if TYPE_CHECKING:
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
 
 __all__ = ["Preparation"]
@@ -30,7 +30,9 @@ __all__ = ["Preparation"]
 class Preparation:
     """One Fabric's setup calls (see the module docstring)."""
 
-    def __init__(self, strategy: Strategy, precision: Precision, callbacks: list[Any], unscaled: set[int]) -> None:
+    def __init__(
+        self, strategy: Strategy, precision: NumericPrecision, callbacks: list[Any], unscaled: set[int]
+    ) -> None:
         self.strategy = strategy
         self.precision = precision
         self.callbacks = callbacks

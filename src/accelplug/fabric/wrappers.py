@@ -25,7 +25,7 @@ from ..errors import MisconfigurationException
 from .transfer import move_to
 
 if TYPE_CHECKING:
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from ..strategies.base import PreparedModule, Strategy
 
 __all__ = ["FabricDataLoader", "FabricModule", "FabricOptimizer", "is_wrapped", "unwrap", "unwrap_compiled"]
@@ -57,7 +57,7 @@ class FabricModule(torch.nn.Module):
         self,
         prepared: PreparedModule,
         strategy: Strategy,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         compiled: torch.nn.Module | None = None,
         device: torch.device | None = None,
@@ -218,7 +218,7 @@ class FabricOptimizer:
         self,
         optimizer: torch.optim.Optimizer,
         strategy: Strategy,
-        precision: Precision,
+        precision: NumericPrecision,
         callbacks: list[Any],
         unscaled: set[int],
     ) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .base import is_logger, next_version_dir
+from ._files import next_version_dir
 from .csv_logs import CSVLogger
+from .protocol import is_logger
 from .tensorboard import TensorBoardLogger
 
 _LAZY = {

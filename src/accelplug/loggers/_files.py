@@ -4,17 +4,27 @@ Both file loggers (CSV and TensorBoard) lay runs out as Lightning does, ``save_d
 the first ``N`` above every ``version_N`` folder already there. The folder may be a URL, so everything here
 goes through fsspec (installed with torch) instead of ``pathlib``: ``Path("s3://b/logs")`` would quietly
 become the local folder ``s3:/b/logs``. A protocol whose fsspec package is missing (``s3fs`` for ``s3://``)
-is a clear error naming the package.
+is a clear error naming the package. A Trainer without a logger writes to the local ``version_N`` folder
+:func:`next_version_dir` picks.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from ..checkpoint.file import filesystem
 
-__all__ = ["VersionedFolders", "filesystem", "is_directory", "next_version", "version_folder", "write_hparams_yaml"]
+__all__ = [
+    "VersionedFolders",
+    "filesystem",
+    "is_directory",
+    "next_version",
+    "next_version_dir",
+    "version_folder",
+    "write_hparams_yaml",
+]
 
 
 def is_directory(fs: Any, path: str) -> bool:
@@ -102,3 +112,11 @@ class VersionedFolders:
     def root_dir(self) -> str:
         """``save_dir/name``: the folder holding every version."""
         return os.path.join(self._save_dir, self.name)
+
+
+def next_version_dir(root: Path, name: str = "lightning_logs") -> Path:
+    """``root/name/version_N`` with the first N not taken yet (the run folder of a Trainer without a logger)."""
+    base = root / name
+    taken = {int(p.name.split("_", 1)[1]) for p in base.glob("version_*") if p.name.split("_", 1)[1].isdigit()}
+    version = max(taken, default=-1) + 1
+    return base / f"version_{version}"

@@ -1,4 +1,8 @@
-"""The logger calls the Trainer makes, at Lightning 2.6's points and in its order.
+"""The logger calls the Trainer makes, at Lightning 2.6's points and in its order, and what counts as a logger.
+
+A logger is anything with ``log_metrics(metrics, step)`` (:func:`is_logger`): a subclass of
+:class:`~accelplug.loggers.Logger`, a Lightning logger, or a hand-written object; the rest of the protocol is
+called where present.
 
 - ``Trainer()``: the loggers are made (:func:`trainer_loggers`), so ``trainer.logger._log_graph = True``
   works before ``fit``;
@@ -28,6 +32,7 @@ __all__ = [
     "LoggerFailed",
     "after_checkpoint_saved",
     "finalize_loggers",
+    "is_logger",
     "log_run_start",
     "start_experiments",
     "trainer_loggers",
@@ -175,3 +180,8 @@ def finalize_loggers(loggers: Iterable[Any], *, failed: BaseException | None) ->
             _call(logger, "finalize", status)
         except LoggerFailed as exc:
             warnings.warn(f"{exc} (while the run was ending after {type(failed).__name__})", stacklevel=2)
+
+
+def is_logger(obj: object) -> bool:
+    """Whether ``obj`` follows the logger protocol (at least ``log_metrics``)."""
+    return callable(getattr(obj, "log_metrics", None))

@@ -6,7 +6,10 @@ the ``register_precisions`` hook (as a plugin registers its own), and the names 
 Adding a built-in precision is its module and one line here.
 """
 
-from .base import Precision
+from typing import Any
+
+from . import base
+from .base import NumericPrecision
 from .bf16_true import BF16TruePrecision
 from .fp16_true import FP16TruePrecision
 from .full import Float32Precision, Float64Precision
@@ -20,11 +23,11 @@ __all__ = [
     "FP16TruePrecision",
     "Float32Precision",
     "Float64Precision",
-    "Precision",
+    "NumericPrecision",
 ]
 
 #: The built-in precisions, in the order they are listed (the Trainer's default first).
-BUILTIN_PRECISIONS: tuple[type[Precision], ...] = (
+BUILTIN_PRECISIONS: tuple[type[NumericPrecision], ...] = (
     Float32Precision,
     BF16MixedPrecision,
     FP16MixedPrecision,
@@ -32,3 +35,10 @@ BUILTIN_PRECISIONS: tuple[type[Precision], ...] = (
     BF16TruePrecision,
     FP16TruePrecision,
 )
+
+
+def __getattr__(name: str) -> Any:
+    """``Precision``: the old name of :class:`NumericPrecision` (with a ``DeprecationWarning``)."""
+    if name == "Precision":
+        return base.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The ``Precision`` base class: what one numeric precision means for a training step.
+"""The ``NumericPrecision`` base class: what one numeric precision means for a training step.
 
 A precision is a small object the loop consults at fixed points: once to convert the module, per
 batch to convert floating inputs and to open the forward context, and per optimizer step to run
@@ -10,6 +10,7 @@ one line in a plugin's hook; nothing else in accelplug has to learn its name.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
 
     from ..accelerator import Accelerator
 
-__all__ = ["Precision"]
+__all__ = ["NumericPrecision"]
 
 
-class Precision:
+class NumericPrecision:
     """One precision setting on one device type; the defaults are plain float32 training.
 
     Subclasses set ``name`` (the canonical name users pass, e.g. ``"bf16-mixed"``) and ``aliases``
@@ -165,3 +166,16 @@ def _cast_floating(data: Any, dtype: torch.dtype) -> Any:
         except TypeError:  # a dict subclass with another constructor (defaultdict)
             return cast
     return data
+
+
+def __getattr__(name: str) -> Any:
+    """``Precision``, this class's name before Lightning's ``Precision`` (``accelplug.plugins.precision``) took it."""
+    if name == "Precision":
+        warnings.warn(
+            f"{__name__}.Precision is now NumericPrecision (Precision is Lightning's plugins= class, "
+            "accelplug.plugins.precision.Precision); import NumericPrecision.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return NumericPrecision
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Precision
+from .base import NumericPrecision
 
 if TYPE_CHECKING:
     import torch
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["BF16TruePrecision"]
 
 
-class BF16TruePrecision(Precision):
+class BF16TruePrecision(NumericPrecision):
     name = "bf16-true"
     description = "bfloat16 parameters, inputs and computation"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Precision
+from .base import NumericPrecision
 
 if TYPE_CHECKING:
     import torch
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["FP16TruePrecision"]
 
 
-class FP16TruePrecision(Precision):
+class FP16TruePrecision(NumericPrecision):
     name = "16-true"
     description = "float16 parameters, inputs and computation (no loss scaling)"
 

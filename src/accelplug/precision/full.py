@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Precision
+from .base import NumericPrecision
 
 if TYPE_CHECKING:
     import torch
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["Float32Precision", "Float64Precision"]
 
 
-class Float32Precision(Precision):
+class Float32Precision(NumericPrecision):
     """torch's default: float32 everywhere (the Trainer's default)."""
 
     name = "32-true"
@@ -20,7 +20,7 @@ class Float32Precision(Precision):
     description = "float32 parameters and computation"
 
 
-class Float64Precision(Precision):
+class Float64Precision(NumericPrecision):
     """float64 parameters and floating inputs, for numerics that float32 cannot hold."""
 
     name = "64-true"

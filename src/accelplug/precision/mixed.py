@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from .base import Precision
+from .base import NumericPrecision
 
 if TYPE_CHECKING:
     import torch
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["BF16MixedPrecision", "FP16MixedPrecision"]
 
 
-class _AutocastPrecision(Precision):
+class _AutocastPrecision(NumericPrecision):
     @property
     def autocast_dtype(self) -> torch.dtype:
         raise NotImplementedError

@@ -38,7 +38,7 @@ from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from .optimizers import OptimizerSetup
 
 # PreparedModule, StepRouter and training_step_caller live in .prepared; plugin strategies import them from here.
@@ -60,7 +60,7 @@ class Strategy(ABC):
     allows_inference_mode: ClassVar[bool] = True
     #: The precision the Trainer runs this strategy with (Lightning's ``trainer.strategy.precision_plugin``);
     #: set by the Trainer, None until then (the preparation steps take the precision as an argument).
-    precision_plugin: Precision | None = None
+    precision_plugin: NumericPrecision | None = None
 
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
@@ -80,7 +80,7 @@ class Strategy(ABC):
         self,
         accelerator: Accelerator | None = None,
         checkpoint_io: CheckpointIO | None = None,
-        precision_plugin: Precision | None = None,
+        precision_plugin: NumericPrecision | None = None,
     ) -> None:
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
         None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`); ``accelerator`` and
@@ -179,7 +179,7 @@ class Strategy(ABC):
     def setup_module(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
@@ -205,7 +205,7 @@ class Strategy(ABC):
     def setup_module_and_optimizers(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         compile_options: dict[str, Any] | None = None,
         with_optimizers: bool = True,
@@ -259,7 +259,7 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
-    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
         """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it).
 
         A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
@@ -268,7 +268,7 @@ class Strategy(ABC):
         precision.backward(loss)
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
     ) -> Any:
         """Step ``optimizer`` through ``precision`` (which may scale, or skip an overflowed step).
 

@@ -27,7 +27,7 @@ from .prepared import StepRouter
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from .optimizers import OptimizerSetup
 
 __all__ = [
@@ -447,7 +447,7 @@ class DDPStrategy(ParallelStrategy):
         return optim
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
     ) -> Any:
         output = super().optimizer_step(optimizer, closure, precision)
         if self._model_averager is not None:

@@ -52,7 +52,7 @@ from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
 
 __all__ = ["FSDPStrategy", "FabricFSDPStrategy"]
 
@@ -331,12 +331,12 @@ class FSDPStrategy(DDPStrategy):
     def setup_module(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
     ) -> PreparedModule:
-        """Precision, then sharding (which moves each unit to the device: the whole model never has to
+        """NumericPrecision, then sharding (which moves each unit to the device: the whole model never has to
         fit on one; ``move_to_device`` changes nothing), then compile inside it. Parameters created on the
         meta device (Fabric's ``init_module(empty_init=True)``) are materialised on the device after
         sharding, shard by shard, and initialised by their modules' ``reset_parameters()``."""
@@ -369,7 +369,7 @@ class FSDPStrategy(DDPStrategy):
 
         register_fsdp_forward_method(module, name)
 
-    def _shard(self, module: torch.nn.Module, precision: Precision) -> list[torch.nn.Module]:
+    def _shard(self, module: torch.nn.Module, precision: NumericPrecision) -> list[torch.nn.Module]:
         """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
@@ -433,7 +433,7 @@ class FSDPStrategy(DDPStrategy):
         object.__setattr__(module, "_accelplug_fsdp_methods", True)
 
     @staticmethod
-    def _use_sharded_scaler(precision: Precision) -> None:
+    def _use_sharded_scaler(precision: NumericPrecision) -> None:
         """16-mixed: a scaler that agrees across ranks on skipping a step (each rank sees only its shard's infs)."""
         scaler = getattr(precision, "scaler", None)
         if scaler is None:

@@ -10,7 +10,7 @@ Two steps, in this order, and neither needs a Trainer object:
        -> strategy wrap (DDP / sharding) -> optional torch.compile -> configure_optimizers()
        -> the strategy's optimizer setup
 
-The Trainer calls both from :mod:`accelplug.trainer.setup`, with its setup hooks in between (Lightning's
+The Trainer calls both from :mod:`accelplug.trainer._setup`, with its setup hooks in between (Lightning's
 order: ``setup``, ``configure_model``, then the preparation). A custom loop calls the same two functions
 and gets the same :class:`~accelplug.strategies.prepared.PreparedModule`; the batches it feeds that
 module go through :func:`accelplug.data.batches.make_transfer` and its loaders through
@@ -27,7 +27,7 @@ import torch
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from .base import Strategy
     from .prepared import PreparedModule
 
@@ -42,7 +42,7 @@ def setup_environment(strategy: Strategy, accelerator: Accelerator, device: torc
 def prepare_module(
     strategy: Strategy,
     module: torch.nn.Module,
-    precision: Precision,
+    precision: NumericPrecision,
     *,
     with_optimizers: bool = True,
     compile_options: dict[str, Any] | None = None,

@@ -12,7 +12,7 @@ from .base import Strategy
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..checkpoint import CheckpointIO
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
 
 __all__ = ["SingleDeviceStrategy"]
 
@@ -33,7 +33,7 @@ class SingleDeviceStrategy(Strategy):
         device: Any = "cpu",
         accelerator: Accelerator | None = None,
         checkpoint_io: CheckpointIO | None = None,
-        precision_plugin: Precision | None = None,
+        precision_plugin: NumericPrecision | None = None,
     ) -> None:
         super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin)
         try:

@@ -1,17 +1,26 @@
 """The Trainer: fits Lightning-style modules on the accelerator the selection rules chose.
 
-The constructor only validates and selects (cheap, no device touched, nothing heavy imported); what a
-call does is in :mod:`accelplug.trainer.stages` (setup, loop, teardown), the loops in
-:mod:`accelplug.trainer.loops`, and the read-only views
-(``global_step``, ``callback_metrics``...) in :mod:`~accelplug.trainer.properties`.
+One class in one file, in sections: construction (validate and select; cheap, no device touched, nothing heavy
+imported), the calls (``fit``, ``validate``, ``test``, ``predict``, ``save_checkpoint``), then Lightning's
+read-only names: what the selection decided, where the run stands and what it produced, the options as
+attributes, the loaders and batch counts of the calls, the loop objects (``fit_loop``...), and the small tools
+(``print``, ``init_module``). What a call does is in :mod:`accelplug.trainer._stages` (setup, loop, teardown)
+and the loops in :mod:`accelplug.trainer.loops`. Every counter is a view of the
+:class:`~accelplug.trainer.state.LoopState` the loops update; the few that callbacks may set (``should_stop``)
+write through to it. The loaders and counts are what the loops recorded in ``LoopState.data``: the loaders as
+this process iterates them (sharded under DDP), the counts after the ``limit_*_batches`` options, ``inf`` where
+a loader has no length (Lightning's values).
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -19,15 +28,18 @@ from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url
+from ..data.sources import has_loader_source
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
+from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import Selection, select
 from .checkpointing.saving import attach_checkpoint_io
-from .display.defaults import configure_callbacks
-from .loops.objects import LoopObjects
+from .display.defaults import configure_callbacks, progress_bar_callback
+from .logging.collector import settle_bar
+from .loops._views import EvaluationLoopView, FitLoopView, Host, PredictionLoopView
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -41,21 +53,30 @@ from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISIO
 from .options.entries import TrainerOptions, validate_options
 from .options.precision_and_sync import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
-from .properties import TrainerProperties
 from .state import LoopState, Stage
-from .views import TrainerViews
 
 if TYPE_CHECKING:
+    from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
+    from ._run import Run
     from .process.interrupts import SignalGuard
-    from .run import Run
+    from .state import StopReason
 
 __all__ = ["Trainer"]
 
 _OPTION_NAMES = frozenset(TrainerOptions.__dataclass_fields__)
 
 
-class Trainer(TrainerProperties, TrainerViews, LoopObjects):
+def _one_or_all(loaders: list[Any] | None) -> Any:
+    if loaders is None:
+        return None
+    return loaders[0] if len(loaders) == 1 else list(loaders)
+
+
+_V = TypeVar("_V")
+
+
+class Trainer:
     """Trains a ``torch.nn.Module`` written in Lightning's protocol on the chosen accelerator.
 
     The module needs ``training_step(batch, batch_idx)`` (a loss tensor, a dict with ``"loss"``, or None
@@ -63,6 +84,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
     Arguments not passed take their value from ``ACCELPLUG_*`` variables, then the config file.
     """
 
+    # ---- construction: validate and select, nothing heavy imported -----------------------------------------
     def __init__(
         self,
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
@@ -178,7 +200,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         self._signals: SignalGuard | None = None
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
 
-    # ---- running --------------------------------------------------------------------------------------
+    # ---- running -------------------------------------------------------------------------------------------
     def fit(
         self,
         model: torch.nn.Module,
@@ -193,7 +215,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         ``weights_only=None`` loads as torch does by default (``True``: tensors and plain values only).
         """
         from ..data.sources import split_datamodule
-        from .stages import StageCall, run_fit
+        from ._stages import StageCall, run_fit
 
         compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
@@ -238,7 +260,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
         weights_only: bool | None = None,
     ) -> Any:
         """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader)."""
-        from .stages import StageCall, run_prediction
+        from ._stages import StageCall, run_prediction
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
@@ -249,7 +271,7 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
     def _evaluate(
         self, stage: Stage, model: Any, dataloaders: Any, datamodule: Any, **options: Any
     ) -> list[dict[str, float]]:
-        from .stages import StageCall, run_evaluation
+        from ._stages import StageCall, run_evaluation
 
         method = "test" if stage is Stage.TESTING else "validate"
         call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
@@ -298,3 +320,540 @@ class Trainer(TrainerProperties, TrainerViews, LoopObjects):
             )
         with self.profiler.profile("save_checkpoint"):
             return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)
+
+    # ---- what the selection decided ------------------------------------------------------------------------
+    @property
+    def accelerator(self) -> Accelerator:
+        return self.selection.accelerator
+
+    @property
+    def strategy(self) -> Strategy:
+        return self._strategy
+
+    @property
+    def precision_plugin(self) -> NumericPrecision:
+        """The precision object (``trainer.precision`` is its name, as in Lightning)."""
+        return self._precision
+
+    @property
+    def precision(self) -> str:
+        """Lightning's name of the precision: a plugin's own ``precision`` attribute when one was passed."""
+        named = getattr(self._precision, "precision", None)
+        return named if isinstance(named, str) else self.selection.precision
+
+    @property
+    def num_devices(self) -> int:
+        return self.selection.num_devices
+
+    @property
+    def device_ids(self) -> list[int]:
+        return list(self.selection.device_ids)
+
+    @property
+    def root_device(self) -> torch.device:
+        return self.selection.root_device
+
+    @property
+    def num_nodes(self) -> int:
+        return self.options.num_nodes
+
+    @property
+    def world_size(self) -> int:
+        return self._strategy.world_size
+
+    @property
+    def global_rank(self) -> int:
+        return self._strategy.global_rank
+
+    @property
+    def local_rank(self) -> int:
+        return self._strategy.local_rank
+
+    @property
+    def node_rank(self) -> int:
+        return self.global_rank // max(1, self.num_devices)
+
+    @property
+    def is_global_zero(self) -> bool:
+        return self._strategy.is_global_zero
+
+    # ---- where the run stands ------------------------------------------------------------------------------
+    @property
+    def global_step(self) -> int:
+        """Optimizer steps taken so far (restored by a resume)."""
+        return self.state.global_step
+
+    @global_step.setter
+    def global_step(self, value: int) -> None:
+        self.state.global_step = value
+
+    @property
+    def current_epoch(self) -> int:
+        """The epoch being trained (0-based); after its end hooks ran (and after fit), the next one (Lightning's)."""
+        return self.state.epoch
+
+    @current_epoch.setter
+    def current_epoch(self, value: int) -> None:
+        self.state.current_epoch, self.state.epoch_left = value, False
+
+    @property
+    def should_stop(self) -> bool:
+        """Set it to True (in a callback or the module) to end fit after the current step."""
+        return self.state.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: bool) -> None:
+        self.state.should_stop = bool(value)
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the last fit ended (max_steps, max_epochs, max_time, a request, a signal...)."""
+        return self.state.stop_reason
+
+    @property
+    def at_step_boundary(self) -> bool:
+        """True when no gradient accumulation is in progress (checkpoints are only saved then)."""
+        accumulate = self.state.accumulate_grad_batches or self.options.accumulate_grad_batches
+        return accumulate == 1 or self.state.batches_done % accumulate == 0 or self.state.epoch_done
+
+    @property
+    def sanity_checking(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.SANITY_CHECKING
+
+    @property
+    def training(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.FITTING
+
+    @property
+    def validating(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.VALIDATING
+
+    @property
+    def testing(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.TESTING
+
+    @property
+    def predicting(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage is Stage.PREDICTING
+
+    @property
+    def max_epochs(self) -> int | None:
+        """``max_epochs`` as given, plus the epochs a callback added to the running fit (Lightning's view)."""
+        epochs = self.options.max_epochs
+        return epochs + self.state.extra_epochs if epochs is not None and epochs >= 0 else epochs
+
+    @property
+    def max_steps(self) -> int:
+        return self.options.max_steps if self.options.max_steps is not None else -1
+
+    # ---- outputs -------------------------------------------------------------------------------------------
+    @property
+    def callback_metrics(self) -> dict[str, Any]:
+        """The latest value of every metric (tensors, as in Lightning: ``float(m)`` or ``m.item()``)."""
+        return self.state.callback_metrics
+
+    @property
+    def logged_metrics(self) -> dict[str, float]:
+        return self.state.logged_metrics
+
+    @property
+    def progress_bar_metrics(self) -> dict[str, float]:
+        # prog_bar step values wait on the device until read here (one transfer), as Lightning computes its own
+        return settle_bar(self.state.progress_bar_metrics)
+
+    @property
+    def default_root_dir(self) -> Path:
+        return self.options.root_dir
+
+    @property
+    def log_dir(self) -> Path:
+        """This run's folder: the logger's; with no logger (``logger=False``), ``default_root_dir`` itself, as in
+        Lightning (``LightningCLI`` writes ``config.yaml`` there, next to ``checkpoints/``)."""
+        if self._log_dir is None:
+            if not self._loggers:
+                return self.default_root_dir
+            for logger in self._loggers:
+                folder = getattr(logger, "log_dir", None)
+                if folder is not None:
+                    self._log_dir = Path(folder)
+                    break
+            else:
+                from ..loggers._files import next_version_dir
+
+                self._log_dir = next_version_dir(self.default_root_dir)
+        return self._log_dir
+
+    @property
+    def logger(self) -> Any:
+        """The first logger (Lightning's ``trainer.logger``), or None."""
+        return self._loggers[0] if self._loggers else None
+
+    @property
+    def loggers(self) -> list[Any]:
+        return list(self._loggers)
+
+    @property
+    def checkpoint_callback(self) -> ModelCheckpoint | None:
+        from ..callbacks import ModelCheckpoint
+
+        return next((c for c in self.callbacks if isinstance(c, ModelCheckpoint)), None)
+
+    @property
+    def checkpoint_callbacks(self) -> list[ModelCheckpoint]:
+        from ..callbacks import ModelCheckpoint
+
+        return [c for c in self.callbacks if isinstance(c, ModelCheckpoint)]
+
+    @property
+    def early_stopping_callback(self) -> Any:
+        from ..callbacks import EarlyStopping
+
+        return next((c for c in self.callbacks if isinstance(c, EarlyStopping)), None)
+
+    @property
+    def metrics_path(self) -> Path | None:
+        """Where the CSV metrics of the last run are, when one was written."""
+        return self._run.csv_path if self._run is not None else None
+
+    @property
+    def lightning_module(self) -> torch.nn.Module | None:
+        """The module of the current (or last) call, set before its hooks run, as in Lightning."""
+        return self._module
+
+    @property
+    def model(self) -> torch.nn.Module | None:
+        """The module as the strategy runs it (DDP's wrapper once prepared), else the module itself."""
+        run = self._run
+        if run is not None and run.module is self._module and run.prepared.wrapped is not None:
+            return run.prepared.wrapped
+        return self._module
+
+    @property
+    def datamodule(self) -> Any:
+        return self._run.datamodule if self._run is not None else None
+
+    @property
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        optim = self._run.optim if self._run is not None else None
+        return list(optim.optimizers) if optim is not None else []
+
+    @property
+    def lr_scheduler_configs(self) -> list[Any]:
+        """The loop's own list, as Lightning's is: a callback may replace a scheduler (StochasticWeightAveraging)."""
+        optim = self._run.optim if self._run is not None else None
+        return optim.schedulers if optim is not None else []
+
+    @property
+    def interrupted(self) -> bool:
+        from .state import StopReason
+
+        return self.state.stop_reason is StopReason.SIGNAL
+
+    def _checkpoint_folders(self) -> list[Path]:
+        folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
+        folders.append(self.default_root_dir / "checkpoints")  # ModelCheckpoint's folder when there is no logger
+        base = self.default_root_dir / "lightning_logs"
+        if base.is_dir():
+            folders += sorted(base.glob("version_*/checkpoints"))
+        if self._log_dir is not None:
+            folders.append(self._log_dir / "checkpoints")
+        return list(dict.fromkeys(folders))
+
+    def _model_or_last(self, model: torch.nn.Module | None, method: str) -> torch.nn.Module:
+        if model is not None:
+            return model
+        if self._run is not None:
+            return self._run.module
+        from ..errors import MisconfigurationException
+
+        raise MisconfigurationException(
+            f"{method}() was called without a model and this Trainer has not fitted one: pass the model, "
+            f"e.g. trainer.{method}(model, dataloaders)."
+        )
+
+    # ---- the options, as Lightning's Trainer attributes ----------------------------------------------------
+    @property
+    def min_epochs(self) -> int | None:
+        return self.options.min_epochs
+
+    @property
+    def min_steps(self) -> int | None:
+        return self.options.min_steps
+
+    @property
+    def accumulate_grad_batches(self) -> int:
+        return self.state.accumulate_grad_batches or self.options.accumulate_grad_batches
+
+    @accumulate_grad_batches.setter
+    def accumulate_grad_batches(self, value: int) -> None:
+        """Settable as in Lightning (GradientAccumulationScheduler); a fit takes it at the next epoch's start."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise MisconfigurationException(f"accumulate_grad_batches={value!r} is not accepted: an int >= 1.")
+        self.state.accumulate_grad_batches = value
+
+    @property
+    def gradient_clip_val(self) -> float | None:
+        return self.options.gradient_clip_val
+
+    @property
+    def gradient_clip_algorithm(self) -> str | None:
+        """As given (None when not given, as in Lightning; clipping then uses ``"norm"``)."""
+        given = self._given.get("gradient_clip_algorithm")
+        return given.lower() if isinstance(given, str) else None
+
+    @property
+    def limit_train_batches(self) -> float | int:
+        return self.options.limit_train_batches
+
+    @property
+    def limit_val_batches(self) -> float | int:
+        return self.options.limit_val_batches
+
+    @property
+    def limit_test_batches(self) -> float | int:
+        return self.options.limit_test_batches
+
+    @property
+    def limit_predict_batches(self) -> float | int:
+        return self.options.limit_predict_batches
+
+    @property
+    def overfit_batches(self) -> float | int:
+        return self.options.overfit_batches
+
+    @property
+    def fast_dev_run(self) -> bool | int:
+        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches."""
+        given = self._given.get("fast_dev_run", False)
+        return given if isinstance(given, (bool, int)) else bool(self.options.fast_dev_run)
+
+    @property
+    def log_every_n_steps(self) -> int:
+        return self.options.log_every_n_steps
+
+    @property
+    def num_sanity_val_steps(self) -> float | int:
+        steps = self.options.num_sanity_val_steps
+        return math.inf if steps == -1 else steps
+
+    @property
+    def val_check_interval(self) -> float | int:
+        interval = self.options.val_check_interval
+        return 1.0 if interval is None else interval
+
+    @property
+    def check_val_every_n_epoch(self) -> int | None:
+        return self.options.check_val_every_n_epoch
+
+    @property
+    def reload_dataloaders_every_n_epochs(self) -> int:
+        return self.options.reload_dataloaders_every_n_epochs
+
+    @property
+    def barebones(self) -> bool:
+        return self.options.barebones
+
+    @property
+    def enable_autolog_hparams(self) -> bool:
+        return self.options.enable_autolog_hparams
+
+    # ---- the loaders and their batch counts ----------------------------------------------------------------
+    def _loaders(self, key: str) -> list[Any] | None:
+        found = self.state.data.get(key)
+        return None if found is None else list(found[0] if isinstance(found[0], list) else [found[0]])
+
+    def _counts(self, key: str) -> list[float]:
+        found = self.state.data.get(key)
+        return [] if found is None else list(found[1] if isinstance(found[1], list) else [found[1]])
+
+    @property
+    def train_dataloader(self) -> Any:
+        """The loader the last ``fit`` trained on (None before one)."""
+        return _one_or_all(self._loaders("train"))
+
+    @property
+    def val_dataloaders(self) -> Any:
+        """The validation loader(s) of the last ``fit`` or ``validate``."""
+        return _one_or_all(self._loaders("val"))
+
+    @property
+    def test_dataloaders(self) -> Any:
+        return _one_or_all(self._loaders("test"))
+
+    @property
+    def predict_dataloaders(self) -> Any:
+        return _one_or_all(self._loaders("predict"))
+
+    @property
+    def num_training_batches(self) -> float:
+        """Training batches per epoch (``inf`` before a fit set up its loader, or for a loader with no length)."""
+        counts = self._counts("train")
+        return counts[0] if counts else math.inf
+
+    @property
+    def num_val_batches(self) -> list[float]:
+        return self._counts("val")
+
+    @property
+    def num_sanity_val_batches(self) -> list[float]:
+        return [min(self.num_sanity_val_steps, count) for count in self._counts("val")]
+
+    @property
+    def num_test_batches(self) -> list[float]:
+        return self._counts("test")
+
+    @property
+    def num_predict_batches(self) -> list[float]:
+        return self._counts("predict")
+
+    @property
+    def estimated_stepping_batches(self) -> float:
+        """Optimizer steps the fit will take (Lightning's estimate: accumulation and limits included).
+
+        Read in ``configure_optimizers`` (for OneCycleLR's ``total_steps``), it makes the training loader
+        first, as Lightning does.
+        """
+        options = self.options
+        max_steps = options.max_steps if options.max_steps is not None else -1
+        max_epochs = options.max_epochs
+        if max_epochs is None:  # Lightning's reading: 1000 epochs, unless another limit was given
+            max_epochs = 1000 if max_steps == -1 and options.max_time is None else -1
+        if max_epochs == -1:
+            return math.inf if max_steps == -1 else max_steps
+        if "train" not in self.state.data and self.state.train_source is not None:
+            self.state.train_source()
+        batches = self.num_training_batches
+        if batches == math.inf:
+            return max_steps
+        estimate = math.ceil(batches / self.accumulate_grad_batches) * max(max_epochs, 1)
+        return min(estimate, max_steps) if max_steps != -1 else estimate
+
+    @property
+    def is_last_batch(self) -> bool:
+        """Whether the training batch being processed is its epoch's last."""
+        return self.state.is_last_batch
+
+    # ---- the rest ------------------------------------------------------------------------------------------
+    @property
+    def ckpt_path(self) -> str | None:
+        """The checkpoint the last call restored (set it to have the next call restore that one)."""
+        return self.state.ckpt_path
+
+    @ckpt_path.setter
+    def ckpt_path(self, path: Any) -> None:
+        self.state.ckpt_path = None if path is None else str(path)
+        self.state.ckpt_path_set = path is not None
+
+    @property
+    def received_sigterm(self) -> bool:
+        """Whether SIGTERM arrived during a fit (the fit then stops with a checkpoint; see ``process.interrupts``)."""
+        return self._signals is not None and self._signals.received == signal.SIGTERM
+
+    @property
+    def scaler(self) -> Any:
+        """The gradient scaler of the precision (``16-mixed`` on CUDA), else None."""
+        return getattr(self._precision, "scaler", None)
+
+    @property
+    def evaluating(self) -> bool:
+        from .state import Stage
+
+        return self.state.stage in (Stage.VALIDATING, Stage.TESTING, Stage.SANITY_CHECKING)
+
+    @property
+    def early_stopping_callbacks(self) -> list[Any]:
+        from ..callbacks import EarlyStopping
+
+        return [c for c in self.callbacks if isinstance(c, EarlyStopping)]
+
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """``print`` on each machine's first process only."""
+        if self._strategy.local_rank == 0:
+            print(*args, **kwargs)
+
+    @contextmanager
+    def init_module(self, empty_init: bool | None = None) -> Iterator[None]:
+        """Build a model inside: its tensors are made on the Trainer's device in the precision's dtype at once."""
+        from ..fabric.init import module_init_context
+        from ..strategies.fsdp import FSDPStrategy
+
+        sharded = isinstance(self._strategy, FSDPStrategy)
+        device = self.selection.root_device
+        with module_init_context(device, self._precision, sharded=sharded, empty_init=empty_init):
+            yield
+
+    def _tuning(self) -> Any:
+        """The tuner's trial fits, for ``LearningRateFinder``/``BatchSizeFinder``: they sit below the Trainer, so
+        they reach it through their ``trainer`` argument rather than an import."""
+        from . import _tuning
+
+        return _tuning
+
+    # ---- the loop objects (Lightning's ``fit_loop``...) and what they decide -------------------------------
+    def _view(self, name: str, make: Callable[[Host], _V]) -> _V:
+        """One view of each kind per Trainer, so ``trainer.fit_loop is trainer.fit_loop`` as in Lightning."""
+        views: dict[str, Any] = self.__dict__.setdefault("_loop_views", {})
+        if name not in views:
+            views[name] = make(self)  # type: ignore[arg-type]  # the Trainer is the Host
+        view: _V = views[name]
+        return view
+
+    @property
+    def fit_loop(self) -> FitLoopView:
+        return self._view("fit", FitLoopView)
+
+    @property
+    def validate_loop(self) -> EvaluationLoopView:
+        return self._view("validate", lambda host: EvaluationLoopView(host, "validate:validation"))
+
+    @property
+    def test_loop(self) -> EvaluationLoopView:
+        return self._view("test", lambda host: EvaluationLoopView(host, "test:test"))
+
+    @property
+    def predict_loop(self) -> PredictionLoopView:
+        return self._view("predict", PredictionLoopView)
+
+    @property
+    def val_check_batch(self) -> int | float | None:
+        """After a fit set up its data: validation runs every this many training batches (None before a fit)."""
+        counts = self.state.data.get("train")
+        if counts is None:
+            return None
+        length, interval = counts[1], self.options.val_check_interval
+        length = length[0] if isinstance(length, list) else length
+        if isinstance(interval, int):
+            return interval
+        if length is None or length == float("inf"):
+            return float("inf")
+        return max(1, int(length * float(interval if interval is not None else 1.0)))
+
+    @property
+    def enable_validation(self) -> bool:
+        """Whether a fit validates: the module writes ``validation_step``, there is validation data, and
+        ``limit_val_batches`` is not 0."""
+        module = getattr(self, "lightning_module", None)
+        if module is None or not overrides(module, "validation_step") or self.options.limit_val_batches == 0:
+            return False
+        return "val" in self.state.data or has_loader_source("validate", module, getattr(self, "datamodule", None))
+
+    @property
+    def progress_bar_callback(self) -> Any:
+        """The progress-bar callback among the Trainer's callbacks, or None (``enable_progress_bar=False``)."""
+        return progress_bar_callback(self.callbacks)
+
+    @property
+    def distributed_sampler_kwargs(self) -> dict[str, int] | None:
+        """``num_replicas``/``rank`` for a ``DistributedSampler`` under a parallel strategy, else None."""
+        kwargs: dict[str, int] | None = getattr(getattr(self, "strategy", None), "distributed_sampler_kwargs", None)
+        return kwargs

@@ -8,7 +8,7 @@ counts as "does not fit", any other error ends the search. The size is never gro
 that already holds every sample ends the search) nor past ``max_val``.
 
 The decisions here are Lightning's, step for step, so the same model reaches the same size; running a trial
-and rebuilding the loaders is the Trainer's (:mod:`accelplug.trainer.tuning`), behind :class:`Trials`.
+and rebuilding the loaders is the Trainer's (:mod:`accelplug.trainer._tuning`), behind :class:`Trials`.
 """
 
 from __future__ import annotations

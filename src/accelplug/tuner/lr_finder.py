@@ -8,7 +8,7 @@ bias-corrected), and stops early once the smoothed loss exceeds ``early_stop_thr
 the same smoothing and the same choice, so a suggestion matches Lightning's for the same losses.
 
 Everything here is pure: running the steps inside a fit, and putting the model back afterwards, is the
-Trainer's (:mod:`accelplug.trainer.tuning`), which hands this module the scheduler's optimizer.
+Trainer's (:mod:`accelplug.trainer._tuning`), which hands this module the scheduler's optimizer.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from accelplug.trainer.display.progress import PlainProgress
+from accelplug.trainer.display.progress import PlainProgressDisplay
 from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
@@ -109,7 +109,7 @@ def test_a_pipe_gets_one_plain_line_per_epoch_and_no_escape_codes(tmp_path: Path
 
 
 def test_plain_progress_prints_a_line_only_when_the_epoch_moved(capsys: pytest.CaptureFixture[str]) -> None:
-    progress = PlainProgress()
+    progress = PlainProgressDisplay()
     progress.every_s = 0.05
     progress.start(None, 0, 3)
     progress.epoch_start(0, 100)

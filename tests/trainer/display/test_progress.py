@@ -21,7 +21,7 @@ def test_progress_is_plain_lines_when_output_is_not_a_terminal(
 
 
 def test_progress_is_a_rich_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelplug.trainer.display.progress import RichProgress, make_progress
+    from accelplug.trainer.display.progress import RichProgressDisplay, make_progress
 
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
-    assert isinstance(make_progress(True), RichProgress)
+    assert isinstance(make_progress(True), RichProgressDisplay)

@@ -32,7 +32,7 @@ from .config import deepspeed_config, load_user_config, precision_config
 
 if TYPE_CHECKING:
     from accelplug.accelerator import Accelerator
-    from accelplug.precision.base import Precision
+    from accelplug.precision.base import NumericPrecision
 
 __all__ = ["STRATEGY_VARIANTS", "DeepSpeedStrategy"]
 
@@ -214,7 +214,7 @@ class DeepSpeedStrategy(DDPStrategy):
     def setup_module(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
@@ -226,7 +226,7 @@ class DeepSpeedStrategy(DDPStrategy):
     def setup_module_and_optimizers(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         compile_options: dict[str, Any] | None = None,
         with_optimizers: bool = True,
@@ -272,11 +272,11 @@ class DeepSpeedStrategy(DDPStrategy):
         return self.engine
 
     # ---- backward and step: the engine's -------------------------------------------------------------
-    def backward(self, loss: torch.Tensor, precision: Precision) -> None:
+    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
         self._engine().backward(loss)
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
     ) -> Any:
         value = closure() if closure is not None else None
         self._engine().step()

@@ -35,7 +35,7 @@ from .loader import DeviceFeed
 
 if TYPE_CHECKING:
     from accelplug.accelerator import Accelerator
-    from accelplug.precision.base import Precision
+    from accelplug.precision.base import NumericPrecision
     from accelplug.strategies.base import PreparedModule
 
 __all__ = ["SingleXLAStrategy", "to_cpu"]
@@ -90,7 +90,7 @@ class SingleXLAStrategy(Strategy):
     def setup_module_and_optimizers(
         self,
         module: torch.nn.Module,
-        precision: Precision,
+        precision: NumericPrecision,
         *,
         compile_options: dict[str, Any] | None = None,
         with_optimizers: bool = True,
@@ -105,7 +105,7 @@ class SingleXLAStrategy(Strategy):
 
     # ---- the step --------------------------------------------------------------------------------------
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: Precision
+        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
     ) -> Any:
         """The precision's step, then the step marked: one graph per training step."""
         value = precision.step(optimizer, closure)

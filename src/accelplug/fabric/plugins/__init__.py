@@ -7,7 +7,8 @@ its own through the ``register_precisions`` hook). Each takes the device type it
 
 from __future__ import annotations
 
-from ...precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision, Precision
+from ...precision import BF16MixedPrecision, Float32Precision, Float64Precision, FP16MixedPrecision
+from ...precision.base import NumericPrecision as Precision
 from ...precision.bf16_true import BF16TruePrecision
 from ...precision.fp16_true import FP16TruePrecision
 

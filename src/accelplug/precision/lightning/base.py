@@ -1,6 +1,6 @@
 """Lightning's ``Precision`` plugin: the object ``Trainer(plugins=[...])`` takes, over accelplug's own precisions.
 
-accelplug's loop consults a small precision object (:class:`accelplug.precision.base.Precision`: dtype,
+accelplug's loop consults a small precision object (:class:`accelplug.precision.base.NumericPrecision`: dtype,
 forward context, backward, step, scaler). Lightning users write and pass *plugin* objects with another
 vocabulary (``pre_backward``, ``backward(tensor, model, optimizer)``, ``optimizer_step(optimizer, model,
 closure)``, ``clip_gradients``...). The plugin classes here are that vocabulary on top of the built-in
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...overrides import default_hook, overrides
 from .. import BUILTIN_PRECISIONS
-from ..base import Precision as RunPrecision
+from ..base import NumericPrecision
 
 if TYPE_CHECKING:
     import torch
@@ -73,7 +73,7 @@ class PrecisionLoop(Protocol):
         """Clip ``optimizer``'s gradients the strategy's way (a sharded module clips across its shards)."""
 
 
-class Precision(RunPrecision):
+class Precision(NumericPrecision):
     """Lightning's ``Precision`` plugin: full float32 training (``precision="32-true"``), and the base to subclass.
 
     Lightning's base class takes no arguments, and subclasses often skip ``super().__init__()``; so every
@@ -94,11 +94,11 @@ class Precision(RunPrecision):
         """The built-in precision whose numerics this plugin uses (Lightning's base does nothing: float32)."""
         return "32-true"
 
-    def _make_numerics(self) -> RunPrecision:
+    def _make_numerics(self) -> NumericPrecision:
         return _BY_NAME[self._numerics_name()](self.device_type)
 
     @property
-    def numerics(self) -> RunPrecision:
+    def numerics(self) -> NumericPrecision:
         """The built-in precision doing the arithmetic (built once, on first use)."""
         made = self.__dict__.get("_numerics")
         if made is None:

@@ -13,7 +13,7 @@ from .base import Precision
 from .mixed import _SCALER_METHODS
 
 if TYPE_CHECKING:
-    from ..base import Precision as RunPrecision
+    from ..base import NumericPrecision
 
 __all__ = ["FSDPPrecision"]
 
@@ -53,7 +53,7 @@ class FSDPPrecision(Precision):
     def _numerics_name(self) -> str:
         return self.precision
 
-    def _make_numerics(self) -> RunPrecision:
+    def _make_numerics(self) -> NumericPrecision:
         numerics = super()._make_numerics()
         if self.precision == "16-mixed":
             numerics.scaler = self.__dict__.get("scaler")

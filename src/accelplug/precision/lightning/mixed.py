@@ -18,7 +18,7 @@ from .base import Precision
 if TYPE_CHECKING:
     import torch
 
-    from ..base import Precision as RunPrecision
+    from ..base import NumericPrecision
 
 __all__ = ["MixedPrecision"]
 
@@ -70,7 +70,7 @@ class MixedPrecision(Precision):
     def _numerics_name(self) -> str:
         return self.precision
 
-    def _make_numerics(self) -> RunPrecision:
+    def _make_numerics(self) -> NumericPrecision:
         numerics = super()._make_numerics()
         given = self.__dict__.get("scaler")
         if given is not None:

@@ -22,7 +22,7 @@ from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
 from .lightning_loops import LIGHTNING_VERSION, lightning_loops
 
 if TYPE_CHECKING:
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["build_checkpoint", "restore_checkpoint"]
 

@@ -21,7 +21,7 @@ from .contents import build_checkpoint
 if TYPE_CHECKING:
     from ...checkpoint import CheckpointIO
     from ...strategies.base import Strategy
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["attach_checkpoint_io", "save_run_checkpoint"]
 

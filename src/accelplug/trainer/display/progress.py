@@ -6,7 +6,7 @@ validation results); validation and the sanity check get a transient bar of thei
 (a pipe, a file, CI) a line per epoch with its metrics, and a progress line at most every 30 s
 during a long epoch, printed only when something changed.
 
-The training loop pays one method call per batch (:meth:`Progress.tick` stores a counter); a
+The training loop pays one method call per batch (:meth:`ProgressDisplay.tick` stores a counter); a
 background thread reads the counters and redraws a few times a second. No device value is read for
 the display: what it shows was already read back at a logging step or an epoch end.
 """
@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["PlainProgress", "Progress", "RichProgress", "make_progress"]
+__all__ = ["PlainProgressDisplay", "ProgressDisplay", "RichProgressDisplay", "make_progress"]
 
 _REFRESH_S = 0.25
 _PLAIN_EVERY_S = 30.0
@@ -34,7 +34,7 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-class Progress:
+class ProgressDisplay:
     """The interface the loops use; this base shows nothing (``enable_progress_bar=False``, other ranks)."""
 
     def start(self, total_steps: int | None, epoch: int, max_epochs: int | None) -> None:
@@ -68,7 +68,7 @@ class Progress:
         """Fit ended (also after an exception): stop drawing."""
 
 
-class _Counting(Progress):
+class _Counting(ProgressDisplay):
     """Keeps the counters a display thread reads; the subclasses draw them."""
 
     def __init__(self) -> None:
@@ -156,7 +156,7 @@ class _Counting(Progress):
             self._thread.join(timeout=2)
 
 
-class PlainProgress(_Counting):
+class PlainProgressDisplay(_Counting):
     """Lines on stderr for logs that are not a terminal: one per epoch, and one every ~30 s if it moved."""
 
     every_s = _PLAIN_EVERY_S
@@ -182,7 +182,7 @@ class PlainProgress(_Counting):
         self._last_printed = (epoch, self.done)
 
 
-class RichProgress(_Counting):
+class RichProgressDisplay(_Counting):
     """rich bars on a terminal: one per epoch (kept), one for each evaluation pass (removed after)."""
 
     def __init__(self) -> None:
@@ -267,10 +267,10 @@ class RichProgress(_Counting):
         self._bar.stop()
 
 
-def make_progress(enabled: bool) -> Progress:
+def make_progress(enabled: bool) -> ProgressDisplay:
     """A rich display on a terminal, plain lines otherwise, nothing when disabled."""
     if not enabled:
-        return Progress()
+        return ProgressDisplay()
     if sys.stderr.isatty():
-        return RichProgress()
-    return PlainProgress()
+        return RichProgressDisplay()
+    return PlainProgressDisplay()

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["announce", "print_results", "startup_line"]
 

@@ -1,6 +1,6 @@
 """Where ``self.log`` values wait: per stage, step values and running epoch reductions, on the device.
 
-Nothing here reads a value back to the host; :mod:`accelplug.trainer.loops.readback` does that, in one go, at
+Nothing here reads a value back to the host; :mod:`accelplug.trainer.loops._readback` does that, in one go, at
 logging steps and epoch ends. The table of hooks says what a value means where it is logged
 (Lightning's rules): a step value by default in the training step and its per-batch hooks, an epoch
 value in the evaluation steps and in every epoch hook.

@@ -24,14 +24,14 @@ import torch
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import Stage
-from .counters import EvaluationRecord
-from .limits import batch_limit, count_batches, epoch_length
-from .readback import finish_eval_epoch, output_scalars
-from .transfer import transfer_batch
+from ._counters import EvaluationRecord
+from ._limits import batch_limit, count_batches, epoch_length
+from ._readback import finish_eval_epoch, output_scalars
+from ._transfer import transfer_batch
 
 if TYPE_CHECKING:
-    from ..display.progress import Progress
-    from ..run import Run
+    from .._run import Run
+    from ..display.progress import ProgressDisplay
 
 __all__ = ["EvaluationLoop", "grad_context", "split_by_loader", "step_accepts"]
 
@@ -68,7 +68,7 @@ class EvaluationLoop:
         stage: Stage,
         *,
         limit: float | int,
-        progress: Progress | None = None,
+        progress: ProgressDisplay | None = None,
     ) -> None:
         self.run = run
         self.progress = progress

@@ -20,22 +20,22 @@ import torch
 
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state
-from ..display.progress import Progress
+from ..display.progress import ProgressDisplay
 from ..logging.collector import LogCollector
 from ..state import StopReason
-from .compile_time import timed_first_batch
-from .counters import leave_epoch
-from .forward_only import ForwardOnly
-from .limits import Limits
-from .losses import explain_backward, loss_of
+from ._compile_time import timed_first_batch
+from ._counters import leave_epoch
+from ._forward_only import ForwardOnly
+from ._limits import Limits
+from ._losses import explain_backward, loss_of
+from ._readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
+from ._resume import epoch_batches, resume_position
+from ._transfer import SKIP_REST_OF_EPOCH
 from .optimization import Optimization
-from .readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
-from .resume import epoch_batches, resume_position
-from .transfer import SKIP_REST_OF_EPOCH
 
 if TYPE_CHECKING:
+    from .._run import Run
     from ..process.interrupts import SignalGuard
-    from ..run import Run
     from .evaluation import EvaluationLoop
 
 __all__ = ["FitLoop"]
@@ -49,7 +49,7 @@ class FitLoop:
         run: Run,
         train_loader: Any,
         val_loop: EvaluationLoop | None,
-        progress: Progress,
+        progress: ProgressDisplay,
         resume: dict[str, Any] | None = None,
         *,
         signals: SignalGuard | None = None,
@@ -68,7 +68,7 @@ class FitLoop:
         self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
-        self._tick = progress.tick if type(progress) is not Progress else None  # nothing to call when hidden
+        self._tick = progress.tick if type(progress) is not ProgressDisplay else None  # nothing to call when hidden
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------

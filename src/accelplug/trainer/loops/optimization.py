@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...errors import MisconfigurationException
-from .losses import check_manual_options, explain_backward, loss_of
-from .managed_optimizer import ManagedOptimizer
-from .precision_steps import PluginSteps
-from .transfer import transfer_batch
+from ._losses import check_manual_options, explain_backward, loss_of
+from ._managed_optimizer import ManagedOptimizer
+from ._precision_steps import PluginSteps
+from ._transfer import transfer_batch
 
 if TYPE_CHECKING:
-    from ..run import Run
-    from .limits import Limits
+    from .._run import Run
+    from ._limits import Limits
 
 __all__ = ["ManagedOptimizer", "Optimization", "loss_of"]
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...callbacks.prediction_writer import BasePredictionWriter
 from ...data.batch_indices import record_batch_indices
+from ._limits import batch_limit, count_batches, epoch_length
+from ._transfer import transfer_batch
 from .evaluation import grad_context, step_accepts
-from .limits import batch_limit, count_batches, epoch_length
-from .transfer import transfer_batch
 
 if TYPE_CHECKING:
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["PredictionLoop"]
 

@@ -107,7 +107,7 @@ def callback_list(value: Any) -> list[Any]:
 
 
 def logger_spec(value: Any) -> Any:
-    from ...loggers.base import is_logger
+    from ...loggers.protocol import is_logger
 
     if value is None or value is True:
         return True

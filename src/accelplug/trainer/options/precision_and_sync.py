@@ -17,13 +17,13 @@ from ...precision.lightning import Precision as PluginPrecision
 from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 if TYPE_CHECKING:
-    from ...precision.base import Precision
+    from ...precision.base import NumericPrecision
     from ...strategies.prepared import PreparedModule
 
 __all__ = ["connect_precision", "layer_sync_from", "plugin_transfer", "precision_from_plugin"]
 
 
-def precision_from_plugin(plugin: Precision, explicit: object) -> str:
+def precision_from_plugin(plugin: NumericPrecision, explicit: object) -> str:
     """The precision name the selection checks for ``plugin`` (a registered one; a user's own trains as its
     numerics say); ``explicit`` is the ``precision=`` argument when one was passed, which is refused."""
     if explicit is not None:
@@ -49,7 +49,7 @@ def layer_sync_from(plugin: LayerSync | None, sync_batchnorm: bool) -> LayerSync
     return plugin
 
 
-def connect_precision(precision: Precision, prepared: PreparedModule) -> None:
+def connect_precision(precision: NumericPrecision, prepared: PreparedModule) -> None:
     """A plugin's own ``connect(model, optimizers, lr_schedulers)``, once they exist; the optimizers and
     scheduler configs it hands back are the ones the run steps (the model it returns must be the same one)."""
     if not _rewritten(precision, "connect") or prepared.optim is None:
@@ -71,7 +71,7 @@ def connect_precision(precision: Precision, prepared: PreparedModule) -> None:
     optim.schedulers[:] = list(schedulers)
 
 
-def plugin_transfer(precision: Precision, transfer: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def plugin_transfer(precision: NumericPrecision, transfer: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """The batch move, then the plugin's own ``convert_input`` where a subclass rewrote it (Lightning's order)."""
     if not _rewritten(precision, "convert_input"):
         return transfer
@@ -83,6 +83,6 @@ def plugin_transfer(precision: Precision, transfer: Callable[[Any], Any]) -> Cal
     return move_and_convert
 
 
-def _rewritten(precision: Precision, name: str) -> bool:
+def _rewritten(precision: NumericPrecision, name: str) -> bool:
     """Whether ``name`` on a precision plugin is a user's own, not one of accelplug's plugin defaults."""
     return isinstance(precision, PluginPrecision) and overrides(precision, name)

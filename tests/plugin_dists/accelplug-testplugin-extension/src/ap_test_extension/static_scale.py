@@ -10,12 +10,12 @@ from typing import Any
 
 import torch
 
-from accelplug import Precision
+from accelplug import NumericPrecision
 
 SCALE = 1024.0
 
 
-class StaticScalePrecision(Precision):
+class StaticScalePrecision(NumericPrecision):
     name = "32-static-scale"
     aliases = ("static-scale",)
     description = "float32 with a fixed loss scale of 1024 (test plugin)"

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from .losses import explain_backward
+from ._losses import explain_backward
 
 __all__ = ["PluginSteps"]
 

@@ -31,13 +31,13 @@ from ..strategies.optimizers import SchedulerConfig
 from ..tuner.attributes import lightning_hasattr, lightning_setattr
 from ..tuner.batch_size_scaling import search_batch_size
 from ..tuner.lr_finder import _determine_lr_attr_name, _ExponentialLR, _LinearLR, _LRCallback, _LRFinder
+from ._run import Run
 from .checkpointing.contents import restore_checkpoint
 from .checkpointing.format import capture_rng_state, restore_rng_state
 from .dispatch.hooks import HookDispatcher
-from .display.progress import Progress
+from .display.progress import ProgressDisplay
+from .loops._fit_data import train_loader_source, validation_loop
 from .loops.fit import FitLoop
-from .loops.fit_data import train_loader_source, validation_loop
-from .run import Run
 from .state import LoopState, Stage
 
 __all__ = ["check_batch_size_setup", "lr_find", "scale_batch_size"]
@@ -114,7 +114,7 @@ def _trial_fit(run: Run, callbacks: Sequence[object], loader: Any, **limits: Any
     state = trial.state
     state.should_stop, state.stop_reason = False, None
     val_loop = validation_loop(trial, state.fit_given[1], run.module, run.datamodule, None)
-    loop = FitLoop(trial, loader, val_loop, Progress())
+    loop = FitLoop(trial, loader, val_loop, ProgressDisplay())
     optimizing = (
         run.module._optimizing_with(loop.opt) if isinstance(run.module, LightningModule) else contextlib.nullcontext()
     )

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
+    from .._run import Run
     from ..logging.collector import LogCollector
-    from ..run import Run
     from ..state import LoopState
 
 __all__ = [

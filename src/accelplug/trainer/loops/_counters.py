@@ -13,7 +13,7 @@ from ..state import LoopState, Stage
 __all__ = [
     "BatchProgress",
     "EvaluationRecord",
-    "Progress",
+    "LoopProgress",
     "Tracker",
     "batches_that_stepped",
     "finished",
@@ -32,7 +32,7 @@ class Tracker:
 
 
 @dataclass
-class Progress:
+class LoopProgress:
     """Lightning's ``_Progress``: counts over every call (``total``) and in the current epoch or run (``current``)."""
 
     total: Tracker = field(default_factory=Tracker)
@@ -40,7 +40,7 @@ class Progress:
 
 
 @dataclass
-class BatchProgress(Progress):
+class BatchProgress(LoopProgress):
     """Lightning's ``_BatchProgress``: also whether the last batch of the epoch was reached."""
 
     is_last_batch: bool = False

@@ -24,6 +24,7 @@ from ..loggers.protocol import finalize_loggers, start_experiments
 from ..overrides import overrides
 from ..profilers import PassThroughProfiler, Profiler
 from ..strategies.preparation import prepare_module, setup_environment
+from ._run import Run
 from .dispatch.hooks import HookDispatcher
 from .dispatch.profiling import (
     TIMED_DATAMODULE_METHODS,
@@ -34,7 +35,6 @@ from .dispatch.profiling import (
 )
 from .logging.self_log import LogRouter
 from .options.precision_and_sync import connect_precision, plugin_transfer
-from .run import Run
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..options.entries import TrainerOptions, validate_options
 from ..state import LoopState, Stage
-from .counters import BatchProgress, Progress, batches_that_stepped, finished
+from ._counters import BatchProgress, LoopProgress, batches_that_stepped, finished
 
 __all__ = [
     "EvaluationLoopView",
@@ -218,7 +218,7 @@ class FitLoopView:
         self.epoch_loop.min_steps = value
 
     @property
-    def epoch_progress(self) -> Progress:
+    def epoch_progress(self) -> LoopProgress:
         """Epochs left so far (Lightning's ``current_epoch`` is ``current.completed``); one more while in one."""
         state = self._host.state
         completed = state.epoch
@@ -226,7 +226,7 @@ class FitLoopView:
         tracker = finished(completed, in_flight)
         if in_flight and state.epoch_done:
             tracker.processed += 1
-        return Progress(tracker, replace(tracker))
+        return LoopProgress(tracker, replace(tracker))
 
     @property
     def total_batch_idx(self) -> int:

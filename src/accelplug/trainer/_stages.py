@@ -28,22 +28,22 @@ from ..errors import TunerExit
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.csv_logs import ExperimentWriter
 from ..loggers.protocol import log_run_start
+from ._run import Run
+from ._setup import end_run, setup_profiler, start_run
 from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
 from .checkpointing.contents import restore_checkpoint
 from .display.defaults import progress_bar_callback
 from .display.progress import make_progress
 from .display.summary import announce, print_results
 from .logging.self_log import attached_log
+from .loops._fit_data import train_loader_source, validation_loop
+from .loops._readback import reduce_to_floats
 from .loops.evaluation import EvaluationLoop, split_by_loader
 from .loops.fit import FitLoop
-from .loops.fit_data import train_loader_source, validation_loop
 from .loops.prediction import PredictionLoop
-from .loops.readback import reduce_to_floats
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .process.requeue import requeue_signal, resume_path
-from .run import Run
-from .setup import end_run, setup_profiler, start_run
 from .state import LoopState, Stage, StopReason
 
 if TYPE_CHECKING:

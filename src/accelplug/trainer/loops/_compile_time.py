@@ -22,7 +22,7 @@ import torch
 from ...hardware.runtime import synchronize as _synchronize
 
 if TYPE_CHECKING:
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["timed_first_batch"]
 

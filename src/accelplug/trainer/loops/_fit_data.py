@@ -17,12 +17,12 @@ from ...data.loaders import prepare_loader
 from ...data.sources import has_loader_source, resolve_loaders
 from ...overrides import overrides
 from ..state import Stage
+from ._limits import count_batches
 from .evaluation import EvaluationLoop
-from .limits import count_batches
 
 if TYPE_CHECKING:
-    from ..display.progress import Progress
-    from ..run import Run
+    from .._run import Run
+    from ..display.progress import ProgressDisplay
 
 __all__ = ["train_loader_source", "validation_loop"]
 
@@ -60,7 +60,7 @@ def train_loader_source(
 
 
 def validation_loop(
-    run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: Progress | None
+    run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: ProgressDisplay | None
 ) -> EvaluationLoop | None:
     """The fit's validation (its loaders asked for when first needed), or None when the fit does not validate."""
     if not overrides(module, "validation_step") or run.options.limit_val_batches == 0:

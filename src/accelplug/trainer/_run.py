@@ -19,7 +19,7 @@ from .logging.self_log import LogRouter
 from .state import LoopState, Stage
 
 if TYPE_CHECKING:
-    from ..precision.base import Precision
+    from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
     from ..strategies.optimizers import OptimizerSetup
     from ..strategies.prepared import PreparedModule
@@ -36,7 +36,7 @@ class Run:
     module: torch.nn.Module
     stage: Stage
     strategy: Strategy
-    precision: Precision
+    precision: NumericPrecision
     device: torch.device
     state: LoopState
     options: TrainerOptions

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .losses import loss_of
-from .transfer import SKIP_REST_OF_EPOCH
+from ._losses import loss_of
+from ._transfer import SKIP_REST_OF_EPOCH
 
 if TYPE_CHECKING:
     import torch
 
     from ..state import LoopState
-    from .limits import Limits
+    from ._limits import Limits
     from .optimization import Optimization
 
 __all__ = ["ForwardOnly", "forward_only_step"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..run import Run
+    from .._run import Run
 
 __all__ = ["SKIP_REST_OF_EPOCH", "transfer_batch"]
 
