@@ -68,7 +68,7 @@ class Graph:
     def package_targets(self) -> dict[str, set[str]]:
         """The same edges between packages: a module stands for its package, a top-level module for itself.
 
-        An edge between a package and one of its own sub-packages is left out (``trainer/stages.py``
+        An edge between a package and one of its own sub-packages is left out (``trainer/_stages.py``
         using ``trainer/loops/`` and ``trainer/loops/`` using ``trainer/state.py``): the order inside
         a package is checked by tiers instead.
         """

@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import pytest
 
@@ -31,75 +32,134 @@ def _load_graph_script() -> ModuleType:
 
 graphs = _load_graph_script()
 
+
+class Layer(NamedTuple):
+    """One layer: what it is (a phrase for the architecture page) and its rooms, by top-level name."""
+
+    what: str
+    rooms: tuple[str, ...]
+
+
 #: Lowest first. A module may import its own layer and the layers below it (by top-level name).
-LAYERS: list[tuple[str, ...]] = [
-    # torch-free basics, the machine, and how import paths resolve
-    ("errors", "envvars", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
-    # the plugin spine, hardware, precisions, strategies, processes, checkpoint files, data handling
-    (
-        "accelerator",
-        "accelerators",
-        "environments",
-        "precision",
-        "strategies",
-        "distributed",
-        "checkpoint",
-        "data",
-        "measure",
-        "profilers",
-        "hookspecs",
-        "seed",
-        "builtin_plugin",
-        "status",
-        "registry",
+#: ``docs/architecture.md`` shows this table as :func:`layer_list` renders it (``tests/docs/test_architecture.py``).
+LAYERS: list[Layer] = [
+    Layer(
+        "the basics: errors, variables, the machine, overrides, how import paths resolve",
+        ("errors", "envvars", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
     ),
-    # what a user's script subclasses or passes in, and the selection rules
-    ("core", "callbacks", "loggers", "selection", "config", "plugins"),
-    # the Trainer and what sits beside it
-    (
-        "trainer",
-        "tuner",
-        "fabric",
-        "launcher",
-        "bench",
-        "testing",
-        "utilities",
-        "lightning_cli",
-        "demos",
-        "__init__",
+    Layer(
+        "the plugin spine; hardware, precisions and strategies; processes, checkpoint files, data, measures",
+        (
+            "hookspecs",
+            "builtin_plugin",
+            "status",
+            "registry",
+            "accelerator",
+            "accelerators",
+            "environments",
+            "precision",
+            "strategies",
+            "distributed",
+            "checkpoint",
+            "data",
+            "measure",
+            "profilers",
+            "seed",
+        ),
     ),
-    ("cli", "__main__", "pytorch"),
+    Layer(
+        "what a user's script subclasses or passes in, and the selection rules",
+        ("core", "callbacks", "loggers", "selection", "config", "plugins"),
+    ),
+    Layer(
+        "the Trainer and what sits beside it (Fabric never imports the Trainer)",
+        (
+            "trainer",
+            "tuner",
+            "fabric",
+            "launcher",
+            "lightning_cli",
+            "bench",
+            "testing",
+            "demos",
+            "utilities",
+            "__init__",
+        ),
+    ),
+    Layer("the command line, and the lightning.pytorch import paths", ("cli", "__main__", "pytorch")),
 ]
 
-#: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it. Patterns
-#: ending in ``.*`` cover a sub-package's modules.
-TIERS: list[tuple[str, ...]] = [
-    # T0: what the run is made of, none of which knows a run (display.defaults: the callbacks a Trainer adds)
-    (
-        "trainer.state",
-        "trainer.dispatch.*",
-        "trainer.options.*",
-        "trainer.logging.*",
-        "trainer.display.progress",
-        "trainer.display.defaults",
-        "trainer.checkpointing.format",
-        "trainer.checkpointing.lightning_loops",
-        "trainer.process.*",
+
+class Tier(NamedTuple):
+    """One tier inside ``trainer/``: what it is, and its modules (a pattern ending in ``.*``: a sub-package)."""
+
+    what: str
+    modules: tuple[str, ...]
+
+
+#: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it.
+#: ``docs/architecture.md`` shows this table as :func:`tier_list` renders it.
+TIERS: list[Tier] = [
+    Tier(
+        "what a run is made of, none of it knowing a run (display.defaults: the callbacks a Trainer adds)",
+        (
+            "trainer.state",
+            "trainer.dispatch.*",
+            "trainer.options.*",
+            "trainer.logging.*",
+            "trainer.display.progress",
+            "trainer.display.defaults",
+            "trainer.checkpointing.format",
+            "trainer.checkpointing.lightning_loops",
+            "trainer.process.*",
+        ),
     ),
-    # T1: the record of one call
-    ("trainer._run",),
-    # T2: what works on a run: setting it up, the loops, checkpoint contents, the summary
-    (
-        "trainer._setup",
-        "trainer.loops.*",
-        "trainer.checkpointing.contents",
-        "trainer.checkpointing.auto_resume",
-        "trainer.checkpointing.saving",
-        "trainer.display.summary",
+    Tier("the record of one call", ("trainer._run",)),
+    Tier(
+        "what works on a run: setting it up, the loops, checkpoint contents, the summary",
+        (
+            "trainer._setup",
+            "trainer.loops.*",
+            "trainer.checkpointing.contents",
+            "trainer.checkpointing.auto_resume",
+            "trainer.checkpointing.saving",
+            "trainer.display.summary",
+        ),
     ),
-    # T3: the stages and the Trainer itself (and the paths kept for one release)
-    ("trainer._stages", "trainer.trainer", "trainer._tuning", "trainer.callbacks", "trainer.loggers"),
+    Tier(
+        "the stages and the Trainer itself (and the paths kept for one release)",
+        ("trainer._stages", "trainer.trainer", "trainer._tuning", "trainer.callbacks", "trainer.loggers"),
+    ),
 ]
+
+
+def _wrapped(names: list[str], indent: str, width: int = 104) -> list[str]:
+    lines, line = [], indent
+    for name in names:
+        if len(line) + len(name) + 2 > width and line.strip():
+            lines.append(line.rstrip())
+            line = indent
+        line += name + "  "
+    return [*lines, line.rstrip()]
+
+
+def layer_list() -> str:
+    """The layers, highest first, as ``docs/architecture.md`` shows them (a package's name ends in ``/``)."""
+    package = REPO / "src" / "accelplug"
+    out = []
+    for index, layer in reversed(list(enumerate(LAYERS))):
+        names = [f"{room}/" if (package / room).is_dir() else room for room in layer.rooms]
+        out += [f"L{index}  {layer.what}", *_wrapped(names, "    ")]
+    return "\n".join(out)
+
+
+def tier_list() -> str:
+    """The Trainer's tiers, highest first, as ``docs/architecture.md`` shows them (``trainer.`` left out)."""
+    out = []
+    for index, tier in reversed(list(enumerate(TIERS))):
+        names = [m.removeprefix("trainer.").replace(".*", "/").replace(".", "/") for m in tier.modules]
+        out += [f"T{index}  {tier.what}", *_wrapped(names, "    ")]
+    return "\n".join(out)
 
 
 @pytest.fixture(scope="module")
@@ -115,16 +175,16 @@ def _where(graph: object, source: str, target: str) -> str:
 
 def _layer(module: str) -> int:
     top = module.split(".")[0]
-    for index, names in enumerate(LAYERS):
-        if top in names:
+    for index, layer in enumerate(LAYERS):
+        if top in layer.rooms:
             return index
     raise AssertionError(f"module accelplug.{module} is in no layer of this test; add it to LAYERS")
 
 
 def _tier(module: str) -> int | None:
     """The tier of a module of ``trainer/`` (None for the sub-packages' ``__init__``, which import nothing)."""
-    for index, patterns in enumerate(TIERS):
-        for pattern in patterns:
+    for index, tier in enumerate(TIERS):
+        for pattern in tier.modules:
             if module == pattern or (pattern.endswith(".*") and module.startswith(pattern[:-1])):
                 return index
     return None

@@ -20,8 +20,9 @@ import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from accelplug import Callback, Trainer, checkpoint_io
+from accelplug import Callback, Trainer
 from accelplug.callbacks import ModelCheckpoint
+from accelplug.checkpoint import file as checkpoint_io
 
 
 def _say(text: str) -> None:

@@ -24,7 +24,7 @@ SITE = "/venv/lib/python3.11/site-packages"
         ((f"{SITE}/torch/distributed/distributed_c10d.py", "all_reduce", 2900), WAITING),
         ((f"{SITE}/torch/autograd/graph.py", "_engine_run_backward", 979), WAITING),  # DDP's gradient all-reduce
         ((f"{SITE}/torch/nn/parallel/distributed.py", "_pre_forward", 1500), WAITING),
-        (("/repo/src/accelplug/trainer/loops/readback.py", "reduce_to_floats", 47), WAITING),  # a CUDA read-back
+        (("/repo/src/accelplug/trainer/loops/_readback.py", "reduce_to_floats", 47), WAITING),  # a CUDA read-back
         (("/home/me/train.py", "training_step", 12), RUNNING),
         ((f"{SITE}/torch/utils/data/dataloader.py", "_next_data", 700), RUNNING),  # a stuck loader is a hang
     ],
@@ -39,7 +39,7 @@ def test_the_innermost_frame_says_whether_a_rank_waits_for_the_others(
 def test_one_rank_work_anywhere_on_the_stack_is_busy_not_hung() -> None:
     stack = [
         ("/usr/lib/python3.11/zipfile.py", "write", 10),
-        ("/repo/src/accelplug/checkpoint_io.py", "atomic_save", 79),
+        ("/repo/src/accelplug/checkpoint/file.py", "atomic_save", 79),
         ("/repo/src/accelplug/trainer/loops/fit.py", "run_epoch", 99),
     ]
     assert classify(stack) == (BUSY, "writing a checkpoint")

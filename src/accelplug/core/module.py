@@ -174,7 +174,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         **kwargs: Any,
     ) -> _M:
         """The module rebuilt from a checkpoint (accelplug's or Lightning's): its saved hyper-parameters are the
-        constructor's arguments (``kwargs`` override them), then its weights are loaded (see :mod:`.module_saving`)."""
+        constructor's arguments (``kwargs`` override them), then its weights are loaded (see :mod:`.saving`)."""
         from .saving import load_from_checkpoint
 
         arguments = (map_location, hparams_file, strict, weights_only)

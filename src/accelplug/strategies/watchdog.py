@@ -69,8 +69,8 @@ _COLLECTIVE_FILES = ("torch/distributed/", "torch/nn/parallel/distributed.py", "
 #: autograd's engine. ``reduce_to_floats``: a CUDA read-back of reduced values waits for NCCL there.
 _COLLECTIVE_FUNCTIONS = frozenset({"_engine_run_backward", "reduce_to_floats"})
 _BUSY_FILES = {
-    "accelplug/checkpoint_io.py": "writing a checkpoint",
-    "accelplug/checkpoint_plugins/": "waiting for a checkpoint write",
+    "accelplug/checkpoint/file.py": "writing a checkpoint",
+    "accelplug/checkpoint/": "waiting for a checkpoint write",
     "torch/_dynamo/": "compiling",
     "torch/_inductor/": "compiling",
 }

@@ -1,6 +1,6 @@
 """The record of one fit/validate/test/predict call: what was set up, handed to the loops instead of the Trainer.
 
-:mod:`.setup` builds it in Lightning's order and tears it down; the loops read it and never touch the
+:mod:`._setup` builds it in Lightning's order and tears it down; the loops read it and never touch the
 Trainer's private state. It is kept on the Trainer afterwards, so ``save_checkpoint`` works after ``fit``.
 """
 

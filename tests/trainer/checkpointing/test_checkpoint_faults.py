@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 import torch
 
-from accelplug import MisconfigurationException, Trainer, checkpoint_io
+from accelplug import MisconfigurationException, Trainer
 from accelplug.callbacks import ModelCheckpoint
+from accelplug.checkpoint import file as checkpoint_io
 from tests.modules import LinearRegression, quiet, regression_data
 from tests.processes import child_env
 

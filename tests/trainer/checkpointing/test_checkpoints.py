@@ -70,7 +70,7 @@ def test_save_checkpoint_before_fit_is_explained() -> None:
 _KILLED_MID_SAVE = textwrap.dedent(
     """
     import io, sys, time, torch
-    from accelplug import checkpoint_io as checkpoint
+    from accelplug.checkpoint import file as checkpoint
 
     checkpoint.atomic_save({"version": 1, "w": torch.ones(4)}, sys.argv[1])
     real_save = torch.save

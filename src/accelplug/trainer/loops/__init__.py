@@ -1,24 +1,24 @@
 """The loops: what ``fit`` does with a prepared module, batch by batch, and why it stops.
 
-The map (each name is the module that holds it; ``stages.py`` calls in, nothing here calls out)::
+The map (each name is the module that holds it; ``_stages.py`` calls in, nothing here calls out)::
 
-    fit                                                     # ..stages.run_fit: set up, then
+    fit                                                     # .._stages.run_fit: set up, then
       on_fit_start
       sanity check: a few validation batches                # evaluation.EvaluationLoop.sanity_check
       FitLoop.run()                                         # fit.py
-        epoch, skip = resume_position()                     # resume.py: mid-epoch resumes replay the shuffle
+        epoch, skip = resume_position()                     # _resume.py: mid-epoch resumes replay the shuffle
         on_train_start
-        while no stop reason:                               # limits.Limits.stop_reason (below)
+        while no stop reason:                               # _limits.Limits.stop_reason (below)
           on_train_epoch_start                              # loaders reloaded, sampler.set_epoch, RNG saved
-          for batch in the epoch (one fetched ahead):       # resume.epoch_batches
+          for batch in the epoch (one fetched ahead):       # _resume.epoch_batches
             batch_step(batch)                               # one of three paths, chosen once per fit:
               fast_batch     move; zero_grad; forward; backward; step       (nothing runs in between)
-              general_batch  transfer hooks; on_train_batch_start;          # transfer.py
+              general_batch  transfer hooks; on_train_batch_start;          # _transfer.py
                              optimizer_step(closure: training_step, zero_grad, backward); clip; step
-                                                            # optimization.py, managed_optimizer.py
+                                                            # optimization.py, _managed_optimizer.py
               manual_batch   transfer hooks; on_train_batch_start; training_step steps itself
             on_train_batch_end
-            every log_every_n_steps: read the step values back, averaged   # readback.py: the one
+            every log_every_n_steps: read the step values back, averaged   # _readback.py: the one
                                      across processes (the DDP stop flags ride along)  device->host read
             every val_check_interval batches: validate      # evaluation.EvaluationLoop.run_within_fit
             stop within the epoch? (should_stop, max_time, max_steps; at an accumulation boundary)
@@ -36,7 +36,7 @@ The map (each name is the module that holds it; ``stages.py`` calls in, nothing 
     predict                                                 # prediction.PredictionLoop.predict: the same
                                                             # walk, returning every predict_step output
 
-Why a fit stopped is decided in one place, :meth:`.limits.Limits.stop_reason`, and kept as
+Why a fit stopped is decided in one place, :meth:`._limits.Limits.stop_reason`, and kept as
 ``trainer.stop_reason`` (:class:`accelplug.trainer.state.StopReason`): ``max_steps`` optimizer steps
 taken; ``max_epochs`` finished (1000 when neither limit is set, as in Lightning); ``max_time`` passed
 (checked at batch boundaries); ``trainer.should_stop`` set by a callback or the module (it waits for

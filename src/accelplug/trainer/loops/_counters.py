@@ -1,7 +1,7 @@
 """The counts behind Lightning's loop objects, kept where the loops already touch the state: never per step.
 
 An epoch's training batches are added when the loop leaves the epoch (:func:`leave_epoch`); an evaluation's
-when each loader is done (:class:`EvaluationRecord`). :mod:`.views` turns them into Lightning's trackers.
+when each loader is done (:class:`EvaluationRecord`). :mod:`._views` turns them into Lightning's trackers.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ stopping rules and the validation cadence are worked out once, in :class:`.limit
 paths, chosen once per fit: :meth:`FitLoop.fast_batch` (nothing has to run between forward, backward and step: a few
 attribute reads per step, the loss stays on the device), :meth:`FitLoop.general_batch` (Lightning's automatic
 optimisation, every hook in Lightning's order) or :meth:`FitLoop.manual_batch` (``automatic_optimization = False``).
-Resuming exactly is :mod:`.resume`; how SIGTERM/SIGINT stop the loop with no work per step is
+Resuming exactly is :mod:`._resume`; how SIGTERM/SIGINT stop the loop with no work per step is
 :mod:`accelplug.trainer.process.interrupts`.
 """
 
