@@ -16,14 +16,15 @@ Two small pieces of import machinery, both for paths users write:
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import importlib.abc  # importing it at run time would load importlib.resources: tens of ms on every start
 
 __all__ = ["MOVED", "install", "lazy_submodules"]
 
@@ -70,8 +71,9 @@ def lazy_submodules(
     return __getattr__
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads an old path by importing the new one and putting that very module in ``sys.modules``."""
+class _Alias:
+    """Loads an old path by importing the new one and putting that very module in ``sys.modules`` (a loader by
+    protocol, as the import system asks it: ``create_module``, ``exec_module``)."""
 
     def __init__(self, old: str, new: str) -> None:
         self.old, self.new = old, new
@@ -84,8 +86,8 @@ class _Alias(importlib.abc.Loader):
         sys.modules[self.old] = importlib.import_module(self.new)  # the import system returns this one
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
-    """Finds the old paths of :data:`MOVED`, and nothing else."""
+class _MovedFinder:
+    """Finds the old paths of :data:`MOVED`, and nothing else (a meta path finder by protocol: ``find_spec``)."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -95,7 +97,8 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         new = MOVED.get(fullname[len("accelplug.") :])
         if new is None:
             return None
-        return importlib.util.spec_from_loader(fullname, _Alias(fullname, f"accelplug.{new}"))
+        loader = cast("importlib.abc.Loader", _Alias(fullname, f"accelplug.{new}"))
+        return importlib.machinery.ModuleSpec(fullname, loader)
 
 
 def install() -> None:
