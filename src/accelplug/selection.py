@@ -153,6 +153,9 @@ PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
     (LayerSync, "layer_sync"),
     (CheckpointIO, "checkpoint_io"),
 )
+#: How an error names a kind: by Lightning's class name, which is what a user passes (a precision object is
+#: Lightning's ``Precision`` or one of accelplug's ``NumericPrecision`` classes under it).
+_KIND_NAMES = {"precision": "Precision"}
 
 
 def sort_plugins(plugins: Any) -> RunPlugins:
@@ -165,7 +168,7 @@ def sort_plugins(plugins: Any) -> RunPlugins:
         return plugins or RunPlugins()
     items = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
     found: dict[str, list[Any]] = {}
-    kinds = ", ".join(base.__name__ for base, _ in PLUGIN_KINDS)
+    kinds = ", ".join(_KIND_NAMES.get(field, base.__name__) for base, field in PLUGIN_KINDS)
     for item in items:
         slot = next((field for base, field in PLUGIN_KINDS if isinstance(item, base)), None)
         if slot is None:

@@ -3,9 +3,10 @@
 ``Fabric(accelerator=..., strategy=..., devices=..., precision=...)`` goes through :func:`accelplug.select`
 exactly as ``Trainer(...)`` does, so the same names, plugins and refusals apply. What is Fabric's own, as in
 Lightning Fabric: ``precision=None`` means ``"32-true"``; ``"16-mixed"`` on the CPU becomes ``"bf16-mixed"``
-(with a warning); ``plugins`` may hold a ``NumericPrecision`` object; the spellings ``ddp_spawn``/``ddp_fork``/
-``ddp_notebook`` are DDP started by ``launch(function)`` with multiprocessing instead of re-launching the
-script; and ``strategy="fsdp"`` saves sharded checkpoints by default (the Trainer's default is one full file).
+(with a warning); ``plugins`` may hold a precision object (a ``NumericPrecision``); the spellings
+``ddp_spawn``/``ddp_fork``/``ddp_notebook`` are DDP started by ``launch(function)`` with multiprocessing instead
+of re-launching the script; and ``strategy="fsdp"`` saves sharded checkpoints by default (the Trainer's default
+is one full file).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def plan(
     sorted_plugins = sort_plugins(plugins)
     if sorted_plugins.layer_sync is not None:
         raise MisconfigurationException(
-            f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a NumericPrecision or a "
+            f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a Precision or a "
             "ClusterEnvironment; convert BatchNorm layers yourself with torch.nn.SyncBatchNorm.convert_sync_batchnorm."
         )
     given_precision = sorted_plugins.precision
