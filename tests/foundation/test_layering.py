@@ -84,7 +84,7 @@ LAYERS: list[tuple[str, ...]] = [
         "demos",
         "__init__",
     ),
-    ("cli", "__main__", "pytorch"),
+    ("cli", "__main__", "pytorch", "interop"),
 ]
 
 #: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it. Patterns
