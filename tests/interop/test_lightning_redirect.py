@@ -284,3 +284,27 @@ def test_a_library_subclassing_lightnings_module_trains_on_accelplug(run_python:
         pythonpath=THIRDPARTY,
     )
     assert out == "True True True LinearRegressor(lr=0.2)\nTrue 30"
+
+
+def test_the_launchers_own_variable_is_not_reported_as_unknown(tmp_path: Path) -> None:
+    # The launcher sets ACCELPLUG_LIGHTNING_REDIRECT for its children; a Trainer warns about ACCELPLUG_* variables
+    # accelplug does not read, and must not take this one for a typo.
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import warnings
+            import lightning.pytorch as pl
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                pl.Trainer(logger=False, enable_checkpointing=False)
+            print([str(w.message) for w in caught if "ACCELPLUG_LIGHTNING_REDIRECT" in str(w.message)])
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "accelplug.interop", str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

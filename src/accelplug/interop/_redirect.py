@@ -21,6 +21,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 
+from ..envvars import KNOWN_VARIABLES
 from ..errors import MisconfigurationException
 
 __all__ = [
@@ -35,6 +36,13 @@ __all__ = [
 
 #: The environment variable that turns the redirect on (a switch: 1/0, true/false, yes/no, on/off).
 ENV_VAR = "ACCELPLUG_LIGHTNING_REDIRECT"
+
+# accelplug warns about an ACCELPLUG_* variable it does not read (a typo, most often). This one is read only where
+# the redirect is used, so it is declared by this module: set but never read (no launcher, no call), it still
+# gets that warning, which is then true.
+KNOWN_VARIABLES.setdefault(
+    ENV_VAR, "1: Lightning's module names import accelplug (python -m accelplug.interop and its child processes)"
+)
 
 #: Lightning's import names and the accelplug package that stands for each, most specific first.
 #: ``lightning`` itself maps to ``accelplug``; below it only ``pytorch`` and ``fabric`` exist in Lightning 2.6's
