@@ -10,8 +10,11 @@ behaviour (the missing name, the accelplug function that raised, or the test's f
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from outcomes import Outcome
 
@@ -29,6 +32,21 @@ _PRIVATE_ACCESS = re.compile(
     r"\._[a-zA-Z]\w*|\b_[A-Z][A-Za-z]+\(|\bconnectors?\b|_connector\b|\bfit_loop\.|\bepoch_loop\b|"
     r"\bbatch_progress\b|\b_results\b|\bloops?\.(?:optimization|progress|fetchers)|\b_Result"
 )
+#: Lightning modules that its API reference does not list and whose names are its own machinery (a test that
+#: patches or imports them tests Lightning's internals): the connectors, the loop classes, the launchers...
+INTERNAL_MODULES = (
+    "lightning.pytorch.trainer.connectors",
+    "lightning.pytorch.trainer.configuration_validator",
+    "lightning.pytorch.trainer.call",
+    "lightning.pytorch.trainer.setup",
+    "lightning.pytorch.loops",
+    "lightning.pytorch.overrides",
+    "lightning.pytorch.strategies.launchers",
+    "lightning.fabric.strategies.launchers",
+    "lightning.fabric.connector",
+    "lightning.pytorch.trainer.connectors",
+)
+_LIGHTNING_LITERAL = re.compile(r"[\"'](?P<target>(?:lightning|pytorch_lightning|lightning_fabric)\.[\w.]+)[\"']")
 _MISSING_ATTR = re.compile(r"has no attribute '(?P<attr>[^']+)'")
 _OBJECT_TYPE = re.compile(r"^AttributeError: '(?P<type>[^']+)' object has no attribute")
 _PLACEHOLDER = re.compile(r"(?P<name>[\w.]+) is missing in accelplug")
@@ -39,6 +57,26 @@ _NO_MODULE = re.compile(r"No module named '(?P<name>[^']+)'")
 class Triage:
     category: str
     key: str
+
+
+@cache
+def _functions(path: Path) -> dict[str, str]:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found.setdefault(node.name, "\n".join(lines[first - 1 : node.end_lineno]))
+    return found
+
+
+def test_source(tests_dir: Path, nodeid: str) -> str:
+    """The source of the test function behind ``nodeid``, decorators included (not its fixtures')."""
+    file, _, rest = nodeid.partition("::")
+    name = rest.split("[")[0].split("::")[-1]
+    path = tests_dir / file
+    return _functions(path).get(name, "") if path.is_file() else ""
 
 
 def _frames(outcome: Outcome) -> list[tuple[str, int, str]]:
@@ -59,8 +97,31 @@ def _short(path: str) -> str:
     return path.split("/src/")[-1] if "/src/" in path else path
 
 
+def _canonical(name: str) -> str:
+    for spelling, canonical in (("pytorch_lightning", "lightning.pytorch"), ("lightning_fabric", "lightning.fabric")):
+        if name == spelling or name.startswith(spelling + "."):
+            return canonical + name[len(spelling) :]
+    return name
+
+
 def _is_private(name: str) -> bool:
-    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+    """A ``_``-name anywhere in the dotted path, or a module of Lightning's own machinery (``INTERNAL_MODULES``)."""
+    name = _canonical(name)
+    if any(part.startswith("_") and not part.startswith("__") for part in name.split(".")):
+        return True
+    return any(name == module or name.startswith(module + ".") for module in INTERNAL_MODULES)
+
+
+def _patched_target(missing_module: str, test_source: str) -> str | None:
+    """The ``"lightning...."`` string in the test (a ``mock.patch`` target) that runs through ``missing_module``."""
+    lightning_name = missing_module.replace("accelplug.pytorch", "lightning.pytorch").replace(
+        "accelplug.fabric", "lightning.fabric"
+    )
+    for match in _LIGHTNING_LITERAL.finditer(test_source):
+        target = _canonical(match["target"])
+        if target.startswith(lightning_name):
+            return target
+    return None
 
 
 def classify(outcome: Outcome, test_source: str = "") -> Triage:
@@ -87,11 +148,15 @@ def classify(outcome: Outcome, test_source: str = "") -> Triage:
         name = attr["attr"]
         owner = _OBJECT_TYPE.match(message)
         owner_name = owner["type"] if owner else message.split("'")[1] if "'" in message else "?"
-        if _is_private(name) or _PRIVATE_ACCESS.search(test_line):
+        if (name.startswith("_") and not name.startswith("__")) or _PRIVATE_ACCESS.search(test_line):
             return Triage("a", f"private {owner_name}.{name}")
         if owner_name == "NoneType":
             return Triage("c", f"None where Lightning has an object: {where} `{test_line[:80]}`")
         if message.startswith("AttributeError: module"):
+            module = message.split("'")[1]
+            target = _patched_target(f"{module}.{name}", test_source)
+            if target is not None:
+                return Triage("a" if _is_private(target) else "b", f"patch target missing: {target}")
             return Triage("b", f"missing {owner_name}.{name}")
         return Triage("c", f"missing attribute {owner_name}.{name}")
     if _PRIVATE_ACCESS.search(test_line) or ("mock.patch" in test_line and "._" in test_line):

@@ -64,6 +64,13 @@ def _record(kind: str, name: str, importer: str) -> None:
 
 
 class _PlaceholderMeta(type):
+    """Placeholders: a file imports and defines its tests; a test fails where it *uses* the missing name.
+
+    Reading an attribute gives a placeholder for it (``EarlyStoppingReason.PATIENCE_EXHAUSTED`` in a
+    ``parametrize`` list at import); calling, instantiating, comparing or formatting one raises
+    :class:`MissingInAccelplug`.
+    """
+
     _lt_name: str
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -72,7 +79,23 @@ class _PlaceholderMeta(type):
     def __getattr__(cls, item: str) -> Any:
         if item.startswith("__") and item.endswith("__"):
             raise AttributeError(item)
-        raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder used: .{item})")
+        member = placeholder(f"{cls._lt_name}.{item}")
+        member.__name__ = member.__qualname__ = f"{cls.__name__}.{item}"  # pytest ids: "Enum.MEMBER", as str(member)
+        return member
+
+    def __eq__(cls, other: object) -> bool:
+        if isinstance(other, _PlaceholderMeta):
+            return cls._lt_name == other._lt_name
+        raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder compared)")
+
+    def __hash__(cls) -> int:
+        return hash(cls._lt_name)
+
+    def __str__(cls) -> str:  # an f-string or str() uses the value (Lightning's enums are str-valued)
+        raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder formatted)")
+
+    def __format__(cls, spec: str) -> str:
+        raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder formatted)")
 
     def __getitem__(cls, item: Any) -> Any:  # a generic used in an annotation evaluated at import
         return cls

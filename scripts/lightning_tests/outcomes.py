@@ -68,13 +68,30 @@ def read(results: Path) -> tuple[dict[str, Outcome], dict[str, Outcome]]:
     return tests, collect
 
 
+def _function(nodeid: str) -> str:
+    return nodeid.split("[")[0]
+
+
 def with_collection_errors(
     tests: dict[str, Outcome], collect: dict[str, Outcome], expected: dict[str, Outcome]
 ) -> dict[str, Outcome]:
-    """``tests`` plus, for a file that could not be collected, an ``error`` for each test ``expected`` has in it."""
-    merged = dict(tests)
+    """``tests`` keyed by ``expected``'s node ids: an ``error`` for each test of a file that was not collected.
+
+    A parametrised test whose ids render differently (a placeholder standing for a missing enum is named
+    ``RunningStage.TESTING`` where Lightning's id is ``test``) is paired with Lightning's by order of
+    collection among the unmatched ids of the same function, which the two runs share.
+    """
+    merged = {nodeid: outcome for nodeid, outcome in tests.items() if nodeid in expected}
+    unmatched_after: dict[str, list[str]] = {}
+    for nodeid in tests:  # insertion order: the order the run recorded them, i.e. collection order
+        if nodeid not in expected:
+            unmatched_after.setdefault(_function(nodeid), []).append(nodeid)
     for nodeid in expected:
         if nodeid in merged:
+            continue
+        candidates = unmatched_after.get(_function(nodeid))
+        if candidates:
+            merged[nodeid] = tests[candidates.pop(0)]
             continue
         file = nodeid.split("::")[0]
         if file in collect:

@@ -14,7 +14,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from classify import CATEGORIES, classify
+from classify import CATEGORIES, classify, test_source
 from common import LIGHTNING_TAG
 from outcomes import OUTCOMES, Outcome, read, with_collection_errors
 from run import named_set
@@ -107,7 +107,7 @@ def write_report(args: argparse.Namespace) -> int:
             got = after[nodeid]
             if got.outcome == "passed":
                 continue
-            triage = classify(got)
+            triage = classify(got, test_source(tests_dir, nodeid))
             categories[triage.category] += 1
             failures.append(
                 {

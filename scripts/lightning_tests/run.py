@@ -5,6 +5,7 @@
     python scripts/lightning_tests/run.py run accelplug slice         # "after": the same files on accelplug
     python scripts/lightning_tests/run.py run accelplug rest          # the rest of the CPU suite
     python scripts/lightning_tests/run.py report                      # docs/lightning-test-suite.md + .json
+    python scripts/lightning_tests/run.py show accelplug tests_pytorch/models/test_hooks.py::test_x  # one test
 
 A developer tool, not a CI step: CI cannot fetch Lightning's repository. ``materialize`` reads a local clone or
 mirror of ``Lightning-AI/pytorch-lightning`` (``--git-dir``) and writes ``tests/tests_pytorch`` and
@@ -188,6 +189,19 @@ def _groups(files: list[str], chunk: str) -> list[list[str]]:
     return list(folders.values())
 
 
+def show(args: argparse.Namespace) -> int:
+    """Run some tests in the terminal, with their full tracebacks (nothing recorded): to look at a failure."""
+    tests_dir = args.cache / "tests"
+    launcher = [sys.executable] + (["-m", "accelplug.interop"] if args.framework == "accelplug" else [])
+    mode = "placeholders" if args.framework == "accelplug" and not args.plain else "plain"
+    env = _environment(args.framework, mode, tests_dir, Path(os.devnull), Path(os.devnull))
+    command = [
+        *launcher, "-m", "pytest", *args.tests, "-c", str(HERE / "pytest.ini"), f"--rootdir={tests_dir}",
+        "-p", "ltplugin", "-p", "no:cacheprovider", "-q", "--no-header", f"--tb={args.tb}", *args.pytest_args,
+    ]  # fmt: skip
+    return subprocess.run(command, cwd=tests_dir, env=env).returncode
+
+
 def _forget(results: Path, files: list[str]) -> None:
     if not results.exists():
         return
@@ -217,6 +231,13 @@ def main() -> int:
     )
     runner.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[], help="passed on to pytest")
 
+    shower = commands.add_parser("show", help="run some tests in the terminal with full tracebacks")
+    shower.add_argument("framework", choices=["lightning", "accelplug"])
+    shower.add_argument("tests", nargs="+", help="node ids relative to the tests folder")
+    shower.add_argument("--plain", action="store_true", help="accelplug without placeholders")
+    shower.add_argument("--tb", default="short", help="pytest's --tb (default %(default)s)")
+    shower.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[], help="passed on to pytest")
+
     reporter = commands.add_parser("report", help="write the per-file table and the failures' JSON")
     reporter.add_argument("--markdown", type=Path, default=REPO / "docs" / "lightning-test-suite.md")
     reporter.add_argument("--json", type=Path, default=REPO / "docs" / "lightning-test-suite-failures.json")
@@ -226,6 +247,8 @@ def main() -> int:
         return materialize(args)
     if args.command == "run":
         return run(args)
+    if args.command == "show":
+        return show(args)
     from report import write_report
 
     return write_report(args)
