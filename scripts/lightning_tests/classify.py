@@ -159,6 +159,8 @@ def classify(outcome: Outcome, test_source: str = "") -> Triage:
                 return Triage("a" if _is_private(target) else "b", f"patch target missing: {target}")
             return Triage("b", f"missing {owner_name}.{name}")
         return Triage("c", f"missing attribute {owner_name}.{name}")
+    if re.search(r"does not have the attribute '_[a-z]", message):  # mock.patch of a private attribute
+        return Triage("a", f"patched private attribute: {message.split(chr(39))[-2]}")
     if _PRIVATE_ACCESS.search(test_line) or ("mock.patch" in test_line and "._" in test_line):
         return Triage("a", f"private access in {where}")
     if "Timeout" in message:
@@ -169,6 +171,8 @@ def classify(outcome: Outcome, test_source: str = "") -> Triage:
         if "warnings emitted" in message:
             return Triage("e", f"expected warning missing at {where}")
         return Triage("g", f"other message at {where}")
+    if "ltshim._PlaceholderMeta" in message:  # a placeholder used as an exception or warning class
+        return Triage("b", f"placeholder used as a class at {where}")
     if outcome.kind in ("AssertionError", "assert") or message.startswith("assert "):
         return Triage("e", f"different value at {where} `{test_line[:80]}`")
     if accel is not None:

@@ -25,7 +25,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 _FRAMEWORK = os.environ.get("LT_FRAMEWORK", "lightning")
-_PLACEHOLDERS = os.environ.get("LT_PLACEHOLDERS", "0") == "1"
+_PLACEHOLDERS = os.environ.get("LT_PLACEHOLDERS", "0") in ("1", "harness")
 
 if _FRAMEWORK == "accelplug" and _PLACEHOLDERS:
     import ltshim
@@ -76,6 +76,12 @@ def _traceback_entries(report: pytest.TestReport) -> list[list[Any]]:
     return entries
 
 
+def _detail(report: pytest.TestReport) -> list[str]:
+    """The error's own lines (pytest's ``E`` lines), at most 20: the assertion's diff, the whole message."""
+    lines = [line[4:] for line in report.longreprtext.splitlines() if line.startswith("E   ")]
+    return [line[:300] for line in lines[:20]]
+
+
 def _first_error_line(report: pytest.TestReport) -> tuple[str, str]:
     longrepr = report.longrepr
     crash = getattr(longrepr, "reprcrash", None)
@@ -108,6 +114,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         if report.outcome == "failed":
             record["traceback"] = _traceback_entries(report)
             record["sections"] = [name for name, _ in report.sections]
+            record["detail"] = _detail(report)
         with warnings.catch_warnings(), open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(record) + "\n")
 

@@ -21,6 +21,7 @@ class Outcome:
     message: str = ""
     kind: str = ""
     traceback: list[list[Any]] = field(default_factory=list)
+    detail: list[str] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -64,6 +65,7 @@ def read(results: Path) -> tuple[dict[str, Outcome], dict[str, Outcome]]:
             deciding.get("message", ""),
             deciding.get("kind", ""),
             deciding.get("traceback", []),
+            deciding.get("detail", []),
         )
     return tests, collect
 
@@ -96,7 +98,9 @@ def with_collection_errors(
         file = nodeid.split("::")[0]
         if file in collect:
             failure = collect[file]
-            merged[nodeid] = Outcome(nodeid, "error", "collect", failure.message, failure.kind, failure.traceback)
+            merged[nodeid] = Outcome(
+                nodeid, "error", "collect", failure.message, failure.kind, failure.traceback, failure.detail
+            )
         else:
             merged[nodeid] = Outcome(nodeid, "error", "missing", "test not collected in this run", "", [])
     return merged

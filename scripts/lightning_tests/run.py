@@ -5,6 +5,7 @@
     python scripts/lightning_tests/run.py run accelplug slice         # "after": the same files on accelplug
     python scripts/lightning_tests/run.py run accelplug rest          # the rest of the CPU suite
     python scripts/lightning_tests/run.py report                      # docs/lightning-test-suite.md + .json
+    python scripts/lightning_tests/run.py triage                      # failures sorted into behaviours
     python scripts/lightning_tests/run.py show accelplug tests_pytorch/models/test_hooks.py::test_x  # one test
 
 A developer tool, not a CI step: CI cannot fetch Lightning's repository. ``materialize`` reads a local clone or
@@ -19,7 +20,7 @@ Lightning's pytest settings (``pytest.ini`` here), ``-p no:cacheprovider``, a pe
 Files already run are not run again (``--again`` to redo them). On accelplug the run is started by
 ``python -m accelplug.interop -m pytest``, so ``import lightning`` is accelplug in the test process and in every
 Python process it starts; ``--mode placeholders`` (the default) adds the placeholder import (``ltshim.py``),
-``--mode plain`` runs under the bare redirect.
+``--mode plain`` runs the test files under the bare redirect (the harness keeps its stand-ins).
 
 Sets: ``slice`` (issue 29's slice), ``rest`` (the rest of the CPU suite), or test files/folders relative to the
 tests folder (``tests_pytorch/loops``).
@@ -121,7 +122,7 @@ def _environment(framework: str, mode: str, tests_dir: Path, results: Path, subs
     env = dict(os.environ)
     env.update(
         LT_FRAMEWORK=framework,
-        LT_PLACEHOLDERS="1" if (framework == "accelplug" and mode == "placeholders") else "0",
+        LT_PLACEHOLDERS={"placeholders": "1", "plain": "harness"}.get(mode, "0") if framework == "accelplug" else "0",
         LT_TESTS_DIR=str(tests_dir),
         LT_RESULTS=str(results),
         LT_SUBSTITUTIONS=str(substitutions),
@@ -242,6 +243,9 @@ def main() -> int:
     reporter.add_argument("--markdown", type=Path, default=REPO / "docs" / "lightning-test-suite.md")
     reporter.add_argument("--json", type=Path, default=REPO / "docs" / "lightning-test-suite-failures.json")
 
+    sorter = commands.add_parser("triage", help="sort the failures into behaviour items (triage_items.py)")
+    sorter.add_argument("--markdown", type=Path, default=None, help="default: <cache>/lightning-triage.md")
+
     args = parser.parse_args()
     if args.command == "materialize":
         return materialize(args)
@@ -249,6 +253,12 @@ def main() -> int:
         return run(args)
     if args.command == "show":
         return show(args)
+    if args.command == "triage":
+        from triage import write_triage
+
+        if args.markdown is None:
+            args.markdown = args.cache / "lightning-triage.md"
+        return write_triage(args)
     from report import write_report
 
     return write_report(args)

@@ -1,0 +1,1161 @@
+"""The behaviours in which accelplug differs from Lightning, each with the Lightning tests that show it.
+
+Read by ``triage.py``. One item per behaviour: what Lightning's tests expect, what accelplug does instead, the
+accelplug source responsible (``file:function``, paths under ``src/accelplug/`` at the commit the triage names),
+and the tests (``file::function`` covers every parametrisation; a full node id one case; ``*`` patterns allowed).
+A test is counted under the first item naming it, so a test that fails for two reasons goes under the reason it
+fails on first. Items of category (a) use Lightning's private internals: listed for completeness, not a target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+AREAS = {
+    "logging": "Logging: self.log, logged_metrics, callback_metrics",
+    "data": "Dataloaders and reloading",
+    "limits": "val_check_interval and loop limits",
+    "hooks": "Hooks, their order, and the LightningModule",
+    "checkpoint": "Checkpointing and ModelCheckpoint",
+    "callbacks": "EarlyStopping, LearningRateMonitor, progress bar",
+    "loggers": "Loggers",
+    "tuner": "Tuner",
+    "fabric": "Fabric",
+    "flags": "Trainer flags and properties",
+    "optim": "Optimization (automatic and manual)",
+    "strategies": "Strategies and processes",
+    "profilers": "Profilers",
+    "cli": "LightningCLI",
+    "paths": "Public module paths and names",
+    "private": "Lightning's private internals (not the target)",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One behaviour: ``category`` is issue 29's letter (a-g)."""
+
+    area: str
+    title: str
+    category: str
+    lightning: str
+    accelplug: str
+    where: str
+    tests: tuple[str, ...]
+
+
+_P = "tests_pytorch/"
+_LOG = _P + "trainer/logging_/"
+_DL = _P + "trainer/test_dataloaders.py::"
+_MC = _P + "checkpointing/test_model_checkpoint.py::"
+_F = "tests_fabric/test_fabric.py::"
+
+ITEMS: list[Item] = [
+    # ------------------------------------------------------------------------------------------------ logging
+    Item(
+        "logging",
+        "A step's returned loss and returned scalars are logged",
+        "e",
+        "only what `self.log`/`log_dict` records reaches `logged_metrics`, `callback_metrics`, the loggers and the "
+        "dicts `validate()`/`test()` return; a `training_step`'s returned loss and a `validation_step`/`test_step`'s "
+        "returned dict are not logged",
+        "the returned loss goes to the loggers and `logged_metrics` as `train_loss` (and every scalar of a returned "
+        "dict under its key); the scalars an evaluation step returns (`x`, `y` of BoringModel) are averaged per epoch "
+        "into `callback_metrics`, `logged_metrics`, the loggers and the returned results (with `/dataloader_idx_N`)",
+        "trainer/loops/readback.py:read_step_metrics (output_scalars of the returned value), "
+        "finish_eval_epoch (`returned` means); filled by trainer/loops/evaluation.py:EvaluationLoop._run_loader",
+        (
+            _LOG + "test_eval_loop_logging.py::test__validation_step__log",
+            _LOG + "test_eval_loop_logging.py::test__validation_step__epoch_end__log",
+            _LOG + "test_eval_loop_logging.py::test_eval_epoch_logging",
+            _LOG + "test_eval_loop_logging.py::test_eval_epoch_only_logging",
+            _LOG + "test_eval_loop_logging.py::test_eval_float_logging",
+            _LOG + "test_eval_loop_logging.py::test_eval_logging_auto_reduce",
+            _LOG + "test_eval_loop_logging.py::test_multi_dataloaders_add_suffix_properly",
+            _LOG + "test_eval_loop_logging.py::test_validation_step_log_with_tensorboard",
+            _LOG + "test_eval_loop_logging.py::test_logging_results_with_no_dataloader_idx",
+            _LOG + "test_eval_loop_logging.py::test_logging_multi_dataloader_on_epoch_end",
+            _LOG + "test_train_loop_logging.py::test__training_step__log",
+            _LOG + "test_train_loop_logging.py::test__training_step__epoch_end__log",
+            _LOG + "test_train_loop_logging.py::test_different_batch_types_for_sizing",
+            _LOG + "test_train_loop_logging.py::test_log_metrics_epoch_step_values",
+            _LOG + "test_train_loop_logging.py::test_log_on_train_start",
+            _LOG + "test_logger_connector.py::test_auto_add_dataloader_idx",
+            _LOG + "test_distributed_logging.py::test_logger_after_fit_predict_test_calls",
+        ),
+    ),
+    Item(
+        "logging",
+        "`self.log(reduce_fx=...)` refuses Python's `max`/`min` and `'avg'`",
+        "d",
+        "`reduce_fx` accepts any callable reducing a tensor (Python's built-in `max`/`min` included) and the names "
+        "'mean'/'avg'/'sum'/'max'/'min'",
+        "refuses `max`, `min` (the built-ins) and `'avg'` with MisconfigurationException",
+        "trainer/logging/collector.py:reduction_name",
+        (
+            _LOG + "test_train_loop_logging.py::test__training_step__log_max_reduce_fx",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_correct_value_epoch_end",
+        ),
+    ),
+    Item(
+        "logging",
+        "`self.log_dict(MetricCollection)` is refused",
+        "d",
+        "`log_dict` takes a torchmetrics `MetricCollection` (a Mapping of Metric objects, compute groups included)",
+        "refuses it: 'log_dict() needs a mapping of names to values'",
+        "trainer/logging/self_log.py:log_dict",
+        (_LOG + "test_logger_connector.py::test_metriccollection_compute_groups",),
+    ),
+    Item(
+        "logging",
+        "`self.log(on_step=False, on_epoch=False)` is not refused",
+        "e",
+        "logging with both `on_step` and `on_epoch` False raises MisconfigurationException '... is not useful'",
+        "accepts the call (the value goes nowhere)",
+        "trainer/logging/self_log.py:log",
+        (
+            _LOG + "test_train_loop_logging.py::test_log_works_in_train_callback",
+            _LOG + "test_eval_loop_logging.py::test_log_works_in_val_callback",
+        ),
+    ),
+    Item(
+        "logging",
+        "`self.log` with a key ending in `/dataloader_idx_N` is not refused",
+        "e",
+        "`self.log('foo/dataloader_idx_0', ...)` raises MisconfigurationException (the suffix is reserved)",
+        "accepts the key",
+        "trainer/logging/self_log.py:log",
+        (_LOG + "test_train_loop_logging.py::test_logging_raises",),
+    ),
+    Item(
+        "logging",
+        "`self.log` with an invalid value: message lacks Lightning's phrase",
+        "g",
+        "ValueError containing '`self.log(foo, <value>)` was called'",
+        "ValueError (MisconfigurationException) 'self.log('foo', <value>): the value must be a number ...'",
+        "trainer/logging/self_log.py:log (the value check)",
+        (_LOG + "test_train_loop_logging.py::test_log_invalid_raises",),
+    ),
+    Item(
+        "logging",
+        "Callbacks do not get `log`/`log_dict`",
+        "c",
+        "at fit start every callback gets `log` and `log_dict` bound to the module's, so `self.log(...)` works in a "
+        "callback hook",
+        "AttributeError: 'LoggingCallback' object has no attribute 'log'",
+        "trainer/setup.py (where callbacks are attached to the run)",
+        (_LOG + "test_train_loop_logging.py::test_logging_in_callbacks_with_log_function",),
+    ),
+    Item(
+        "logging",
+        "`self.log` outside a registered trainer: other warning",
+        "e",
+        "warns '`self.trainer` reference is not registered' when a module logs without a Trainer",
+        "warns 'self.log() was called outside trainer.fit/validate/test, so the value goes nowhere.'",
+        "trainer/logging/self_log.py:log",
+        (_LOG + "test_logger_connector.py::test_fx_validator_integration",),
+    ),
+    Item(
+        "logging",
+        "A value logged as `epoch` is dropped; no warning for `logger=True` without a logger",
+        "e",
+        "`self.log('epoch', v)` replaces the automatic `epoch` in `logged_metrics` and the logger row; with "
+        "`logger=False` it warns '`self.log('epoch', ..., logger=True)` but have no logger configured'",
+        "the user's `epoch` is overwritten and kept out of `logged_metrics` (which stays `{}`); no warning",
+        "trainer/run.py:Run.log_metrics",
+        (_LOG + "test_logger_connector.py::test_logged_metrics_has_logged_epoch_value",),
+    ),
+    Item(
+        "hooks",
+        "`setup`/`teardown` get `stage` as a plain str",
+        "c",
+        "the `stage` argument is a `TrainerFn` (a str enum: `stage == 'fit'` and `stage.value` both work), and "
+        "`trainer.state.stage` is a `RunningStage`",
+        "a plain str: `stage.value` raises AttributeError",
+        "trainer/setup.py (hooks.call('setup', stage=...)), trainer/state.py",
+        (_LOG + "test_logger_connector.py::test_metrics_reset",),
+    ),
+    # ------------------------------------------------------------------------------------------------ data
+    Item(
+        "data",
+        "`reload_dataloaders_every_n_epochs` never reloads validation loaders",
+        "e",
+        "with `reload_dataloaders_every_n_epochs=n`, `val_dataloader()` is called again at every validation run that "
+        "falls on a reload epoch (and train loaders are asked in Lightning's order relative to the sanity check)",
+        "validation loaders are made once per fit; only the training loader is remade",
+        "trainer/loops/evaluation.py:EvaluationLoop.loaders (cached `_loaders`), trainer/loops/fit.py:_start_epoch",
+        (
+            _DL + "test_dataloaders_load_every_n_epochs_infrequent_val",
+            _DL + "test_dataloaders_load_every_n_epochs_frequent_val",
+            _DL + "test_dataloaders_load_every_epoch_no_sanity_check",
+            _DL + "test_dataloaders_load_every_n_epochs",
+            _DL + "test_dataloaders_load_every_epoch",
+        ),
+    ),
+    Item(
+        "data",
+        "One-shot iterables and loaders whose `__len__` raises are refused as evaluation loaders",
+        "d",
+        "a `val_dataloader()` returning an iterator/generator-like object, or a DataLoader whose `__len__` raises "
+        "`NotImplementedError`/is infinite, is accepted (its length is unknown: limits must be ints)",
+        "refused: '... got a <X> (a one-shot iterator or generator): it would be empty from the second epoch on'",
+        "data/sources.py (the one-shot check in the loader source)",
+        (
+            _DL + "test_train_dataloader_not_implemented_error",
+            _DL + "test_request_dataloader",
+            _DL + "test_inf_dataloader_raise_error_with_partial_batch_limits",
+        ),
+    ),
+    Item(
+        "data",
+        "An iterable dataset that stops at the start of an epoch ends `fit` with an error",
+        "d",
+        "a training loader that yields no batch in an epoch ends the epoch (Lightning warns and carries on/stops)",
+        "raises MisconfigurationException 'a DataLoader yielded no batches in epoch N'",
+        "trainer/loops/fit.py:run_epoch (limits.explain_empty_epoch)",
+        (_DL + "test_iterable_dataset_stop_iteration_at_epoch_beginning",),
+    ),
+    Item(
+        "data",
+        "Invalid `DataLoader` options: message and timing",
+        "g",
+        "a sampler/batch_sampler/`shuffle` combination the Trainer cannot re-instantiate raises "
+        "MisconfigurationException '... passed invalid value ...' at `Trainer.fit` time (and ValueError 'less than or "
+        "equal to the number of the training batches' for `val_check_interval` > batches)",
+        "raises with other words, or not at all",
+        "data/loaders.py (re-instantiating a loader with a distributed sampler)",
+        (_DL + "test_dataloader_config_errors_init", _DL + "test_dataloader_config_errors_runtime"),
+    ),
+    Item(
+        "data",
+        "`reload_dataloaders_every_n_epochs` < 0 or not an int: message",
+        "g",
+        "MisconfigurationException 'should be an int >= 0'",
+        "MisconfigurationException in accelplug's words",
+        "trainer/options/entries.py (option check)",
+        (_DL + "test_dataloaders_load_every_n_epochs_exception",),
+    ),
+    Item(
+        "data",
+        "`trainer.train_dataloader` under `overfit_batches` with several loaders is a list, not a CombinedLoader",
+        "c",
+        "`trainer.train_dataloader` is what `train_dataloader()` returned (each loader's sampler replaced by a "
+        "SequentialSampler under `overfit_batches`)",
+        "a plain list of loaders whose samplers are not replaced; `.sampler` missing on the list",
+        "trainer/views.py:train_dataloader",
+        (_DL + "test_multiple_dataloaders_with_random_sampler_overfit_batches",),
+    ),
+    Item(
+        "data",
+        "`fit` with several training loaders in `sequential` mode: message",
+        "g",
+        "ValueError '`FitLoop` does not support the `CombinedLoader(mode=\"sequential\")`'",
+        "ValueError in other words",
+        "data/combined_loader.py",
+        (_DL + "test_fit_multiple_train_loaders",),
+    ),
+    # ------------------------------------------------------------------------------------------------ checkpoint
+    Item(
+        "checkpoint",
+        "`ModelCheckpoint`'s annotations are strings",
+        "e",
+        "the signature's annotations are typing objects, so `ArgumentParser(type=annotation)` (jsonargparse) works",
+        "`from __future__ import annotations` makes them strings: 'bool | str | None' is not callable",
+        "callbacks/model_checkpoint.py (module header)",
+        (_MC + "test_save_last_cli",),
+    ),
+    Item(
+        "checkpoint",
+        "Invalid ModelCheckpoint arguments: messages lack Lightning's phrases",
+        "g",
+        "MisconfigurationException with 'Must be >= -1' (save_top_k), 'Must be >= 0' (every_n_*), 'Combination of "
+        "parameters every_n_train_steps', '`mode` can be ... but got unknown_option', a monitor=None top_k message; "
+        "ValueError 'save_last='link'... is only supported for local file paths'; '`enable_checkpointing=False` but "
+        "found `ModelCheckpoint`'",
+        "the same exception types with accelplug's words",
+        "callbacks/model_checkpoint.py:ModelCheckpoint.__init__; trainer/options/checks.py",
+        (
+            _MC + "test_invalid_top_k",
+            _MC + "test_invalid_every_n_epochs",
+            _MC + "test_invalid_every_n_train_steps",
+            _MC + "test_invalid_trigger_combination",
+            _MC + "test_model_checkpoint_mode_options",
+            _MC + "test_none_monitor_top_k",
+            _MC + "test_model_checkpoint_save_last_as_link_not_local",
+            _MC + "test_configure_model_checkpoint",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "No warning when a checkpoint's dirpath differs from the resumed one",
+        "e",
+        "resuming with a ModelCheckpoint whose `dirpath` differs from the checkpoint's warns 'The dirpath has "
+        "changed from ...'",
+        "no such warning",
+        "callbacks/model_checkpoint.py:load_state_dict",
+        (_MC + "test_model_checkpoint_saveload_ckpt",),
+    ),
+    Item(
+        "checkpoint",
+        "A fitted Trainer cannot be pickled",
+        "f",
+        "`pickle.dumps(trainer)` / `torch.save(trainer)` works after `fit` (and a module attached to it can be saved)",
+        "AttributeError: Can't pickle local object 'train_loader_source.<locals>.source'",
+        "trainer/loops/fit_data.py:train_loader_source (a closure kept on the trainer)",
+        (
+            _P + "checkpointing/test_torch_saving.py::test_model_torch_save",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_can_be_pickled",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "Checkpoint keeps the datamodule's state under another key",
+        "e",
+        "the datamodule's `state_dict()` is saved under the datamodule class's `__qualname__`",
+        "saved under `datamodule`",
+        "trainer/checkpointing/contents.py (checkpoint['datamodule'])",
+        (_P + "core/test_datamodules.py::test_dm_checkpoint_save_and_load",),
+    ),
+    # ------------------------------------------------------------------------------------------------ hooks/module
+    Item(
+        "hooks",
+        "`str(datamodule)` is the object's default repr",
+        "e",
+        "`str(LightningDataModule)` lists each stage's dataloader and its size ('{Train dataloader: size=64}...')",
+        "`object.__repr__`",
+        "datamodule.py:LightningDataModule (no __str__)",
+        (_P + "core/test_datamodules.py::test_datamodule_string_*",),
+    ),
+    Item(
+        "hooks",
+        "`DataModule.save_hyperparameters(Namespace)` crashes",
+        "f",
+        "`save_hyperparameters(argparse.Namespace)` stores the namespace's items as hparams",
+        "TypeError: unhashable type: 'Namespace'",
+        "datamodule.py:LightningDataModule.save_hyperparameters",
+        (_P + "core/test_datamodules.py::test_hyperparameters_saving",),
+    ),
+    Item(
+        "hooks",
+        "`trainer.datamodule` cannot be set",
+        "e",
+        "`trainer.datamodule = dm` is allowed (the property has a setter)",
+        "AttributeError: property 'datamodule' of 'Trainer' object has no setter",
+        "trainer/properties.py:datamodule",
+        (_P + "core/test_datamodules.py::test_can_prepare_data",),
+    ),
+    Item(
+        "hooks",
+        "`trainer.state.finished` missing",
+        "c",
+        "`trainer.state` is a TrainerState with `.finished`, `.status`, `.fn`, `.stage` (enums)",
+        "`trainer.state` is accelplug's LoopState, without `finished`",
+        "trainer/state.py:LoopState",
+        (
+            _P + "core/test_datamodules.py::test_full_loop",
+            _P + "core/test_datamodules.py::test_train_loop_only",
+            _P + "core/test_datamodules.py::test_train_val_loop_only",
+        ),
+    ),
+    Item(
+        "hooks",
+        "DataModule hooks are not profiled",
+        "e",
+        "the profiler records `[LightningDataModule]<Class>.state_dict` and the other datamodule hooks",
+        "no datamodule entries in `profiler.recorded_durations`",
+        "trainer/dispatch/profiling.py",
+        (_P + "core/test_datamodules.py::test_datamodule_hooks_are_profiled",),
+    ),
+    Item(
+        "hooks",
+        "A LightningModule used under Fabric has no Trainer shim",
+        "f",
+        "under `fabric.setup(module)`, `module.trainer` is a `_TrainerFabricShim`, and `optimizers()`, "
+        "`clip_gradients`, `log`/`log_dict` (to `fabric.log`, refusing list values with ValueError '`list` values "
+        "cannot be logged'), `logger` (IndexError without loggers) go through Fabric",
+        "`module.trainer` raises 'not attached to a Trainer'; `optimizers()`/`clip_gradients` raise 'work during "
+        "trainer.fit() only'; log accepts lists; no IndexError",
+        "module.py:LightningModule.trainer, optimizers, log; fabric/wrappers.py",
+        (
+            _P + "core/test_lightning_module.py::test_fabric_attributes",
+            _P + "core/test_lightning_module.py::test_grad_clipping_lm_fabric",
+            _P + "core/test_lightning_module.py::test_fabric_log",
+            _P + "core/test_lightning_module.py::test_fabric_log_dict",
+            _P + "core/test_lightning_module.py::test_fabric_logger_access",
+        ),
+    ),
+    Item(
+        "hooks",
+        "`configure_gradient_clipping` gets 'norm' where Lightning passes None",
+        "e",
+        "`configure_gradient_clipping(optimizer, gradient_clip_val, gradient_clip_algorithm)` receives the "
+        "Trainer's own values (`trainer.gradient_clip_algorithm` is None when not set); a module clipping with "
+        "other values than the Trainer's raises MisconfigurationException",
+        "passes 'norm' for an unset algorithm; no error for conflicting values",
+        "precision/base.py (clip call), trainer/loops/optimization.py:_clip",
+        (_P + "core/test_lightning_module.py::test_lightning_module_configure_gradient_clipping*",),
+    ),
+    Item(
+        "optim",
+        "Toggling 2-3 optimizers leaves the loss without grad",
+        "d",
+        "with several optimizers in automatic optimization (toggled per optimizer), each optimizer's loss is "
+        "backpropagated",
+        "MisconfigurationException 'training_step returned a loss that does not require grad'",
+        "trainer/loops/optimization.py (automatic loop over optimizers; toggle)",
+        (
+            _P + "core/test_lightning_module.py::test_toggle_untoggle_2_optimizers_no_shared_parameters",
+            _P + "core/test_lightning_module.py::test_toggle_untoggle_3_optimizers_shared_parameters",
+        ),
+    ),
+    Item(
+        "hooks",
+        "An unattached module's `trainer`: message",
+        "g",
+        "RuntimeError '... is not attached to a `Trainer`'",
+        "RuntimeError 'BoringModel is not attached to a Trainer (call trainer.fit first).'",
+        "module.py:LightningModule.trainer",
+        (_P + "core/test_lightning_module.py::test_trainer_reference_recursively",),
+    ),
+    # ------------------------------------------------------------------------------------------------ loggers
+    Item(
+        "loggers",
+        "`trainer.log_dir` is a Path",
+        "e",
+        "`trainer.log_dir` is a str equal to `trainer.logger.log_dir`",
+        "a `pathlib.Path`; with a mocked logger, TypeError",
+        "trainer/properties.py:log_dir",
+        (
+            _P + "loggers/test_tensorboard.py::test_tensorboard_hparams_reload",
+            _P + "loggers/test_tensorboard.py::test_tensorboard_save_hparams_to_yaml_once",
+            _LOG + "test_distributed_logging.py::test_first_logger_call_in_subprocess",
+        ),
+    ),
+    Item(
+        "loggers",
+        "`TensorBoardLogger.log_graph` needs a Trainer; no warning without an example input",
+        "f",
+        "`log_graph(model, input)` works on a module not attached to a Trainer; without `example_input_array` it "
+        "warns 'Could not log computational graph to TensorBoard: The `model.example_input_array` attribute is not "
+        "set'",
+        "RuntimeError 'not attached to a Trainer'; another warning text",
+        "loggers/tensorboard.py:log_graph",
+        (
+            _P + "loggers/test_tensorboard.py::test_tensorboard_log_graph",
+            _P + "loggers/test_tensorboard.py::test_tensorboard_log_graph_warning_no_example_input_array",
+        ),
+    ),
+    Item(
+        "loggers",
+        "CSVLogger does not warn about a non-empty version folder",
+        "e",
+        "warns 'Experiment logs directory ... exists and is not empty' when the version folder has files",
+        "no warning",
+        "loggers/csv_logs.py:CSVLogger",
+        (_P + "loggers/test_csv.py::test_manual_versioning_file_exists",),
+    ),
+    # ------------------------------------------------------------------------------------------------ hooks (2)
+    Item(
+        "hooks",
+        "A hook wrapped with `functools.update_wrapper`/`partial` counts as overridden",
+        "e",
+        "`is_overridden` unwraps `__wrapped__`, `partial.func` and `Mock(wraps=...)` before comparing with the base "
+        "class, so a wrapped default `configure_sharded_model` is not an override (no 'Both configure_model and "
+        "configure_sharded_model' error)",
+        "a wrapped default hook counts as overridden: `_BothConfigureHooks` at fit/predict",
+        "overrides.py:overrides (used by trainer/setup.py:_configure_sharded_model)",
+        (
+            _P + "models/test_hooks.py::test_trainer_model_hook_system_fit_no_val_and_resume_max_epochs",
+            _P + "models/test_hooks.py::test_trainer_model_hook_system_fit_no_val_and_resume_max_steps",
+            _P + "models/test_hooks.py::test_trainer_model_hook_system_predict",
+        ),
+    ),
+    Item(
+        "hooks",
+        "Every submodule is put in train mode, frozen ones included",
+        "e",
+        "the loops keep each submodule's own `training` flag (a submodule put in eval mode stays in eval mode during "
+        "fit) and restore every submodule's mode after evaluation",
+        "`module.train()` on the whole module at each training epoch and after evaluation",
+        "trainer/loops/fit.py:_start_epoch (`self.opt.module.train()`), trainer/loops/evaluation.py",
+        (_P + "models/test_hooks.py::test_train_eval_mode_restored",),
+    ),
+    Item(
+        "hooks",
+        "DataModule hooks: `setup`/`teardown` get `stage` positionally; the order differs",
+        "e",
+        "the datamodule's hooks are called as `setup(stage='fit')`, `teardown(stage='fit')` (keyword), in "
+        "Lightning's order (prepare_data, setup, val_dataloader, train_dataloader, state_dict, teardown ...)",
+        "`setup('fit')` positionally (and another order/calls)",
+        "trainer/setup.py (datamodule hook calls), trainer/dispatch/hooks.py",
+        (_P + "models/test_hooks.py::test_trainer_datamodule_hook_system",),
+    ),
+    # ------------------------------------------------------------------------------------------------ flags
+    Item(
+        "flags",
+        "`Strategy.connect(model)` missing",
+        "c",
+        "`trainer.strategy.connect(model)` attaches the module to the strategy (public Strategy API; tests call it "
+        "before asking the data connector/limits)",
+        "AttributeError: no attribute 'connect'",
+        "strategies/base.py:Strategy",
+        (
+            _P + "trainer/flags/test_limit_batches.py::test_eval_limit_batches",
+            _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_eval",
+            _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_train",
+            _P + "trainer/flags/test_overfit_batches.py::test_distributed_sampler_with_overfit_batches",
+            _DL + "test_warning_on_zero_len_dataloader",
+            _MC + "test_none_monitor_saves_correct_best_model_path",
+            _MC + "test_save_last_saves_correct_last_model_path",
+        ),
+    ),
+    Item(
+        "flags",
+        "No info message for limits of one batch or the full epoch",
+        "e",
+        "`Trainer(limit_*_batches=1|1.0)`, `overfit_batches=1|1.0` and `val_check_interval=1|1.0` log INFO "
+        "'`Trainer(<arg>=<value>)` was configured so ... will be used.'",
+        "no message",
+        "trainer/options/entries.py (option parsing) / trainer/trainer.py:Trainer.__init__",
+        (
+            _P + "trainer/flags/test_limit_batches.py::test_limit_batches_info_message",
+            _P + "trainer/flags/test_val_check_interval.py::test_val_check_interval_info_message",
+        ),
+    ),
+    Item(
+        "flags",
+        "`barebones=True` neither says so nor refuses conflicting options",
+        "e",
+        "logs INFO 'running in `Trainer(barebones=True)` mode', `self.log` warns '`Trainer(barebones=True)` is "
+        "configured', and `enable_checkpointing=True`/`logger=True`/`enable_progress_bar=True`/"
+        "`enable_model_summary=True`... with barebones raise ValueError '`Trainer(barebones=True)` ... was passed'",
+        "silent; conflicting options accepted",
+        "trainer/options/checks.py, trainer/logging/self_log.py:log",
+        (_P + "trainer/flags/test_barebones.py",),
+    ),
+    Item(
+        "flags",
+        "`PL_TRAINER_*` environment defaults are ignored",
+        "e",
+        "`Trainer()` reads defaults from `PL_TRAINER_<ARG>` variables (explicit arguments win)",
+        "ignored (accelplug reads `ACCELPLUG_*` only)",
+        "trainer/options/arguments.py / trainer/options/defaults.py",
+        (_P + "trainer/flags/test_env_vars.py::test_passing_env_variables_only",),
+    ),
+    Item(
+        "flags",
+        "`trainer.max_epochs` stays None when only `max_steps` is given",
+        "e",
+        "with `max_steps` set and `max_epochs` unset, `trainer.max_epochs` is -1 after construction/fit",
+        "None",
+        "trainer/views.py:max_epochs, trainer/loops/limits.py",
+        (_P + "trainer/flags/test_env_vars.py::test_passing_no_env_variables",),
+    ),
+    Item(
+        "flags",
+        "`fast_dev_run` leaves the module without a logger",
+        "c",
+        "under `fast_dev_run` the logger is replaced by a DummyLogger (`self.logger.experiment.anything(...)` works)",
+        "`self.logger` is None",
+        "trainer/options (fast_dev_run handling of loggers) / trainer/properties.py:logger",
+        (_P + "trainer/flags/test_fast_dev_run.py::test_callbacks_and_logger_not_called_with_fastdevrun",),
+    ),
+    Item(
+        "flags",
+        "`trainer.fast_dev_run` is the int 1 for `fast_dev_run=True`; negative values: message",
+        "e",
+        "`trainer.fast_dev_run` keeps the value given (`True` stays `True`); `fast_dev_run=-1` raises "
+        "MisconfigurationException '... should be >= 0'",
+        "`True` becomes 1; another message for -1",
+        "trainer/views.py:fast_dev_run; trainer/options/entries.py",
+        (_DL + "test_dataloaders_with_fast_dev_run",),
+    ),
+    Item(
+        "flags",
+        "Evaluation hooks run with grad enabled",
+        "e",
+        "`validate`/`test`/`predict` run the whole stage (hooks included, e.g. `on_test_start`) under "
+        "`torch.inference_mode()`/`no_grad()` (`inference_mode=True` by default)",
+        "grad is enabled in the stage's start hooks; only the steps run under the grad context",
+        "trainer/loops/evaluation.py:evaluate, trainer/loops/prediction.py (grad context entered per step)",
+        (_P + "trainer/flags/test_inference_mode.py::test_eval_inference_mode",),
+    ),
+    Item(
+        "flags",
+        "`trainer.progress_bar_callback` is None with the default bar",
+        "c",
+        "with the default `enable_progress_bar=True`, `trainer.progress_bar_callback` is the TQDMProgressBar "
+        "(`total_val_batches`, `get_metrics`, ... available)",
+        "None: accelplug's own display is not a callback",
+        "trainer/properties.py:progress_bar_callback, trainer/display/defaults.py",
+        (
+            _P + "trainer/flags/test_check_val_every_n_epoch.py::test_check_val_every_n_epoch",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_get_progress_bar_metrics_fast_dev_run",
+        ),
+    ),
+    Item(
+        "flags",
+        "`limit_*_batches` above the loader's length as a huge float is refused",
+        "d",
+        "`limit_test_batches=1e50` (a float > 1) is accepted and means 'all batches' (an int-valued float)",
+        "refused: 'expected a float in [0, 1] or an int >= 0'",
+        "trainer/options/entries.py (limit check)",
+        (_DL + "test_dataloaders_with_limit_num_batches[1-2-1e+50]",),
+    ),
+    # ------------------------------------------------------------------------------------------------ limits
+    Item(
+        "limits",
+        "Time-based `val_check_interval` is refused",
+        "d",
+        "`val_check_interval` also takes a duration: 'DD:HH:MM:SS', a `datetime.timedelta` or a dict of timedelta "
+        "kwargs (validation every N seconds, optionally gated by `check_val_every_n_epoch`)",
+        "refused: 'expected a float in (0, 1], an int >= 1, or None'",
+        "trainer/options/entries.py (val_check_interval check), trainer/loops/limits.py",
+        (
+            _P + "trainer/flags/test_val_check_interval.py::test_time_based_val_check_interval",
+            _P + "trainer/flags/test_val_check_interval.py::test_time_and_epoch_gated_val_check",
+        ),
+    ),
+    Item(
+        "limits",
+        "`val_check_interval` larger than the epoch: validation at other batches; not refused",
+        "e",
+        "with `check_val_every_n_epoch=None`, an int `val_check_interval` counts batches across epochs (validation "
+        "at global batches 3, 6, 9, 12); with `check_val_every_n_epoch` set, an interval above the number of "
+        "training batches raises ValueError '... must be less than or equal to the number of the training batches'",
+        "the count restarts each epoch (validation at 3, 7, 11); no error",
+        "trainer/loops/limits.py (val check schedule)",
+        (
+            _P + "trainer/flags/test_val_check_interval.py::test_validation_check_interval_exceed_data_length_*",
+            _DL + "test_dataloader_config_errors_runtime",
+        ),
+    ),
+    Item(
+        "limits",
+        "A float `val_check_interval` with `check_val_every_n_epoch=None` is not refused",
+        "e",
+        "raises MisconfigurationException '`val_check_interval` should be an integer or a time-based duration ... "
+        "when `check_val_every_n_epoch=None`'",
+        "accepted",
+        "trainer/options/checks.py",
+        (_P + "trainer/flags/test_val_check_interval.py::test_val_check_interval_float_with_none*",),
+    ),
+    Item(
+        "limits",
+        "`overfit_batches` with a shuffling train loader: no warning",
+        "e",
+        "warns 'You requested to overfit but enabled train dataloader shuffling' (and replaces the sampler)",
+        "no warning",
+        "data/loaders.py (overfit handling)",
+        (_P + "trainer/flags/test_overfit_batches.py::test_overfit_batches_raises_warning*",),
+    ),
+    # ------------------------------------------------------------------------------------------------ callbacks
+    Item(
+        "callbacks",
+        "Resuming past `max_epochs` does not raise",
+        "e",
+        "`fit(ckpt_path=...)` from a checkpoint whose epoch is already beyond `max_epochs` raises "
+        "MisconfigurationException 'You restored a checkpoint with current_epoch=...'",
+        "fit returns without error",
+        "trainer/checkpointing/contents.py (restore) / trainer/stages.py:_fit",
+        (_P + "callbacks/test_early_stopping.py::test_resume_early_stopping_from_checkpoint",),
+    ),
+    Item(
+        "callbacks",
+        "EarlyStopping/ModelCheckpoint `mode` error: message",
+        "g",
+        "MisconfigurationException '`mode` can be min, max but got unknown_option'",
+        "MisconfigurationException \"EarlyStopping(mode='unknown_option') is invalid: use 'min' or 'max'.\"",
+        "callbacks/early_stopping.py:EarlyStopping.__init__",
+        (_P + "callbacks/test_early_stopping.py::test_early_stopping_mode_options",),
+    ),
+    Item(
+        "callbacks",
+        "`EarlyStopping.stopping_reason` state cannot be loaded from another value",
+        "f",
+        "`load_state_dict` restores `stopping_reason` from the saved value (an EarlyStoppingReason's value)",
+        "ValueError: ... is not a valid EarlyStoppingReason (with the test's placeholder reason)",
+        "callbacks/early_stopping.py:EarlyStopping.load_state_dict",
+        (_P + "callbacks/test_early_stopping.py::test_early_stopping_reasons[None-early_stopping_kwargs5-*",),
+    ),
+    Item(
+        "callbacks",
+        "LearningRateMonitor: warning and error messages",
+        "g",
+        "RuntimeWarning '... optimizers do not have momentum.'; MisconfigurationException 'Cannot use "
+        "`LearningRateMonitor` callback with `Trainer` that has no logger.'; MisconfigurationException 'A single "
+        "`Optimizer` cannot have multiple parameter groups with identical `name` values.'",
+        "the same types in accelplug's words",
+        "callbacks/monitors.py:LearningRateMonitor",
+        (
+            _P + "callbacks/test_lr_monitor.py::test_log_momentum_no_momentum_optimizer",
+            _P + "callbacks/test_lr_monitor.py::test_log_momentum_no_momentum_optimizer_no_lr_scheduler",
+            _P + "callbacks/test_lr_monitor.py::test_lr_monitor_no_logger",
+            _P + "callbacks/test_lr_monitor.py::test_lr_monitor_duplicate_custom_pg_names",
+        ),
+    ),
+    Item(
+        "callbacks",
+        "LearningRateMonitor(logging_interval='step') with several optimizers logs at another cadence",
+        "e",
+        "logs once per `log_every_n_steps` batches that stepped (`global_step` counts every optimizer's step, so "
+        "2 optimizers log `global_step // 2 // log_every_n_steps` values)",
+        "logs another number of values per learning rate",
+        "callbacks/monitors.py:LearningRateMonitor.on_train_batch_start",
+        (
+            _P + "callbacks/test_lr_monitor.py::test_lr_monitor_multi_lrs[step]",
+            _P + "callbacks/test_lr_monitor.py::test_lr_monitor_no_lr_scheduler_multi_lrs[step]",
+        ),
+    ),
+    Item(
+        "callbacks",
+        "LearningRateMonitor names: order with optimizers added by BaseFinetuning",
+        "e",
+        "`lr_monitor.lrs` keys in Lightning's order ('lr-Adam', 'lr-AdamW', 'lr-SGD/pg1', 'lr-SGD/pg2': optimizers "
+        "with a scheduler first) and the param-group suffixes appear when a group is added",
+        "another order ('lr-SGD' first, the old key kept)",
+        "callbacks/monitors.py:LearningRateMonitor (names)",
+        (_P + "callbacks/test_lr_monitor.py::test_multiple_optimizers_basefinetuning",),
+    ),
+    Item(
+        "callbacks",
+        "Two progress bars: message",
+        "g",
+        "MisconfigurationException starting 'You added multiple progress bar callbacks to the Trainer'",
+        "MisconfigurationException 'callbacks holds 2 progress bars (...): keep one.'",
+        "trainer/options/checks.py (callbacks check)",
+        (_P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_misconfiguration",),
+    ),
+    Item(
+        "callbacks",
+        "`self.print` from steps does not go through the progress bar's `tqdm.write`",
+        "e",
+        "`LightningModule.print` while a TQDMProgressBar is active writes with `Tqdm.write` (so the bar is not "
+        "broken), passing `end`/`file`/`sep` on",
+        "`print` goes to stdout directly",
+        "module.py:LightningModule.print, callbacks/progress.py",
+        (
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_print",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_print_no_train",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ strategies
+    Item(
+        "strategies",
+        "`strategy='ddp_spawn'` on CPU is refused where the interpreter was not started from a script (pytest)",
+        "d",
+        "`Trainer(strategy='ddp_spawn', accelerator='cpu', devices=2).fit(model)` spawns processes with "
+        "multiprocessing from any interpreter (pytest, a notebook with fork...) and returns the results to the "
+        "main process",
+        "MisconfigurationException: 'strategy='ddp_spawn' with 2 devices runs one process per device, and this "
+        "interpreter was not started from a script file that could be re-launched'",
+        "launcher.py:relaunch_if_needed (via trainer/trainer.py:_here_or_forked)",
+        (
+            "*::*ddp_spawn*",
+            _LOG + "test_train_loop_logging.py::test_logging_sync_dist_true[2-cpu]",
+            _LOG + "test_distributed_logging.py::test_all_rank_logging_ddp_cpu",
+            _MC + "test_model_checkpoint_no_extraneous_invocations",
+            _P + "checkpointing/test_torch_saving.py::test_model_torch_save_ddp_cpu",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ paths
+    Item(
+        "paths",
+        "`lightning.pytorch.callbacks.early_stopping` has no `EarlyStoppingReason` (and the module path is missing)",
+        "b",
+        "`from lightning.pytorch.callbacks.early_stopping import EarlyStoppingReason`; `EarlyStopping.stopping_reason` "
+        "is an EarlyStoppingReason member and `stopping_reason_message` its text; the module path holds `log`",
+        "no such module path under accelplug.pytorch.callbacks; accelplug's EarlyStoppingReason is not exported there",
+        "pytorch/callbacks/__init__.py (no early_stopping module), callbacks/early_stopping.py",
+        (
+            _P + "callbacks/test_early_stopping.py::test_early_stopping_reasons",
+            _P + "callbacks/test_early_stopping.py::test_early_stopping_log_info",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.callbacks.progress` (tqdm_progress.Tqdm, rich_progress) missing",
+        "b",
+        "`lightning.pytorch.callbacks.progress.tqdm_progress.Tqdm` (with `format_num`) and the module paths the "
+        "tests patch (`...tqdm_progress.Tqdm`)",
+        "no `callbacks.progress` package under accelplug.pytorch",
+        "pytorch/callbacks/__init__.py",
+        (
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_format_num",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_progress_bar_max_val_check_interval",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_test_progress_bar_update_amount",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_train_progress_bar_update_amount",
+            _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_print_disabled",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.utilities.model_helpers.is_overridden` missing",
+        "b",
+        "`is_overridden(name, model)` tells whether a module overrides a hook",
+        "no `utilities.model_helpers` module (accelplug has `accelplug.overrides.overrides`)",
+        "pytorch/utilities/__init__.py",
+        (
+            _P + "models/test_hooks.py::test_trainer_model_hook_system_fit",
+            _P + "models/test_hooks.py::test_trainer_model_hook_system_eval",
+            _P + "models/test_hooks.py::test_load_from_checkpoint_hook_calls",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.trainer.states` (TrainerFn, RunningStage, TrainerStatus) missing",
+        "b",
+        "`from lightning.pytorch.trainer.states import RunningStage, TrainerFn`; a stage's `dataloader_prefix`",
+        "no `trainer.states` module",
+        "pytorch/trainer/__init__.py",
+        (
+            _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_eval",
+            _DL + "test_inf_dataloader_raise_error_with_partial_batch_limits",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.utilities.data.has_len_all_ranks` missing",
+        "b",
+        "`has_len_all_ranks(dataloader, strategy)`",
+        "no `utilities.data` module",
+        "pytorch/utilities/__init__.py",
+        (_DL + "test_inf_dataloaders_with_limit_percent_batches", _DL + "test_warning_with_iterable_dataset_and_len"),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.core.saving` (load_hparams_from_yaml, save_hparams_to_yaml, ...) missing",
+        "b",
+        "`from lightning.pytorch.core.saving import load_hparams_from_yaml`",
+        "no `core.saving` module",
+        "pytorch/core/__init__.py",
+        (_P + "loggers/test_csv.py::test_log_hyperparams",),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.utilities.warnings.PossibleUserWarning` missing",
+        "b",
+        "`PossibleUserWarning` (a UserWarning subclass) is what Lightning's 'possible mistake' warnings use",
+        "no `fabric.utilities.warnings` module; the test's `pytest.warns(PossibleUserWarning)` cannot run",
+        "fabric/utilities/__init__.py",
+        (_P + "trainer/flags/test_min_max_epochs.py::test_max_epochs_not_set_warning",),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.accelerators.{cpu,cuda,mps,xla}` submodules missing",
+        "b",
+        "the accelerator modules are importable paths (tests patch `lightning.fabric.accelerators.mps."
+        "MPSAccelerator.is_available`, `...cuda.num_cuda_devices`)",
+        "`accelplug.fabric.accelerators` is a module, not a package",
+        "fabric/accelerators.py",
+        (
+            _F + "test_backward_required",
+            _P + "trainer/flags/test_env_vars.py::test_passing_env_variables_devices",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.strategies.ddp` module path missing",
+        "b",
+        "`lightning.fabric.strategies.ddp.DistributedDataParallel` is patchable (the module exists)",
+        "no `fabric.strategies.ddp` module",
+        "fabric/strategies/__init__.py",
+        (_F + "test_setup_module_move_to_device", _F + "test_setup_dataloaders_*", _F + "*ddp*"),
+    ),
+    # ------------------------------------------------------------------------------------------------ optim
+    Item(
+        "optim",
+        "`manual_backward(loss, *args, **kwargs)` drops its extra arguments",
+        "f",
+        "`self.manual_backward(loss, retain_graph=True)` passes `retain_graph` (and any other argument) to "
+        "`loss.backward`",
+        "the arguments are dropped: the second backward through the graph fails ('Trying to backward through the "
+        "graph a second time')",
+        "module.py:LightningModule.manual_backward (calls `_control().manual_backward(loss)` only); "
+        "strategies/base.py:Strategy.backward, precision/base.py:Precision.backward",
+        (
+            _P + "trainer/optimization/test_manual_optimization.py::test_multiple_optimizers_manual_call_counts",
+            _P + "trainer/optimization/test_manual_optimization.py::test_multiple_optimizers_manual_log",
+            _P + "trainer/optimization/test_manual_optimization.py::test_step_with_optimizer_closure_2",
+        ),
+    ),
+    Item(
+        "optim",
+        "Automatic optimization with an optimizer that needs a closure (LBFGS) calls `step()` without one",
+        "f",
+        "in automatic optimization `optimizer.step(closure=...)` is always given the closure that runs "
+        "training_step + backward (LBFGS calls it several times; no extra backward outside it)",
+        "the fast path calls `step()` without a closure: TypeError 'LBFGS.step() missing 1 required positional "
+        "argument: closure'",
+        "trainer/loops/fit.py:fast_batch / precision/base.py:Precision.step",
+        (_P + "trainer/optimization/test_backward_calls.py::test_backward_count_with_closure",),
+    ),
+    Item(
+        "optim",
+        "Manual optimization: `opt.step(closure=...)` reaches the optimizer positionally",
+        "e",
+        "`LightningOptimizer.step(closure=c, **kwargs)` calls `optimizer.step(closure=c, **kwargs)` (keywords kept)",
+        "calls `optimizer.step(c)` positionally (a mocked `step` sees `call(<closure>)`)",
+        "precision/base.py:Precision.step, trainer/loops/managed_optimizer.py",
+        (_P + "trainer/optimization/test_manual_optimization.py::test_step_with_optimizer_closure_with_*",),
+    ),
+    Item(
+        "optim",
+        "Manual optimization: scheduler configs are validated as in automatic optimization",
+        "d",
+        "under manual optimization a ReduceLROnPlateau without `monitor` is accepted, a scheduler without `step` "
+        "is accepted if the user steps it, extra keys warn RuntimeWarning '... but the keys will be ignored', and "
+        "the Trainer never calls `lr_scheduler.step()` itself",
+        "refuses the ReduceLROnPlateau without a monitor and the non-PyTorch scheduler; no warning about ignored "
+        "keys; an assertion fails inside the loop when the scheduler step is patched",
+        "optimizers.py (configure_optimizers parsing, shared by both optimization modes); "
+        "trainer/loops/optimization.py",
+        (
+            _P + "trainer/optimization/test_manual_optimization.py::test_lr_schedulers_reduce_lr_on_plateau",
+            _P + "trainer/optimization/test_manual_optimization.py::test_manual_optimization_with_non_pytorch_*",
+            _P + "trainer/optimization/test_manual_optimization.py::test_lr_scheduler_step_not_called",
+        ),
+    ),
+    Item(
+        "optim",
+        "`training_step(..., optimizer_idx)` (Lightning 1.x) is not refused with Lightning's message",
+        "d",
+        "RuntimeError 'Remove the `optimizer_idx` argument from `training_step`' when automatic optimization "
+        "meets a 1.x training_step; several optimizers in automatic optimization are refused",
+        "the step is called without the argument: TypeError 'missing 1 required positional argument: optimizer_idx'",
+        "trainer/setup.py / module_steps.py (step signature checks)",
+        (_P + "trainer/optimization/test_multiple_optimizers.py::test_multiple_optimizers_automatic_*",),
+    ),
+    Item(
+        "optim",
+        "`configure_optimizers` shapes Lightning refuses or warns about are accepted silently",
+        "e",
+        "MisconfigurationException for an unknown optimizer dict ('Unknown configuration for model optimizers') "
+        "and for a scheduler attached to an optimizer that was not returned; RuntimeWarning for unsupported keys "
+        "in optimizer/scheduler dicts ('Found unsupported keys in the ...'), for OneCycleLR with interval 'epoch'; "
+        "UserWarning '... will run with no optimizer' when it returns None",
+        "accepted without error or warning",
+        "optimizers.py (the configure_optimizers parser)",
+        (
+            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_dict_raises",
+            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_in_scheduler",
+            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_extra_keys_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_multiple_optimizer_config_dicts_with_extra_keys_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_optimizer_config_dict_with_extra_keys_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_onecyclelr_with_epoch_interval_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_none_optimizer",
+        ),
+    ),
+    Item(
+        "optim",
+        "`configure_optimizers` errors: messages lack Lightning's phrases",
+        "g",
+        "MisconfigurationException with 'Unknown configuration for model optimizers', 'The lr scheduler dict must "
+        "have the key \"scheduler\"', 'The \"interval\" key in lr scheduler dict must be', 'must include a monitor "
+        "when a `ReduceLROnPlateau` scheduler is used', the `strict` monitor message",
+        "MisconfigurationException in accelplug's words",
+        "optimizers.py",
+        (
+            _P + "trainer/optimization/test_optimizers.py::test_unknown_configure_optimizers_raises",
+            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_no_actual_scheduler_raises",
+            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_unknown_interval_raises",
+            _P + "trainer/optimization/test_optimizers.py::test_reducelronplateau_with_no_monitor_*",
+            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_strict",
+        ),
+    ),
+    Item(
+        "optim",
+        "A step-interval ReduceLROnPlateau's state in a checkpoint saved at train epoch end is one step behind",
+        "e",
+        "when ModelCheckpoint saves at validation end (save_on_train_epoch_end=False), the plateau scheduler "
+        "(interval 'step') has stepped for the epoch's last batch before the checkpoint is made",
+        "the saved `last_epoch` is one higher/lower than Lightning's",
+        "trainer/checkpointing/contents.py (scheduler states) / trainer/loops/fit.py (scheduler stepping order)",
+        (_P + "trainer/optimization/test_optimizers.py::test_plateau_scheduler_lr_step_interval_updated_after_saving",),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.utilities.types.LRSchedulerConfig` missing",
+        "b",
+        "`trainer.lr_scheduler_configs` holds `LRSchedulerConfig` dataclasses (scheduler, name, interval, "
+        "frequency, reduce_on_plateau, monitor, strict) importable from `utilities.types`",
+        "no `LRSchedulerConfig` in accelplug.pytorch.utilities.types",
+        "pytorch/utilities/types.py",
+        (_P + "trainer/optimization/test_optimizers.py::test_reducelronplateau_scheduling",),
+    ),
+    # ------------------------------------------------------------------------------------------------ fabric
+    Item(
+        "fabric",
+        "`Fabric.load`/`load_raw` do not delegate to `strategy.load_checkpoint`",
+        "d",
+        "`fabric.load(path, state, strict, weights_only)` and `load_raw` call `fabric.strategy.load_checkpoint(path=, "
+        "state=, strict=, weights_only=)`, which reads the file (a strategy may read a folder: sharded checkpoints)",
+        "accelplug checks the path itself first ('no such file' / 'is a folder; accelplug checkpoints are one "
+        "file'), so a strategy's own loader (or a mocked one) is never reached",
+        "fabric/checkpoints.py (the path check before reading), fabric/fabric.py:Fabric.load, load_raw",
+        (
+            _F + "test_fabric_load_forwards_weights_only_to_strategy",
+            _F + "test_fabric_load_raw_forwards_weights_only_to_strategy",
+            _F + "test_load_raw",
+            _F + "test_load_wrapped_objects[False]",
+        ),
+    ),
+    Item(
+        "fabric",
+        "`Fabric.save` does not delegate to `strategy.save_checkpoint`; `strategy.checkpoint_io` refuses duck types",
+        "d",
+        "`fabric.save(path, state)` unwraps the objects and calls `fabric.strategy.save_checkpoint(state=, path=, "
+        "filter=)`; `strategy.checkpoint_io` may be set to any object with CheckpointIO's methods",
+        "saves without calling the strategy's method; setting `checkpoint_io` to a non-CheckpointIO is refused",
+        "fabric/checkpoints.py, fabric/fabric.py:Fabric.save; strategies/base.py:Strategy.checkpoint_io (setter)",
+        (_F + "test_save_wrapped_objects[False]", _F + "test_save_filter"),
+    ),
+    Item(
+        "fabric",
+        "`Strategy.module_init_context` / `tensor_init_context` missing",
+        "c",
+        "`fabric.init_module()` / `init_tensor()` enter `strategy.module_init_context(empty_init)` / "
+        "`strategy.tensor_init_context()` (public Strategy API)",
+        "AttributeError on the strategy",
+        "strategies/base.py:Strategy; fabric/init.py",
+        (_F + "test_init_module_context", _F + "test_init_tensor_context"),
+    ),
+    Item(
+        "fabric",
+        "`Fabric.clip_gradients` does not go through `strategy.clip_gradients_norm/value`",
+        "e",
+        "`fabric.clip_gradients(model, optimizer, max_norm=...|clip_val=...)` calls `strategy.clip_gradients_norm("
+        "module, optimizer, max_norm=, norm_type=, error_if_nonfinite=)` or `strategy.clip_gradients_value(module, "
+        "optimizer, clip_val=)`",
+        "clips without those strategy methods",
+        "fabric/fabric.py:Fabric.clip_gradients",
+        (_F + "test_grad_clipping",),
+    ),
+    Item(
+        "fabric",
+        "`Fabric.launch` misuse is not refused as Lightning refuses it",
+        "e",
+        "`launch()` under the `lightning run` CLI (LT_CLI_USED=1) raises RuntimeError 'Calling `.launch()` again is "
+        "not allowed'; a Fabric subclass overriding `run()` under the CLI raises TypeError; `launch(fn)` with a "
+        "function of no argument raises TypeError '... needs to take at least one argument'",
+        "launches; no TypeError (a MisconfigurationException, not a TypeError, for the no-argument function)",
+        "fabric/fabric.py:Fabric.launch, Fabric.__init__",
+        (
+            _F + "test_launch_and_cli_not_allowed",
+            _F + "test_overridden_run_and_cli_not_allowed",
+            _F + "test_launch_with_function",
+        ),
+    ),
+    Item(
+        "fabric",
+        "`Fabric.call` skipping a non-callable callback attribute: warning text",
+        "e",
+        "UserWarning 'Skipping the callback `Mock.not_a_method` because it is not callable.'",
+        "UserWarning 'skipping Mock.not_a_method: it is not callable.'",
+        "fabric/fabric.py:Fabric.call",
+        (_F + "test_call",),
+    ),
+    Item(
+        "fabric",
+        "`Fabric.seed_everything` + `setup_dataloaders` does not set the worker init function",
+        "c",
+        "after `Fabric.seed_everything(3)`, a loader from `setup_dataloaders` has `worker_init_fn = "
+        "partial(pl_worker_init_function, rank=...)`; PL_GLOBAL_SEED and PL_SEED_WORKERS are set",
+        "`worker_init_fn` is None",
+        "fabric/preparation.py (setup_dataloaders), seed.py",
+        (_F + "test_seed_everything",),
+    ),
+    Item(
+        "fabric",
+        "`strategy='dp'` unknown to Fabric",
+        "d",
+        "Fabric accepts `strategy='dp'` (DataParallelStrategy) and replaces samplers as for single-process runs",
+        "'dp' is not a registered strategy",
+        "registry.py (strategy names), selection.py",
+        (_F + "test_setup_dataloaders_replace_custom_sampler[dp]", _F + "test_setup_dataloaders_replace_standard_*"),
+    ),
+    Item(
+        "fabric",
+        "`setup_dataloaders` with a custom sampler of unknown length is refused",
+        "d",
+        "with a distributed strategy and `use_distributed_sampler=True`, a custom sampler is wrapped in "
+        "`DistributedSamplerWrapper` (no length needed up front)",
+        "MisconfigurationException 'a Mock has no length, so its indices cannot be shared out over processes'",
+        "data/samplers.py (distributed sampler for a custom sampler); strategies/ddp.py",
+        (_F + "test_setup_dataloaders_replace_custom_sampler",),
+    ),
+    Item(
+        "fabric",
+        "Fabric's misuse errors: messages (and one type) differ",
+        "g",
+        "ValueError 'A model should be passed only once to the `setup_module` method' / 'An optimizer should be "
+        "passed only once ...' / 'A dataloader should be passed only once ...' / '`setup_dataloaders` requires at "
+        "least one dataloader'; ValueError '... it cannot be converted to a scalar.' from `log`; TypeError 'You need "
+        "to set up the model first' from `no_backward_sync` on a module not set up",
+        "ValueError (MisconfigurationException) in accelplug's words; MisconfigurationException, not TypeError, "
+        "from `no_backward_sync`",
+        "fabric/fabric.py:Fabric.setup*, no_backward_sync, log; fabric/preparation.py",
+        (
+            _F + "test_setup_twice_fails",
+            _F + "test_setup_module_twice_fails",
+            _F + "test_setup_optimizers_twice_fails",
+            _F + "test_setup_dataloaders_twice_fails",
+            _F + "test_setup_dataloaders_unsupported_input",
+            _F + "test_log_dict_input_parsing",
+            _F + "test_no_backward_sync",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.utilities.exceptions.MisconfigurationException` missing",
+        "b",
+        "`from lightning.fabric.utilities.exceptions import MisconfigurationException`",
+        "no `fabric.utilities.exceptions` module (tests then cannot name the exception they expect)",
+        "fabric/utilities/__init__.py",
+        (_F + "test_setup_dataloaders_raises_for_unknown_custom_args",),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.strategies.DeepSpeedStrategy` / `XLAStrategy` missing",
+        "b",
+        "the names exist in `lightning.fabric.strategies` (and in `lightning.pytorch.strategies`) even without "
+        "the backends installed",
+        "missing (accelplug's DeepSpeed/XLA live in out-of-tree plugins)",
+        "fabric/strategies/__init__.py, pytorch/strategies.py",
+        (_F + "test_setup_optimizers_not_supported",),
+    ),
+    # ------------------------------------------------------------------------------------------------ private
+    Item(
+        "private",
+        "Fabric tests that replace or read Fabric's private parts",
+        "a",
+        "the tests set `fabric._strategy = Mock(...)`, `fabric._launched = True` (to pretend a launched rank), or "
+        "check `isinstance(obj, _FabricModule/_FabricOptimizer/_FabricDataLoader)`",
+        "accelplug's Fabric has other private parts; its wrappers are `FabricModule`, `FabricOptimizer`, "
+        "`FabricDataLoader`",
+        "fabric/fabric.py, fabric/wrappers.py",
+        (
+            _F + "test_setup_dataloaders_distributed_sampler_parity",
+            _F + "test_setup_dataloaders_distributed_sampler_shuffle",
+            _F + "test_rank_properties",
+            _F + "test_setup_module_and_optimizers",
+            _F + "test_setup_optimizers",
+            _F + "test_setup_dataloaders_return_type",
+            _F + "test_save_wrapped_objects[True]",
+            _F + "test_load_wrapped_objects[True]",
+            _F + "test_all_gather",
+            _F + "test_all_reduce",
+            _F + "test_broadcast",
+            _F + "test_barrier",
+            _F + "test_backward",
+            _F + "test_launch_without_function",
+            _F + "test_module_sharding_context",
+            _F + "test_setup_tracks_num_models",
+            _F + "test_verify_launch_called",
+            _F + "test_setup_compiled_module",
+            _F + "test_rank_zero_first",
+            _F + "test_setup_dataloaders_captures_dataloader_arguments",
+            _F + "test_launch_and_strategies_unsupported_combinations",
+        ),
+    ),
+]
