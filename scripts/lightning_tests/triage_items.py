@@ -71,18 +71,64 @@ ITEMS: list[Item] = [
             _LOG + "test_eval_loop_logging.py::test_eval_epoch_only_logging",
             _LOG + "test_eval_loop_logging.py::test_eval_float_logging",
             _LOG + "test_eval_loop_logging.py::test_eval_logging_auto_reduce",
-            _LOG + "test_eval_loop_logging.py::test_multi_dataloaders_add_suffix_properly",
             _LOG + "test_eval_loop_logging.py::test_validation_step_log_with_tensorboard",
-            _LOG + "test_eval_loop_logging.py::test_logging_results_with_no_dataloader_idx",
-            _LOG + "test_eval_loop_logging.py::test_logging_multi_dataloader_on_epoch_end",
+            _LOG + "test_eval_loop_logging.py::test_multi_dataloaders_add_suffix_properly[False]",
             _LOG + "test_train_loop_logging.py::test__training_step__log",
             _LOG + "test_train_loop_logging.py::test__training_step__epoch_end__log",
             _LOG + "test_train_loop_logging.py::test_different_batch_types_for_sizing",
-            _LOG + "test_train_loop_logging.py::test_log_metrics_epoch_step_values",
-            _LOG + "test_train_loop_logging.py::test_log_on_train_start",
-            _LOG + "test_logger_connector.py::test_auto_add_dataloader_idx",
             _LOG + "test_distributed_logging.py::test_logger_after_fit_predict_test_calls",
         ),
+    ),
+    Item(
+        "logging",
+        "With several evaluation loaders, `self.log` values get no `/dataloader_idx_N` suffix",
+        "e",
+        "with several val/test loaders, a value logged in a step (default `add_dataloader_idx=True`) is kept per "
+        "loader as `name/dataloader_idx_N` in `callback_metrics`, `logged_metrics` and each loader's result dict; "
+        "values logged in `on_*_epoch_end` join every loader's dict; `add_dataloader_idx=False` keys appear only "
+        "in the loader that logged them",
+        "one unsuffixed value averaged over all loaders (`foo` = 1.5 for 1 and 2), shared by every result dict",
+        "trainer/loops/evaluation.py:_log_step_values, split_by_loader; trainer/logging/collector.py",
+        (
+            _LOG + "test_eval_loop_logging.py::test_logging_multi_dataloader_on_epoch_end",
+            _LOG + "test_eval_loop_logging.py::test_logging_results_with_no_dataloader_idx",
+            _LOG + "test_eval_loop_logging.py::test_multi_dataloaders_add_suffix_properly[True]",
+            _LOG + "test_logger_connector.py::test_auto_add_dataloader_idx[True]",
+        ),
+    ),
+    Item(
+        "logging",
+        "`logger.log_metrics` is called positionally, with a float `epoch`; `on_train_start` values are not sent",
+        "e",
+        "the Trainer calls `logger.log_metrics(metrics=..., step=...)` with keywords, `epoch` an int in the row; a "
+        "value logged in `on_train_start` is sent at step 0",
+        "`log_metrics(row, step)` positionally, `epoch` a float; the `on_train_start` value never reaches the logger",
+        "trainer/run.py:Run.log_metrics; trainer/loops/fit.py (on_train_start values not published)",
+        (
+            _LOG + "test_train_loop_logging.py::test_log_metrics_epoch_step_values",
+            _LOG + "test_train_loop_logging.py::test_log_on_train_start",
+        ),
+    ),
+    Item(
+        "logging",
+        "Step-level values logged during evaluation do not reach the loggers at each step",
+        "e",
+        "`self.log(..., on_step=True)` in `validation_step`/`test_step` sends a row to the loggers at every "
+        "evaluation step (step = the batch index, offset by previous evaluation runs during fit; "
+        "`/dataloader_idx_N` suffix with several loaders)",
+        "one row at the end of evaluation (with the epoch value at the fit's step), sent positionally",
+        "trainer/loops/evaluation.py:_log_step_values, trainer/loops/readback.py",
+        (_LOG + "test_eval_loop_logging.py::test_eval_step_logging",),
+    ),
+    Item(
+        "logging",
+        "No warning when the epoch has fewer batches than `log_every_n_steps`",
+        "e",
+        "UserWarning 'The number of training batches (N) is smaller than the logging interval "
+        "Trainer(log_every_n_steps=M)' when a logger is configured",
+        "no warning",
+        "trainer/loops/fit.py (start of fit) / trainer/options/checks.py",
+        (_DL + "test_warning_with_small_dataloader_and_logging_interval",),
     ),
     Item(
         "logging",
@@ -203,7 +249,6 @@ ITEMS: list[Item] = [
         (
             _DL + "test_train_dataloader_not_implemented_error",
             _DL + "test_request_dataloader",
-            _DL + "test_inf_dataloader_raise_error_with_partial_batch_limits",
         ),
     ),
     Item(
@@ -216,15 +261,14 @@ ITEMS: list[Item] = [
         (_DL + "test_iterable_dataset_stop_iteration_at_epoch_beginning",),
     ),
     Item(
-        "data",
-        "Invalid `DataLoader` options: message and timing",
+        "flags",
+        "Invalid `limit_*_batches`/`val_check_interval`/`overfit_batches` values: message",
         "g",
-        "a sampler/batch_sampler/`shuffle` combination the Trainer cannot re-instantiate raises "
-        "MisconfigurationException '... passed invalid value ...' at `Trainer.fit` time (and ValueError 'less than or "
-        "equal to the number of the training batches' for `val_check_interval` > batches)",
-        "raises with other words, or not at all",
-        "data/loaders.py (re-instantiating a loader with a distributed sampler)",
-        (_DL + "test_dataloader_config_errors_init", _DL + "test_dataloader_config_errors_runtime"),
+        "MisconfigurationException '`<name>` was passed invalid value <v>, but ...' for a negative value or a float "
+        "above 1.0",
+        "MisconfigurationException 'limit_train_batches=-0.1 is invalid: expected a float in [0, 1] ...'",
+        "trainer/options/entries.py (the batch-limit check)",
+        (_DL + "test_dataloader_config_errors_init",),
     ),
     Item(
         "data",
@@ -287,16 +331,6 @@ ITEMS: list[Item] = [
     ),
     Item(
         "checkpoint",
-        "No warning when a checkpoint's dirpath differs from the resumed one",
-        "e",
-        "resuming with a ModelCheckpoint whose `dirpath` differs from the checkpoint's warns 'The dirpath has "
-        "changed from ...'",
-        "no such warning",
-        "callbacks/model_checkpoint.py:load_state_dict",
-        (_MC + "test_model_checkpoint_saveload_ckpt",),
-    ),
-    Item(
-        "checkpoint",
         "A fitted Trainer cannot be pickled",
         "f",
         "`pickle.dumps(trainer)` / `torch.save(trainer)` works after `fit` (and a module attached to it can be saved)",
@@ -355,6 +389,9 @@ ITEMS: list[Item] = [
             _P + "core/test_datamodules.py::test_full_loop",
             _P + "core/test_datamodules.py::test_train_loop_only",
             _P + "core/test_datamodules.py::test_train_val_loop_only",
+            _P + "callbacks/test_early_stopping.py::test_early_stopping_no_val_step",
+            _P + "models/test_hooks.py::test_on_train_epoch_end_metrics_collection",
+            _P + "tuner/test_lr_finder.py::test_lr_finder_with_early_stopping",
         ),
     ),
     Item(
@@ -373,8 +410,8 @@ ITEMS: list[Item] = [
         "under `fabric.setup(module)`, `module.trainer` is a `_TrainerFabricShim`, and `optimizers()`, "
         "`clip_gradients`, `log`/`log_dict` (to `fabric.log`, refusing list values with ValueError '`list` values "
         "cannot be logged'), `logger` (IndexError without loggers) go through Fabric",
-        "`module.trainer` raises 'not attached to a Trainer'; `optimizers()`/`clip_gradients` raise 'work during "
-        "trainer.fit() only'; log accepts lists; no IndexError",
+        "the FabricModule has no `trainer`, and the module's `trainer` raises 'not attached to a Trainer'; "
+        "`optimizers()`/`clip_gradients` raise 'work during trainer.fit() only'; `log` accepts lists; no IndexError",
         "module.py:LightningModule.trainer, optimizers, log; fabric/wrappers.py",
         (
             _P + "core/test_lightning_module.py::test_fabric_attributes",
@@ -431,29 +468,6 @@ ITEMS: list[Item] = [
             _LOG + "test_distributed_logging.py::test_first_logger_call_in_subprocess",
         ),
     ),
-    Item(
-        "loggers",
-        "`TensorBoardLogger.log_graph` needs a Trainer; no warning without an example input",
-        "f",
-        "`log_graph(model, input)` works on a module not attached to a Trainer; without `example_input_array` it "
-        "warns 'Could not log computational graph to TensorBoard: The `model.example_input_array` attribute is not "
-        "set'",
-        "RuntimeError 'not attached to a Trainer'; another warning text",
-        "loggers/tensorboard.py:log_graph",
-        (
-            _P + "loggers/test_tensorboard.py::test_tensorboard_log_graph",
-            _P + "loggers/test_tensorboard.py::test_tensorboard_log_graph_warning_no_example_input_array",
-        ),
-    ),
-    Item(
-        "loggers",
-        "CSVLogger does not warn about a non-empty version folder",
-        "e",
-        "warns 'Experiment logs directory ... exists and is not empty' when the version folder has files",
-        "no warning",
-        "loggers/csv_logs.py:CSVLogger",
-        (_P + "loggers/test_csv.py::test_manual_versioning_file_exists",),
-    ),
     # ------------------------------------------------------------------------------------------------ hooks (2)
     Item(
         "hooks",
@@ -504,6 +518,7 @@ ITEMS: list[Item] = [
             _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_eval",
             _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_train",
             _P + "trainer/flags/test_overfit_batches.py::test_distributed_sampler_with_overfit_batches",
+            _P + "trainer/optimization/test_optimizers.py::test_optimizer_return_options",
             _DL + "test_warning_on_zero_len_dataloader",
             _MC + "test_none_monitor_saves_correct_best_model_path",
             _MC + "test_save_last_saves_correct_last_model_path",
@@ -661,6 +676,16 @@ ITEMS: list[Item] = [
         (_P + "callbacks/test_early_stopping.py::test_resume_early_stopping_from_checkpoint",),
     ),
     Item(
+        "paths",
+        "`lightning.pytorch.callbacks.model_checkpoint` module path missing",
+        "b",
+        "the callback modules are importable paths (`callbacks.model_checkpoint`, `callbacks.early_stopping`, "
+        "`callbacks.lr_monitor`, ...); tests patch names in them",
+        "accelplug.pytorch.callbacks re-exports the classes without those module paths",
+        "pytorch/callbacks/__init__.py",
+        (_MC + "test_model_checkpoint_train_time_interval",),
+    ),
+    Item(
         "callbacks",
         "EarlyStopping/ModelCheckpoint `mode` error: message",
         "g",
@@ -751,7 +776,7 @@ ITEMS: list[Item] = [
         "interpreter was not started from a script file that could be re-launched'",
         "launcher.py:relaunch_if_needed (via trainer/trainer.py:_here_or_forked)",
         (
-            "*::*ddp_spawn*",
+            "tests_pytorch/*::*ddp_spawn*",
             _LOG + "test_train_loop_logging.py::test_logging_sync_dist_true[2-cpu]",
             _LOG + "test_distributed_logging.py::test_all_rank_logging_ddp_cpu",
             _MC + "test_model_checkpoint_no_extraneous_invocations",
@@ -860,7 +885,7 @@ ITEMS: list[Item] = [
         "`lightning.fabric.strategies.ddp.DistributedDataParallel` is patchable (the module exists)",
         "no `fabric.strategies.ddp` module",
         "fabric/strategies/__init__.py",
-        (_F + "test_setup_module_move_to_device", _F + "test_setup_dataloaders_*", _F + "*ddp*"),
+        (_F + "test_setup_module",),
     ),
     # ------------------------------------------------------------------------------------------------ optim
     Item(
@@ -925,26 +950,6 @@ ITEMS: list[Item] = [
         "the step is called without the argument: TypeError 'missing 1 required positional argument: optimizer_idx'",
         "trainer/setup.py / module_steps.py (step signature checks)",
         (_P + "trainer/optimization/test_multiple_optimizers.py::test_multiple_optimizers_automatic_*",),
-    ),
-    Item(
-        "optim",
-        "`configure_optimizers` shapes Lightning refuses or warns about are accepted silently",
-        "e",
-        "MisconfigurationException for an unknown optimizer dict ('Unknown configuration for model optimizers') "
-        "and for a scheduler attached to an optimizer that was not returned; RuntimeWarning for unsupported keys "
-        "in optimizer/scheduler dicts ('Found unsupported keys in the ...'), for OneCycleLR with interval 'epoch'; "
-        "UserWarning '... will run with no optimizer' when it returns None",
-        "accepted without error or warning",
-        "optimizers.py (the configure_optimizers parser)",
-        (
-            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_dict_raises",
-            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_in_scheduler",
-            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_extra_keys_warns",
-            _P + "trainer/optimization/test_optimizers.py::test_multiple_optimizer_config_dicts_with_extra_keys_warns",
-            _P + "trainer/optimization/test_optimizers.py::test_optimizer_config_dict_with_extra_keys_warns",
-            _P + "trainer/optimization/test_optimizers.py::test_onecyclelr_with_epoch_interval_warns",
-            _P + "trainer/optimization/test_optimizers.py::test_none_optimizer",
-        ),
     ),
     Item(
         "optim",
@@ -1156,6 +1161,164 @@ ITEMS: list[Item] = [
             _F + "test_rank_zero_first",
             _F + "test_setup_dataloaders_captures_dataloader_arguments",
             _F + "test_launch_and_strategies_unsupported_combinations",
+        ),
+    ),
+    Item(
+        "private",
+        "Trainer tests that patch Lightning's module globals or private attributes",
+        "a",
+        "the tests patch `lightning.pytorch.loops.fit_loop._request_dataloader`, "
+        "`lightning.pytorch.core.datamodule.DataLoader`, the conftest's `xla_available` (`_XLA_AVAILABLE` flags), "
+        "or drive `self.log` by setting `model._current_fx_name`",
+        "accelplug's code lives in other modules; the patched names do not exist there",
+        "-",
+        (
+            _DL + "test_dataloaders_load_only_once_passed_loaders",
+            _P + "core/test_datamodules.py::test_dm_init_from_datasets_dataloaders",
+            _P + "checkpointing/test_trainer_checkpoint.py::test_trainer_save_checkpoint_storage_options",
+            _LOG + "test_train_loop_logging.py::test_unsqueezed_tensor_logging",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "Resuming with another ModelCheckpoint dirpath: warning text",
+        "g",
+        "UserWarning 'The dirpath has changed from <old> to <new>, therefore `best_model_score`, ... will not be "
+        "reloaded'",
+        'UserWarning "ModelCheckpoint\'s dirpath changed from <old> to <new>: only ..."',
+        "callbacks/model_checkpoint.py:ModelCheckpoint.load_state_dict",
+        (_MC + "test_model_checkpoint_saveload_ckpt",),
+    ),
+    Item(
+        "loggers",
+        "`TensorBoardLogger.log_graph` needs the module to be attached to a Trainer",
+        "f",
+        "`logger.log_graph(model, input_array)` works on a module not attached to a Trainer",
+        "RuntimeError 'BoringModel is not attached to a Trainer' (it reads `model.trainer`)",
+        "loggers/tensorboard.py:TensorBoardLogger.log_graph",
+        (_P + "loggers/test_tensorboard.py::test_tensorboard_log_graph",),
+    ),
+    Item(
+        "loggers",
+        "Logger warnings: texts differ",
+        "g",
+        "UserWarning 'Could not log computational graph to TensorBoard: The `model.example_input_array` attribute "
+        "is not set or `input_array` was not given.'; CSVLogger: 'Experiment logs directory <dir> exists and is not "
+        "empty. Previous log files in this directory will be deleted when the new ones are saved!'",
+        "UserWarnings in accelplug's words ('the model's example_input_array is not set ...'; '... already holds "
+        "metrics.csv; it is replaced by this run's ...')",
+        "loggers/tensorboard.py:log_graph; loggers/csv_logs.py:CSVLogger",
+        (
+            _P + "loggers/test_tensorboard.py::test_tensorboard_log_graph_warning_no_example_input_array",
+            _P + "loggers/test_csv.py::test_manual_versioning_file_exists",
+        ),
+    ),
+    Item(
+        "optim",
+        "`configure_optimizers` returning None or a scheduler dict with extra keys is refused",
+        "d",
+        "`configure_optimizers()` returning None trains without an optimizer (UserWarning '... will run with no "
+        "optimizer'); unknown keys in an lr_scheduler dict give RuntimeWarning 'Found unsupported keys in the lr "
+        "scheduler dict: {...}'",
+        "MisconfigurationException ('returned None, which holds no usable optimizer'; 'an lr_scheduler dict has "
+        "unknown key(s)')",
+        "optimizers.py (the configure_optimizers parser)",
+        (
+            _P + "trainer/optimization/test_optimizers.py::test_none_optimizer",
+            _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_extra_keys_warns",
+        ),
+    ),
+    Item(
+        "optim",
+        "`configure_optimizers` shapes Lightning refuses are accepted",
+        "e",
+        "MisconfigurationException for an optimizer dict with unknown structure ('Unknown configuration for model "
+        "optimizers') and for a scheduler attached to an optimizer that was not returned ('attached with an "
+        "optimizer that wasn't returned')",
+        "accepted",
+        "optimizers.py (the configure_optimizers parser)",
+        (
+            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_dict_raises",
+            _P + "trainer/optimization/test_optimizers.py::test_invalid_optimizer_in_scheduler",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ tuner
+    Item(
+        "tuner",
+        "`trainer.train_dataloader` is None after `scale_batch_size`",
+        "c",
+        "after `tuner.scale_batch_size(...)`, `trainer.train_dataloader` is the loader rebuilt with the found batch "
+        "size (its `batch_size`, `dataset` readable); the attribute it scaled (model's, datamodule's or hparams') "
+        "holds the new size",
+        "`trainer.train_dataloader` is None",
+        "trainer/tuning.py (the batch-size search), trainer/views.py:train_dataloader",
+        (
+            _T + "test_scale_batch_size_method_with_model_or_datamodule[2--1]",
+            _T + "test_scale_batch_size_method_with_model_or_datamodule[2-2]",
+            _T + "test_scale_batch_size_method_with_model_or_datamodule[16-16]",
+            _T + "test_auto_scale_batch_size_set_model_attribute",
+            _T + "test_auto_scale_batch_size_set_datamodule_attribute",
+            _T + "test_dataloader_reset_with_scale_batch_size",
+        ),
+    ),
+    Item(
+        "tuner",
+        "`scale_batch_size(datamodule=dm)` does not find `dm.batch_size`",
+        "d",
+        "the batch-size attribute is looked up on the module, then on the datamodule given to the call (and their "
+        "`hparams`)",
+        "MisconfigurationException 'Field batch_size not found in `model`, `datamodule`, nor their `hparams`'",
+        "trainer/tuning.py (attribute lookup, line ~232)",
+        (_T + "test_scale_batch_size_method_with_model_or_datamodule[None-2]",),
+    ),
+    Item(
+        "tuner",
+        "`scale_batch_size` refuses `method='validate'/'test'/'predict'`; BatchSizeFinder does not tune them",
+        "d",
+        "the batch size of validate/test/predict runs can be scaled (`method=` or a BatchSizeFinder callback in "
+        "those calls); several eval loaders raise MisconfigurationException 'Batch size finder cannot be used with "
+        "multiple ... dataloaders'",
+        "refused: 'accelplug tunes the batch size of fits only'; the callback leaves the size unchanged in "
+        "validate/test/predict",
+        "trainer/tuning.py, callbacks/batch_size_finder.py",
+        (
+            _T + "test_tuner_with_evaluation_methods",
+            _T + "test_batch_size_finder_callback",
+            _T + "test_batch_size_finder_with_multiple_eval_dataloaders",
+        ),
+    ),
+    Item(
+        "tuner",
+        "`scale_batch_size(max_trials=0)` is refused",
+        "d",
+        "`max_trials=0` runs no trial and returns the initial batch size",
+        "MisconfigurationException 'max_trials=0: expected an int >= 1'",
+        "callbacks/batch_size_finder.py:BatchSizeFinder.__init__",
+        (_T + "test_scale_batch_size_no_trials", _T + "test_scale_batch_size_max_trials_modes[0-power-2-2]"),
+    ),
+    Item(
+        "tuner",
+        "`BatchSizeFinder.setup(trainer, pl_module)` needs `stage`",
+        "d",
+        "`setup(trainer, pl_module, stage=None)`; with a distributed strategy it raises MisconfigurationException "
+        "'Batch size finder is not supported with distributed strategies.'",
+        "TypeError: setup() missing 1 required positional argument: 'stage'",
+        "callbacks/batch_size_finder.py:BatchSizeFinder.setup",
+        (_T + "test_batch_size_finder_with_distributed_strategies",),
+    ),
+    Item(
+        "private",
+        "Tuner and optimizer tests that call or patch Lightning's private helpers",
+        "a",
+        "the tests patch `lightning.pytorch.tuner.batch_size_scaling.is_oom_error` or call "
+        "`_configure_optimizers`/`_configure_schedulers_automatic_opt` directly",
+        "accelplug has no such module-level helpers there",
+        "-",
+        (
+            _T + "test_dataloader_batch_size_updated_on_failure",
+            _P + "trainer/optimization/test_optimizers.py::test_onecyclelr_with_epoch_interval_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_optimizer_config_dict_with_extra_keys_warns",
+            _P + "trainer/optimization/test_optimizers.py::test_multiple_optimizer_config_dicts_with_extra_keys_warns",
         ),
     ),
 ]
