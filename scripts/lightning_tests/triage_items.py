@@ -49,6 +49,7 @@ _LOG = _P + "trainer/logging_/"
 _DL = _P + "trainer/test_dataloaders.py::"
 _MC = _P + "checkpointing/test_model_checkpoint.py::"
 _F = "tests_fabric/test_fabric.py::"
+_T = _P + "tuner/test_scale_batch_size.py::"
 
 ITEMS: list[Item] = [
     # ------------------------------------------------------------------------------------------------ logging
