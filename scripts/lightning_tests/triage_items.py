@@ -1308,6 +1308,17 @@ ITEMS: list[Item] = [
         (_T + "test_batch_size_finder_with_distributed_strategies",),
     ),
     Item(
+        "tuner",
+        "Tuner with a distributed strategy: not refused with Lightning's error",
+        "g",
+        "`Tuner(trainer).scale_batch_size/lr_find` with `strategy='ddp'`, 2 devices raises ValueError '... is not "
+        "supported with distributed strategies' before anything starts",
+        "the relaunch check runs first: MisconfigurationException 'strategy='ddp' with 2 devices runs one process "
+        "per device, and this interpreter was not started from a script file ...'",
+        "tuner/tuning.py:Tuner (no strategy check before fit), launcher.py:relaunch_if_needed",
+        (_P + "tuner/test_tuning.py::test_tuner_with_distributed_strategies",),
+    ),
+    Item(
         "private",
         "Tuner and optimizer tests that call or patch Lightning's private helpers",
         "a",
