@@ -18,6 +18,8 @@ from classify import CATEGORIES, classify, test_source
 from common import LIGHTNING_TAG
 from outcomes import OUTCOMES, Outcome, read, with_collection_errors
 from run import named_set
+from triage import matches
+from triage_items import ITEMS
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -107,8 +109,10 @@ def write_report(args: argparse.Namespace) -> int:
             got = after[nodeid]
             if got.outcome == "passed":
                 continue
+            item = next((it for it in ITEMS if matches(it, nodeid)), None)
             triage = classify(got, test_source(tests_dir, nodeid))
-            categories[triage.category] += 1
+            category = item.category if item is not None else triage.category
+            categories[category] += 1
             failures.append(
                 {
                     "set": set_name,
@@ -116,8 +120,9 @@ def write_report(args: argparse.Namespace) -> int:
                     "outcome": got.outcome,
                     "phase": got.when,
                     "first_error": got.message,
-                    "category": triage.category,
-                    "key": triage.key,
+                    "category": category,
+                    "behaviour": item.title if item is not None else None,
+                    "classifier_key": triage.key,
                 }
             )
         category_totals[set_name] = categories
@@ -140,8 +145,8 @@ def write_report(args: argparse.Namespace) -> int:
         "",
         "Measured at accelplug "
         f"`{_commit()}` by `scripts/lightning_tests/run.py` (see its docstring); the failing tests, each with its",
-        "first error line and a first sorting into issue 29's categories, are in",
-        "[lightning-test-suite-failures.json](lightning-test-suite-failures.json).",
+        "first error line, its category and the behaviour item it belongs to (`run.py triage` writes the sorted",
+        "list), are in [lightning-test-suite-failures.json](lightning-test-suite-failures.json).",
         "",
         "How to run it:",
         "",
@@ -162,7 +167,10 @@ def write_report(args: argparse.Namespace) -> int:
         doc += [titles[set_name], ""]
         categories = category_totals.get(set_name, Counter())
         if categories:
-            doc.append("Lightning-passing tests that do not pass on accelplug, by category (heuristic first sorting):")
+            doc.append(
+                "Lightning-passing tests that do not pass on accelplug, by category (the behaviour items of "
+                "`scripts/lightning_tests/triage_items.py`; the classifier's guess for tests no item names yet):"
+            )
             doc.append("")
             for letter, text in CATEGORIES.items():
                 doc.append(f"- ({letter}) {text}: {categories.get(letter, 0)}")

@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             "timeout", "--kill-after=30", str(args.file_timeout * len(group)),
             *launcher, "-m", "pytest", *group,
             "-c", str(HERE / "pytest.ini"), f"--rootdir={tests_dir}",
-            "-p", "ltplugin", "-p", "no:cacheprovider",
+            "-p", "ltplugin", "-p", "no:cacheprovider", "--continue-on-collection-errors",
             "-q", "--no-header", "-rN", f"--timeout={args.test_timeout}", "-o", "timeout_method=signal",
             *args.pytest_args,
         ]  # fmt: skip

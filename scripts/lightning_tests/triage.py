@@ -21,7 +21,8 @@ from run import named_set
 from triage_items import AREAS, ITEMS, Item
 
 
-def _matches(item: Item, nodeid: str) -> bool:
+def matches(item: Item, nodeid: str) -> bool:
+    """Whether ``item`` names the test ``nodeid`` (a node id, a ``file::function`` prefix or a ``*`` pattern)."""
     for pattern in item.tests:
         if "*" in pattern:  # a glob; brackets are the ids' own, not character classes
             if fnmatch.fnmatchcase(nodeid, pattern.replace("[", "[[]")):
@@ -62,7 +63,7 @@ def write_triage(args: argparse.Namespace) -> int:
     assigned: dict[int, list[tuple[str, str]]] = defaultdict(list)
     unsorted: list[tuple[str, str, Outcome]] = []
     for set_name, nodeid, outcome in failures:
-        index = next((n for n, item in enumerate(ITEMS) if _matches(item, nodeid)), None)
+        index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid)), None)
         if index is None:
             unsorted.append((set_name, nodeid, outcome))
         else:

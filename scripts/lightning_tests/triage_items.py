@@ -150,7 +150,7 @@ ITEMS: list[Item] = [
         "d",
         "`log_dict` takes a torchmetrics `MetricCollection` (a Mapping of Metric objects, compute groups included)",
         "refuses it: 'log_dict() needs a mapping of names to values'",
-        "trainer/logging/self_log.py:log_dict",
+        "trainer/logging/self_log.py:LogRouter.log_dict",
         (_LOG + "test_logger_connector.py::test_metriccollection_compute_groups",),
     ),
     Item(
@@ -190,7 +190,7 @@ ITEMS: list[Item] = [
         "at fit start every callback gets `log` and `log_dict` bound to the module's, so `self.log(...)` works in a "
         "callback hook",
         "AttributeError: 'LoggingCallback' object has no attribute 'log'",
-        "trainer/setup.py (where callbacks are attached to the run)",
+        "trainer/setup.py:start_run (callbacks are not given log/log_dict)",
         (_LOG + "test_train_loop_logging.py::test_logging_in_callbacks_with_log_function",),
     ),
     Item(
@@ -246,7 +246,7 @@ ITEMS: list[Item] = [
         "a `val_dataloader()` returning an iterator/generator-like object, or a DataLoader whose `__len__` raises "
         "`NotImplementedError`/is infinite, is accepted (its length is unknown: limits must be ints)",
         "refused: '... got a <X> (a one-shot iterator or generator): it would be empty from the second epoch on'",
-        "data/sources.py (the one-shot check in the loader source)",
+        "data/sources.py:check_loader",
         (
             _DL + "test_train_dataloader_not_implemented_error",
             _DL + "test_request_dataloader",
@@ -258,7 +258,7 @@ ITEMS: list[Item] = [
         "d",
         "a training loader that yields no batch in an epoch ends the epoch (Lightning warns and carries on/stops)",
         "raises MisconfigurationException 'a DataLoader yielded no batches in epoch N'",
-        "trainer/loops/fit.py:run_epoch (limits.explain_empty_epoch)",
+        "trainer/loops/fit.py:FitLoop._end_epoch (raises via limits.explain_empty_epoch)",
         (_DL + "test_iterable_dataset_stop_iteration_at_epoch_beginning",),
     ),
     Item(
@@ -268,7 +268,7 @@ ITEMS: list[Item] = [
         "MisconfigurationException '`<name>` was passed invalid value <v>, but ...' for a negative value or a float "
         "above 1.0",
         "MisconfigurationException 'limit_train_batches=-0.1 is invalid: expected a float in [0, 1] ...'",
-        "trainer/options/entries.py (the batch-limit check)",
+        "trainer/options/entries.py:validate_options",
         (_DL + "test_dataloader_config_errors_init",),
     ),
     Item(
@@ -277,7 +277,7 @@ ITEMS: list[Item] = [
         "g",
         "MisconfigurationException 'should be an int >= 0'",
         "MisconfigurationException in accelplug's words",
-        "trainer/options/entries.py (option check)",
+        "trainer/options/entries.py:validate_options",
         (_DL + "test_dataloaders_load_every_n_epochs_exception",),
     ),
     Item(
@@ -413,7 +413,8 @@ ITEMS: list[Item] = [
         "cannot be logged'), `logger` (IndexError without loggers) go through Fabric",
         "the FabricModule has no `trainer`, and the module's `trainer` raises 'not attached to a Trainer'; "
         "`optimizers()`/`clip_gradients` raise 'work during trainer.fit() only'; `log` accepts lists; no IndexError",
-        "module.py:LightningModule.trainer, optimizers, log; fabric/wrappers.py",
+        "module.py:LightningModule.trainer, LightningModule._control (optimizers, clip_gradients), log; "
+        "fabric/wrappers.py",
         (
             _P + "core/test_lightning_module.py::test_fabric_attributes",
             _P + "core/test_lightning_module.py::test_grad_clipping_lm_fabric",
@@ -430,7 +431,8 @@ ITEMS: list[Item] = [
         "Trainer's own values (`trainer.gradient_clip_algorithm` is None when not set); a module clipping with "
         "other values than the Trainer's raises MisconfigurationException",
         "passes 'norm' for an unset algorithm; no error for conflicting values",
-        "precision/base.py (clip call), trainer/loops/optimization.py:_clip",
+        "trainer/loops/optimization.py (the configure_gradient_clipping call), "
+        "trainer/views.py:gradient_clip_algorithm",
         (_P + "core/test_lightning_module.py::test_lightning_module_configure_gradient_clipping*",),
     ),
     Item(
@@ -440,7 +442,8 @@ ITEMS: list[Item] = [
         "with several optimizers in automatic optimization (toggled per optimizer), each optimizer's loss is "
         "backpropagated",
         "MisconfigurationException 'training_step returned a loss that does not require grad'",
-        "trainer/loops/optimization.py (automatic loop over optimizers; toggle)",
+        "trainer/loops/optimization.py:Optimization.backward (the requires-grad check), "
+        "module.py:LightningModule.toggle_optimizer",
         (
             _P + "core/test_lightning_module.py::test_toggle_untoggle_2_optimizers_no_shared_parameters",
             _P + "core/test_lightning_module.py::test_toggle_untoggle_3_optimizers_shared_parameters",
@@ -462,7 +465,7 @@ ITEMS: list[Item] = [
         "e",
         "`trainer.log_dir` is a str equal to `trainer.logger.log_dir`",
         "a `pathlib.Path`; with a mocked logger, TypeError",
-        "trainer/properties.py:log_dir",
+        "trainer/properties.py:TrainerProperties.log_dir",
         (
             _P + "loggers/test_tensorboard.py::test_tensorboard_hparams_reload",
             _P + "loggers/test_tensorboard.py::test_tensorboard_save_hparams_to_yaml_once",
@@ -615,7 +618,7 @@ ITEMS: list[Item] = [
         "d",
         "`limit_test_batches=1e50` (a float > 1) is accepted and means 'all batches' (an int-valued float)",
         "refused: 'expected a float in [0, 1] or an int >= 0'",
-        "trainer/options/entries.py (limit check)",
+        "trainer/options/entries.py:validate_options",
         (_DL + "test_dataloaders_with_limit_num_batches[1-2-1e+50]",),
     ),
     # ------------------------------------------------------------------------------------------------ limits
@@ -626,7 +629,7 @@ ITEMS: list[Item] = [
         "`val_check_interval` also takes a duration: 'DD:HH:MM:SS', a `datetime.timedelta` or a dict of timedelta "
         "kwargs (validation every N seconds, optionally gated by `check_val_every_n_epoch`)",
         "refused: 'expected a float in (0, 1], an int >= 1, or None'",
-        "trainer/options/entries.py (val_check_interval check), trainer/loops/limits.py",
+        "trainer/options/entries.py:validate_options, trainer/loops/limits.py",
         (
             _P + "trainer/flags/test_val_check_interval.py::test_time_based_val_check_interval",
             _P + "trainer/flags/test_val_check_interval.py::test_time_and_epoch_gated_val_check",
@@ -775,7 +778,7 @@ ITEMS: list[Item] = [
         "main process",
         "MisconfigurationException: 'strategy='ddp_spawn' with 2 devices runs one process per device, and this "
         "interpreter was not started from a script file that could be re-launched'",
-        "launcher.py:relaunch_if_needed (via trainer/trainer.py:_here_or_forked)",
+        "launcher.py:relaunch_if_needed (via trainer/trainer.py:Trainer._here_or_forked)",
         (
             "tests_pytorch/*::*ddp_spawn*",
             _LOG + "test_train_loop_logging.py::test_logging_sync_dist_true[2-cpu]",
@@ -913,7 +916,7 @@ ITEMS: list[Item] = [
         "training_step + backward (LBFGS calls it several times; no extra backward outside it)",
         "the fast path calls `step()` without a closure: TypeError 'LBFGS.step() missing 1 required positional "
         "argument: closure'",
-        "trainer/loops/fit.py:fast_batch / precision/base.py:Precision.step",
+        "trainer/loops/fit.py:FitLoop.fast_batch, precision/base.py:Precision.step",
         (_P + "trainer/optimization/test_backward_calls.py::test_backward_count_with_closure",),
     ),
     Item(
@@ -934,8 +937,8 @@ ITEMS: list[Item] = [
         "the Trainer never calls `lr_scheduler.step()` itself",
         "refuses the ReduceLROnPlateau without a monitor and the non-PyTorch scheduler; no warning about ignored "
         "keys; an assertion fails inside the loop when the scheduler step is patched",
-        "optimizers.py (configure_optimizers parsing, shared by both optimization modes); "
-        "trainer/loops/optimization.py",
+        "optimizers.py:_scheduler, _scheduler_config (shared by both optimization modes); "
+        "trainer/loops/optimization.py:Optimization.forward",
         (
             _P + "trainer/optimization/test_manual_optimization.py::test_lr_schedulers_reduce_lr_on_plateau",
             _P + "trainer/optimization/test_manual_optimization.py::test_manual_optimization_with_non_pytorch_*",
@@ -998,7 +1001,7 @@ ITEMS: list[Item] = [
         "state=, strict=, weights_only=)`, which reads the file (a strategy may read a folder: sharded checkpoints)",
         "accelplug checks the path itself first ('no such file' / 'is a folder; accelplug checkpoints are one "
         "file'), so a strategy's own loader (or a mocked one) is never reached",
-        "fabric/checkpoints.py (the path check before reading), fabric/fabric.py:Fabric.load, load_raw",
+        "fabric/checkpoints.py:_read (the path check), fabric/fabric.py:Fabric.load, Fabric.load_raw",
         (
             _F + "test_fabric_load_forwards_weights_only_to_strategy",
             _F + "test_fabric_load_raw_forwards_weights_only_to_strategy",
@@ -1077,7 +1080,7 @@ ITEMS: list[Item] = [
         "d",
         "Fabric accepts `strategy='dp'` (DataParallelStrategy) and replaces samplers as for single-process runs",
         "'dp' is not a registered strategy",
-        "registry.py (strategy names), selection.py",
+        "registry.py:AcceleratorRegistry.get_strategy (no 'dp'), selection.py",
         (_F + "test_setup_dataloaders_replace_custom_sampler[dp]", _F + "test_setup_dataloaders_replace_standard_*"),
     ),
     Item(
@@ -1087,7 +1090,7 @@ ITEMS: list[Item] = [
         "with a distributed strategy and `use_distributed_sampler=True`, a custom sampler is wrapped in "
         "`DistributedSamplerWrapper` (no length needed up front)",
         "MisconfigurationException 'a Mock has no length, so its indices cannot be shared out over processes'",
-        "data/samplers.py (distributed sampler for a custom sampler); strategies/ddp.py",
+        "data/samplers.py:DistributedSamplerWrapper.__init__ (needs len); strategies/ddp.py",
         (_F + "test_setup_dataloaders_replace_custom_sampler",),
     ),
     Item(
@@ -1269,7 +1272,7 @@ ITEMS: list[Item] = [
         "the batch-size attribute is looked up on the module, then on the datamodule given to the call (and their "
         "`hparams`)",
         "MisconfigurationException 'Field batch_size not found in `model`, `datamodule`, nor their `hparams`'",
-        "trainer/tuning.py (attribute lookup, line ~232)",
+        "trainer/tuning.py:check_batch_size_setup",
         (_T + "test_scale_batch_size_method_with_model_or_datamodule[None-2]",),
     ),
     Item(
@@ -1294,7 +1297,7 @@ ITEMS: list[Item] = [
         "d",
         "`max_trials=0` runs no trial and returns the initial batch size",
         "MisconfigurationException 'max_trials=0: expected an int >= 1'",
-        "callbacks/batch_size_finder.py:BatchSizeFinder.__init__",
+        "callbacks/batch_size_finder.py:check_batch_size_arguments",
         (_T + "test_scale_batch_size_no_trials", _T + "test_scale_batch_size_max_trials_modes[0-power-2-2]"),
     ),
     Item(
