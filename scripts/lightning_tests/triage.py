@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import subprocess
 from collections import Counter, defaultdict
+from pathlib import Path
 
 from classify import CATEGORIES, classify, test_source
 from outcomes import Outcome, read, with_collection_errors
 from run import named_set
 from triage_items import AREAS, ITEMS, Item
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def matches(item: Item, nodeid: str) -> bool:
@@ -58,6 +62,14 @@ def _compress(ids: list[str]) -> str:
     return "; ".join(f"`{file}`: " + ", ".join(sorted(names)) for file, names in sorted(by_file.items()))
 
 
+def _base() -> str:
+    """The commit of ``main`` this checkout's accelplug sources come from (they are measured, not changed, here)."""
+    done = subprocess.run(
+        ["git", "-C", str(REPO), "merge-base", "HEAD", "main"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()[:7] or "HEAD"
+
+
 def write_triage(args: argparse.Namespace) -> int:
     failures = failing_tests(args)
     assigned: dict[int, list[tuple[str, str]]] = defaultdict(list)
@@ -83,7 +95,8 @@ def write_triage(args: argparse.Namespace) -> int:
         "(Lightning 2.6.5's tests; before = Lightning 2.6.6, after = accelplug through `accelplug.interop`,",
         "placeholder mode) and the behaviour items of `scripts/lightning_tests/triage_items.py`. Each item: the",
         "behaviour Lightning's tests expect, what accelplug does, the accelplug source responsible, and the Lightning",
-        "tests it breaks (counted once, under the first item that names them). Categories: "
+        "tests it breaks (counted once, under the first item that names them). Source locations are paths under",
+        f"`src/accelplug/` as of `{_base()}` (the house moves may rename them). Categories: "
         + "; ".join(f"({k}) {v}" for k, v in CATEGORIES.items())
         + ".",
         "",

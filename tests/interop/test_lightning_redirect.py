@@ -223,6 +223,25 @@ def test_the_launcher_runs_a_script_with_its_arguments_on_accelplug(tmp_path: Pa
     assert result.stdout.strip() == "True ['--epochs', '2'] __main__"
 
 
+def test_the_launcher_runs_a_module_as_main(tmp_path: Path) -> None:
+    (tmp_path / "trainpkg").mkdir()
+    (tmp_path / "trainpkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "trainpkg" / "run.py").write_text(
+        "import sys, pytorch_lightning, accelplug.pytorch\n"
+        "print(pytorch_lightning is accelplug.pytorch, sys.argv[1:], __name__)\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "accelplug.interop", "-m", "trainpkg.run", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True ['x'] __main__"
+
+
 def test_the_launcher_refuses_to_start_without_a_script() -> None:
     result = subprocess.run([sys.executable, "-m", "accelplug.interop"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
