@@ -107,7 +107,9 @@ def materialize(args: argparse.Namespace) -> int:
     target = args.cache
     target.mkdir(parents=True, exist_ok=True)
     archive = subprocess.Popen(
-        ["git", f"--git-dir={args.git_dir}", "archive", args.tag, "tests/tests_pytorch", "tests/tests_fabric"],
+        # the list of released versions is read by tests_pytorch/utilities/migration (the checkpoints are not needed)
+        ["git", f"--git-dir={args.git_dir}", "archive", args.tag, "tests/tests_pytorch", "tests/tests_fabric"]
+        + ["tests/legacy/back-compatible-versions.txt"],
         stdout=subprocess.PIPE,
     )
     subprocess.run(["tar", "x", "-C", str(target)], stdin=archive.stdout, check=True)
