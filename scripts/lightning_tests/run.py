@@ -106,10 +106,10 @@ def named_set(tests_dir: Path, name: list[str]) -> list[str]:
 def materialize(args: argparse.Namespace) -> int:
     target = args.cache
     target.mkdir(parents=True, exist_ok=True)
+    # the list of released versions is read by tests_pytorch/utilities/migration (the checkpoints are not needed)
+    paths = ["tests/tests_pytorch", "tests/tests_fabric", "tests/legacy/back-compatible-versions.txt"]
     archive = subprocess.Popen(
-        # the list of released versions is read by tests_pytorch/utilities/migration (the checkpoints are not needed)
-        ["git", f"--git-dir={args.git_dir}", "archive", args.tag, "tests/tests_pytorch", "tests/tests_fabric"]
-        + ["tests/legacy/back-compatible-versions.txt"],
+        ["git", f"--git-dir={args.git_dir}", "archive", args.tag, *paths],
         stdout=subprocess.PIPE,
     )
     subprocess.run(["tar", "x", "-C", str(target)], stdin=archive.stdout, check=True)
