@@ -69,9 +69,9 @@ def _record(kind: str, name: str, importer: str) -> None:
 class _PlaceholderMeta(type):
     """Placeholders: a file imports and defines its tests; a test fails where it *uses* the missing name.
 
-    Reading an attribute gives a placeholder for it (``EarlyStoppingReason.PATIENCE_EXHAUSTED`` in a
-    ``parametrize`` list at import); calling, instantiating, comparing or formatting one raises
-    :class:`MissingInAccelplug`.
+    Reading an UPPER_CASE attribute gives a placeholder for it (``EarlyStoppingReason.PATIENCE_EXHAUSTED`` in a
+    ``parametrize`` list at import); any other attribute, and calling, instantiating, comparing or formatting one,
+    raises :class:`MissingInAccelplug`.
     """
 
     _lt_name: str
@@ -80,8 +80,11 @@ class _PlaceholderMeta(type):
         raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder used)")
 
     def __getattr__(cls, item: str) -> Any:
-        if item.startswith("__") and item.endswith("__"):
-            raise AttributeError(item)
+        # Only an enum-like member (UPPER_CASE) of a placeholder is itself a placeholder, one level deep: code that
+        # walks attributes (jsonargparse, typing helpers, hasattr probes) must see them missing, or it would follow
+        # an endless chain of new placeholders (it did: test_cli's collection grew to 23 GB).
+        if not item.isupper() or "." in cls.__name__:
+            raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder used: .{item})")
         member = placeholder(f"{cls._lt_name}.{item}")
         member.__name__ = member.__qualname__ = f"{cls.__name__}.{item}"  # pytest ids: "Enum.MEMBER", as str(member)
         return member

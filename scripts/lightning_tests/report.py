@@ -109,7 +109,7 @@ def write_report(args: argparse.Namespace) -> int:
             got = after[nodeid]
             if got.outcome == "passed":
                 continue
-            item = next((it for it in ITEMS if matches(it, nodeid)), None)
+            item = next((it for it in ITEMS if matches(it, nodeid, got.message)), None)
             triage = classify(got, test_source(tests_dir, nodeid))
             category = item.category if item is not None else triage.category
             categories[category] += 1

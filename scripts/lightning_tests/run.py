@@ -31,9 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -120,6 +122,17 @@ def materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _memory_cap(gigabytes: float) -> Callable[[], None]:
+    """A ``preexec_fn`` capping the test process's address space: a test gone wrong fails with MemoryError
+    instead of pushing a shared machine into its OOM killer (one did: 23 GB while collecting test_cli)."""
+
+    def cap() -> None:
+        limit = int(gigabytes * 1024**3)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
+
+
 def _environment(framework: str, mode: str, tests_dir: Path, results: Path, substitutions: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -168,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
         ]  # fmt: skip
         start = time.monotonic()
         env = _environment(args.framework, mode, tests_dir, results, substitutions)
-        completed = subprocess.run(command, cwd=tests_dir, env=env, capture_output=True, text=True)
+        completed = subprocess.run(
+            command, cwd=tests_dir, env=env, capture_output=True, text=True, preexec_fn=_memory_cap(args.memory_gb)
+        )
         seconds = round(time.monotonic() - start, 1)
         tail = "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-3:])
         with done_log.open("a") as log:
@@ -202,7 +217,7 @@ def show(args: argparse.Namespace) -> int:
         *launcher, "-m", "pytest", *args.tests, "-c", str(HERE / "pytest.ini"), f"--rootdir={tests_dir}",
         "-p", "ltplugin", "-p", "no:cacheprovider", "-q", "--no-header", f"--tb={args.tb}", *args.pytest_args,
     ]  # fmt: skip
-    return subprocess.run(command, cwd=tests_dir, env=env).returncode
+    return subprocess.run(command, cwd=tests_dir, env=env, preexec_fn=_memory_cap(args.memory_gb)).returncode
 
 
 def _forget(results: Path, files: list[str]) -> None:
@@ -216,6 +231,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="holds tests/ (default %(default)s)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default %(default)s)")
+    parser.add_argument(
+        "--memory-gb", type=float, default=10.0, help="address-space cap of each test process (default %(default)s)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     fetch = commands.add_parser("materialize", help="write Lightning's tests of a tag into the cache folder")

@@ -25,8 +25,10 @@ from triage_items import AREAS, ITEMS, Item
 REPO = Path(__file__).resolve().parents[2]
 
 
-def matches(item: Item, nodeid: str) -> bool:
+def matches(item: Item, nodeid: str, message: str = "") -> bool:
     """Whether ``item`` names the test ``nodeid`` (a node id, a ``file::function`` prefix or a ``*`` pattern)."""
+    if message and any(text in message for text in item.messages):
+        return True
     for pattern in item.tests:
         if "*" in pattern:  # a glob; brackets are the ids' own, not character classes
             if fnmatch.fnmatchcase(nodeid, pattern.replace("[", "[[]")):
@@ -75,7 +77,7 @@ def write_triage(args: argparse.Namespace) -> int:
     assigned: dict[int, list[tuple[str, str]]] = defaultdict(list)
     unsorted: list[tuple[str, str, Outcome]] = []
     for set_name, nodeid, outcome in failures:
-        index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid)), None)
+        index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid, outcome.message)), None)
         if index is None:
             unsorted.append((set_name, nodeid, outcome))
         else:

@@ -2,7 +2,8 @@
 
 Read by ``triage.py``. One item per behaviour: what Lightning's tests expect, what accelplug does instead, the
 accelplug source responsible (``file:function``, paths under ``src/accelplug/`` at the commit the triage names),
-and the tests (``file::function`` covers every parametrisation; a full node id one case; ``*`` patterns allowed).
+and the tests (``file::function`` covers every parametrisation; a full node id one case; ``*`` patterns allowed)
+or, for a behaviour that breaks tests anywhere, the text its failures show (``messages``).
 A test is counted under the first item naming it, so a test that fails for two reasons goes under the reason it
 fails on first. Items of category (a) use Lightning's private internals: listed for completeness, not a target.
 """
@@ -42,6 +43,8 @@ class Item:
     accelplug: str
     where: str
     tests: tuple[str, ...]
+    #: also every failure whose first error line contains one of these (a behaviour that breaks tests anywhere)
+    messages: tuple[str, ...] = ()
 
 
 _P = "tests_pytorch/"
@@ -49,6 +52,7 @@ _LOG = _P + "trainer/logging_/"
 _DL = _P + "trainer/test_dataloaders.py::"
 _MC = _P + "checkpointing/test_model_checkpoint.py::"
 _F = "tests_fabric/test_fabric.py::"
+_L = _P + "loops/"
 _T = _P + "tuner/test_scale_batch_size.py::"
 
 ITEMS: list[Item] = [
@@ -143,6 +147,7 @@ ITEMS: list[Item] = [
             _LOG + "test_train_loop_logging.py::test__training_step__log_max_reduce_fx",
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_correct_value_epoch_end",
         ),
+        messages=("self.log(reduce_fx=",),
     ),
     Item(
         "logging",
@@ -250,16 +255,24 @@ ITEMS: list[Item] = [
         (
             _DL + "test_train_dataloader_not_implemented_error",
             _DL + "test_request_dataloader",
+            _L + "test_training_loop.py::test_tqdm_total_steps_with_iterator_no_length",
+            _L + "test_prediction_loop.py::test_prediction_loop_with_iterable_dataset",
         ),
     ),
     Item(
         "data",
-        "An iterable dataset that stops at the start of an epoch ends `fit` with an error",
+        "A training epoch with no batches (`limit_train_batches=0`, an exhausted iterable) ends `fit` with an error",
         "d",
-        "a training loader that yields no batch in an epoch ends the epoch (Lightning warns and carries on/stops)",
+        "a training loader that yields no batch in an epoch (or `limit_train_batches=0`) is not an error: the fit "
+        "skips training (and validates/checkpoints as configured) or ends the epoch",
         "raises MisconfigurationException 'a DataLoader yielded no batches in epoch N'",
         "trainer/loops/fit.py:FitLoop._end_epoch (raises via limits.explain_empty_epoch)",
-        (_DL + "test_iterable_dataset_stop_iteration_at_epoch_beginning",),
+        (
+            _DL + "test_iterable_dataset_stop_iteration_at_epoch_beginning",
+            _L + "test_fetchers.py::test_step_methods_with_dataloader_iter[0-0-0]",
+            _L + "test_loops.py::test_fit_loop_save_and_restore_dataloaders[<lambda>-False-batches_before0-*",
+            _P + "trainer/test_trainer.py::test_disabled_training",
+        ),
     ),
     Item(
         "flags",
@@ -341,6 +354,7 @@ ITEMS: list[Item] = [
             _P + "checkpointing/test_torch_saving.py::test_model_torch_save",
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_can_be_pickled",
         ),
+        messages=("Can't pickle local object 'train_loader_source",),
     ),
     Item(
         "checkpoint",
@@ -363,12 +377,15 @@ ITEMS: list[Item] = [
     ),
     Item(
         "hooks",
-        "`DataModule.save_hyperparameters(Namespace)` crashes",
+        "`DataModule.save_hyperparameters(Namespace | dict)` crashes",
         "f",
-        "`save_hyperparameters(argparse.Namespace)` stores the namespace's items as hparams",
-        "TypeError: unhashable type: 'Namespace'",
+        "`save_hyperparameters(argparse.Namespace)` or `save_hyperparameters(dict)` stores the items as hparams",
+        "TypeError: unhashable type: 'Namespace' / 'dict'",
         "datamodule.py:LightningDataModule.save_hyperparameters",
-        (_P + "core/test_datamodules.py::test_hyperparameters_saving",),
+        (
+            _P + "core/test_datamodules.py::test_hyperparameters_saving",
+            _P + "loggers/test_logger.py::test_log_hyperparams_key_collision",
+        ),
     ),
     Item(
         "hooks",
@@ -393,7 +410,11 @@ ITEMS: list[Item] = [
             _P + "callbacks/test_early_stopping.py::test_early_stopping_no_val_step",
             _P + "models/test_hooks.py::test_on_train_epoch_end_metrics_collection",
             _P + "tuner/test_lr_finder.py::test_lr_finder_with_early_stopping",
+            _P + "loggers/test_logger.py::test_custom_logger",
+            _P + "loggers/test_logger.py::test_multiple_loggers",
+            _P + "trainer/test_trainer.py::*",
         ),
+        messages=("'LoopState' object has no attribute 'finished'",),
     ),
     Item(
         "hooks",
@@ -527,6 +548,7 @@ ITEMS: list[Item] = [
             _MC + "test_none_monitor_saves_correct_best_model_path",
             _MC + "test_save_last_saves_correct_last_model_path",
         ),
+        messages=("object has no attribute 'connect'",),
     ),
     Item(
         "flags",
@@ -610,6 +632,12 @@ ITEMS: list[Item] = [
         (
             _P + "trainer/flags/test_check_val_every_n_epoch.py::test_check_val_every_n_epoch",
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_get_progress_bar_metrics_fast_dev_run",
+            _L + "test_training_loop.py::test_progress_bar_steps",
+        ),
+        messages=(
+            "'NoneType' object has no attribute 'total_val_batches'",
+            "'NoneType' object has no attribute 'get_metrics'",
+            "'NoneType' object has no attribute 'train_progress_bar'",
         ),
     ),
     Item(
@@ -771,7 +799,7 @@ ITEMS: list[Item] = [
     # ------------------------------------------------------------------------------------------------ strategies
     Item(
         "strategies",
-        "`strategy='ddp_spawn'` on CPU is refused where the interpreter was not started from a script (pytest)",
+        "`strategy='ddp_spawn'`/`'ddp'` on CPU is refused where the interpreter was not started from a script (pytest)",
         "d",
         "`Trainer(strategy='ddp_spawn', accelerator='cpu', devices=2).fit(model)` spawns processes with "
         "multiprocessing from any interpreter (pytest, a notebook with fork...) and returns the results to the "
@@ -783,9 +811,12 @@ ITEMS: list[Item] = [
             "tests_pytorch/*::*ddp_spawn*",
             _LOG + "test_train_loop_logging.py::test_logging_sync_dist_true[2-cpu]",
             _LOG + "test_distributed_logging.py::test_all_rank_logging_ddp_cpu",
+            _P + "loggers/test_all.py::test_logger_initialization",
             _MC + "test_model_checkpoint_no_extraneous_invocations",
             _P + "checkpointing/test_torch_saving.py::test_model_torch_save_ddp_cpu",
+            _L + "test_prediction_loop.py::test_prediction_loop_batch_sampler_set_epoch_called",
         ),
+        messages=("interpreter was not started from a script file",),
     ),
     # ------------------------------------------------------------------------------------------------ paths
     Item(
@@ -815,6 +846,10 @@ ITEMS: list[Item] = [
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_test_progress_bar_update_amount",
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_train_progress_bar_update_amount",
             _P + "callbacks/progress/test_tqdm_progress_bar.py::test_tqdm_progress_bar_print_disabled",
+        ),
+        messages=(
+            "module 'accelplug.pytorch.callbacks' has no attribute 'progress'",
+            "No module named 'lightning.pytorch.callbacks.progress'",
         ),
     ),
     Item(
@@ -867,19 +902,34 @@ ITEMS: list[Item] = [
         "`PossibleUserWarning` (a UserWarning subclass) is what Lightning's 'possible mistake' warnings use",
         "no `fabric.utilities.warnings` module; the test's `pytest.warns(PossibleUserWarning)` cannot run",
         "fabric/utilities/__init__.py",
-        (_P + "trainer/flags/test_min_max_epochs.py::test_max_epochs_not_set_warning",),
+        (
+            _P + "trainer/flags/test_min_max_epochs.py::test_max_epochs_not_set_warning",
+            _L + "test_training_epoch_loop.py::test_resume_mid_epoch_warning",
+            _L + "test_training_loop.py::test_eval_mode_warning",
+        ),
+        messages=("not <class 'ltshim._PlaceholderMeta'>",),
     ),
     Item(
         "paths",
-        "`lightning.fabric.accelerators.{cpu,cuda,mps,xla}` submodules missing",
+        "`lightning.fabric.accelerators.{cpu,cuda,mps,xla}` and `lightning.pytorch.accelerators.{cpu,cuda}` "
+        "submodules missing",
         "b",
-        "the accelerator modules are importable paths (tests patch `lightning.fabric.accelerators.mps."
-        "MPSAccelerator.is_available`, `...cuda.num_cuda_devices`)",
-        "`accelplug.fabric.accelerators` is a module, not a package",
+        "the accelerator modules are importable paths, reached as attributes (`lightning.fabric.accelerators.cuda."
+        "num_cuda_devices`, which the conftest's `cuda_count_N` fixtures patch; `...mps.MPSAccelerator."
+        "is_available`)",
+        "`accelplug.fabric.accelerators` is a module, not a package, and not an attribute of `accelplug.fabric` "
+        "until imported; `accelplug.pytorch.accelerators` likewise",
         "fabric/accelerators.py",
         (
             _F + "test_backward_required",
             _P + "trainer/flags/test_env_vars.py::test_passing_env_variables_devices",
+            _P + "plugins/test_amp_plugins.py::test_amp_ddp",
+            _P + "plugins/test_cluster_integration.py::test_ranks_available_*",
+        ),
+        messages=(
+            "module 'accelplug.fabric' has no attribute 'accelerators'",
+            "module 'accelplug.fabric.accelerators' has no attribute",
+            "module 'accelplug.pytorch.accelerators' has no attribute",
         ),
     ),
     Item(
@@ -917,7 +967,10 @@ ITEMS: list[Item] = [
         "the fast path calls `step()` without a closure: TypeError 'LBFGS.step() missing 1 required positional "
         "argument: closure'",
         "trainer/loops/fit.py:FitLoop.fast_batch, precision/base.py:Precision.step",
-        (_P + "trainer/optimization/test_backward_calls.py::test_backward_count_with_closure",),
+        (
+            _P + "trainer/optimization/test_backward_calls.py::test_backward_count_with_closure",
+            _L + "optimization/test_closure.py::test_closure_with_no_grad_optimizer",
+        ),
     ),
     Item(
         "optim",
@@ -1180,6 +1233,10 @@ ITEMS: list[Item] = [
             _DL + "test_dataloaders_load_only_once_passed_loaders",
             _P + "core/test_datamodules.py::test_dm_init_from_datasets_dataloaders",
             _P + "checkpointing/test_trainer_checkpoint.py::test_trainer_save_checkpoint_storage_options",
+            _P + "plugins/precision/test_xla.py",
+            _P + "strategies/test_registry.py::test_xla_debug_strategy_registry",
+            _P + "strategies/test_xla.py",
+            _P + "strategies/test_common.py::test_rank_properties_access",
             _LOG + "test_train_loop_logging.py::test_unsqueezed_tensor_logging",
         ),
     ),
@@ -1335,5 +1392,347 @@ ITEMS: list[Item] = [
             _P + "trainer/optimization/test_optimizers.py::test_optimizer_config_dict_with_extra_keys_warns",
             _P + "trainer/optimization/test_optimizers.py::test_multiple_optimizer_config_dicts_with_extra_keys_warns",
         ),
+    ),
+    # ------------------------------------------------------------------------------------------------ loops
+    Item(
+        "data",
+        "Steps taking `dataloader_iter` get a batch",
+        "f",
+        "a `training_step`/`validation_step`/`test_step`/`predict_step` whose first argument is named "
+        "`dataloader_iter` receives the iterator itself and pulls its batches (and a dict of loaders may be given)",
+        "the step gets a batch tensor: TypeError 'Tensor' object is not an iterator; a dict of lists is refused as "
+        "a loader",
+        "strategies/prepared.py (step call with a batch), trainer/loops/evaluation.py:EvaluationLoop._step, "
+        "data/sources.py:check_loader",
+        (
+            _L + "test_fetchers.py::test_training_step_with_dataloader_iter",
+            _L + "test_fetchers.py::test_step_methods_with_dataloader_iter",
+            _L + "test_fetchers.py::test_stop_iteration_with_dataloader_iter",
+            _L + "test_fetchers.py::test_fetching_is_profiled",
+            _L + "test_evaluation_loop.py::test_evaluation_loop_dataloader_iter_multiple_dataloaders",
+            _L + "test_training_epoch_loop.py::test_training_loop_dataloader_iter_multiple_dataloaders",
+        ),
+    ),
+    Item(
+        "hooks",
+        "A step or batch hook with an extra `dataloader_idx` and one loader: TypeError, not Lightning's RuntimeError",
+        "g",
+        "RuntimeError explaining that `validation_step`/`on_*_batch_start`/`on_*_batch_end` take `dataloader_idx` "
+        "but there is only one dataloader",
+        "the call fails with TypeError 'missing 1 required positional argument: dataloader_idx'",
+        "trainer/loops/evaluation.py:EvaluationLoop._step, trainer/loops/prediction.py, trainer/dispatch/hooks.py",
+        (
+            _L + "test_evaluation_loop.py::test_invalid_dataloader_idx_raises_*",
+            _L + "test_prediction_loop.py::test_invalid_dataloader_idx_raises_*",
+        ),
+    ),
+    Item(
+        "data",
+        "validate/test/predict refuse a CombinedLoader in a non-sequential mode",
+        "d",
+        "evaluation loops accept `CombinedLoader(mode='max_size_cycle'|'min_size'|'max_size')` and iterate it "
+        "(batches of all loaders at once)",
+        "MisconfigurationException '... takes only CombinedLoader(..., mode='sequential')'",
+        "data/sources.py (the CombinedLoader mode check)",
+        (_L + "test_evaluation_loop.py::test_evaluation_loop_non_sequential_mode_supprt",),
+    ),
+    Item(
+        "data",
+        "Evaluation samplers' `set_epoch` is not called",
+        "e",
+        "a val/test loader's sampler (or batch sampler) with `set_epoch` gets `set_epoch(current_epoch)` at every "
+        "evaluation run",
+        "never called",
+        "trainer/loops/evaluation.py:EvaluationLoop.evaluate (the training loader's set_epoch only, in fit.py)",
+        (_L + "test_evaluation_loop.py::test_evaluation_loop_sampler_set_epoch_called",),
+    ),
+    Item(
+        "data",
+        "Persistent-worker DataLoaders: workers are not shut down as Lightning does",
+        "e",
+        "at the end of each epoch (and of the fit) the loaders' worker iterators are shut down "
+        "(`_shutdown_workers` after epochs 1, 2, 3 ...)",
+        "shut down at other points (or not for evaluation loaders)",
+        "trainer/loops/fit.py, trainer/loops/evaluation.py (end of epoch)",
+        (_L + "test_loops.py::test_workers_are_shutdown",),
+    ),
+    Item(
+        "data",
+        "A DataModule's batch-transfer hooks are not used",
+        "f",
+        "`on_before_batch_transfer`, `transfer_batch_to_device`, `on_after_batch_transfer` defined on the "
+        "LightningDataModule are called (once per batch) when the module does not define them",
+        "the datamodule's hooks are ignored: the untransformed batch reaches `training_step` (ValueError: too many "
+        "values to unpack)",
+        "trainer/loops/transfer.py, trainer/setup.py (hook lookup on the module only)",
+        (_L + "test_fetchers.py::test_transfer_hooks_with_unpacking",),
+    ),
+    Item(
+        "data",
+        "A `None` batch is passed to `training_step`",
+        "e",
+        "a batch that is None is skipped (training_step not called, `outputs` None in `on_train_batch_end`) with "
+        "UserWarning '... train_dataloader yielded None ...'",
+        "`training_step(None, i)` is called (the model then fails)",
+        "trainer/loops/fit.py:FitLoop.general_batch",
+        (_L + "test_training_loop_flow_scalar.py::test_training_step_none_batches",),
+    ),
+    Item(
+        "hooks",
+        "`on_train_batch_end` gets outputs that still hold the graph",
+        "e",
+        "the `outputs` given to `on_train_batch_end` are detached (no autograd graph kept alive)",
+        "the loss in `outputs` still has its grad_fn",
+        "trainer/loops/fit.py:FitLoop._batch_end",
+        (_L + "test_training_loop_flow_dict.py::*", _L + "test_training_loop_flow_scalar.py::*"),
+    ),
+    Item(
+        "optim",
+        "Invalid step outputs and an `optimizer_step` that skips the closure are not refused as Lightning refuses them",
+        "g",
+        "automatic optimization: MisconfigurationException '... must return a Tensor, a dict, or None'; manual "
+        "optimization: MisconfigurationException for an invalid `training_step` return; an overridden "
+        "`optimizer_step` that never calls the closure raises MisconfigurationException 'The closure hasn't been "
+        "executed'; skipping `training_step` (return None) with world_size > 1 raises RuntimeError",
+        "another message; no error for the manual return, the unexecuted closure and the skipped step "
+        "(`strategy.world_size` is read-only)",
+        "trainer/loops/optimization.py:Optimization.forward, trainer/loops/losses.py",
+        (
+            _L + "optimization/test_automatic_loop.py::test_warning_invalid_trainstep_output",
+            _L + "optimization/test_manual_loop.py::test_warning_invalid_trainstep_output",
+            _L + "optimization/test_closure.py::test_optimizer_step_no_closure_raises",
+            _L + "optimization/test_automatic_loop.py::test_skip_training_step_not_allowed",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "`checkpoint['loops']` differs from Lightning's; stateful loaders' state is not saved",
+        "e",
+        "the checkpoint's `loops` holds Lightning's loop progress structure (fit_loop, epoch_loop.batch_progress, "
+        "... with `is_last_batch`, counters) and, for loaders with `state_dict`, a `combined_loader` entry that "
+        "restores their position on resume",
+        "other counters/flags; no `combined_loader` state (resumed loaders start over)",
+        "trainer/checkpointing/lightning_loops.py, trainer/checkpointing/contents.py",
+        (
+            _L + "test_loops.py::test_loop_state_on_complete_run",
+            _L + "test_loops.py::test_fit_loop_save_and_restore_dataloaders",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ loggers (2)
+    Item(
+        "paths",
+        "`lightning.pytorch.loggers.litlogger` and `loggers.neptune` module paths missing",
+        "b",
+        "`from lightning.pytorch.loggers.litlogger import LitLogger` (and `loggers.neptune.NeptuneLogger`, which "
+        "raises a RuntimeError pointing to the neptune package)",
+        "no such module paths (accelplug exports LitLogger from `accelplug.pytorch.loggers` only; no NeptuneLogger)",
+        "pytorch/loggers/__init__.py",
+        (_P + "loggers/test_litlogger.py",),
+    ),
+    Item(
+        "loggers",
+        "A value logged as `step` does not set the logger's step",
+        "e",
+        "`self.log('step', v)` is taken out of the row and used as the `step` passed to `logger.log_metrics`",
+        "`step` stays a metric; the logger gets the Trainer's own step",
+        "trainer/run.py:Run.log_metrics, trainer/loops/readback.py:_publish",
+        (_P + "loggers/test_logger.py::test_adding_step_key",),
+    ),
+    Item(
+        "loggers",
+        "CometLogger (offline) leaves files and a thread behind",
+        "e",
+        "a CometLogger pickled/used offline in a test leaves nothing in the working folder and no thread alive",
+        "`.cometml-runs/*.zip` is written to the working folder; the harness reports left artifacts/threads",
+        "loggers/comet.py:CometLogger",
+        (_P + "loggers/test_all.py::test_loggers_pickle_all[CometLogger]",),
+    ),
+    Item(
+        "private",
+        "Logger tests whose fixtures patch the private availability flags",
+        "a",
+        "`tests_pytorch/loggers/conftest.py` mocks mlflow/wandb/comet by patching `lightning.pytorch.loggers.<x>."
+        "_<X>_AVAILABLE` (and `lightning.fabric.loggers...`): the ~50 tests behind these fixtures check public "
+        "logger behaviour but cannot run until the tool gives the fixtures a stand-in",
+        "accelplug's loggers have no such module flags",
+        "-",
+        (
+            _P + "loggers/test_mlflow.py",
+            _P + "loggers/test_wandb.py",
+            _P + "loggers/test_comet.py",
+            _P + "loggers/test_all.py::test_loggers_fit_test_all",
+            _P + "loggers/test_all.py::test_loggers_save_dir_and_weights_save_path_all",
+            _P + "loggers/test_all.py::test_loggers_pickle_all",
+            _P + "loggers/test_all.py::test_logger_with_prefix_all",
+            _P + "loggers/test_all.py::test_logger_default_name",
+            _P + "loggers/test_all.py::test_logger_default_name_*",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ plugins
+    Item(
+        "paths",
+        "DeepSpeed/XLA/TransformerEngine precision classes missing from Lightning's paths",
+        "b",
+        "`lightning.pytorch.plugins.DeepSpeedPrecision`, `plugins.precision.deepspeed.DeepSpeedPrecision`, "
+        "`lightning.fabric.plugins.precision.*` exist without the backends installed (they raise when used "
+        "without them; their argument checks run)",
+        "missing (the backends are out-of-tree plugins; `accelplug.fabric.plugins.precision` does not exist)",
+        "pytorch/plugins/__init__.py, pytorch/plugins/precision.py, fabric/plugins/__init__.py",
+        (
+            _P + "plugins/precision/test_deepspeed_precision.py",
+            _P + "plugins/precision/test_all.py",
+            _P + "plugins/precision/test_transformer_engine.py",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.plugins.CheckpointIO`/`TorchCheckpointIO`/`io.checkpoint_io` missing",
+        "b",
+        "the CheckpointIO classes are importable from `lightning.fabric.plugins` (and `...plugins.io.checkpoint_io`)",
+        "missing under accelplug.fabric.plugins (accelplug has them at `accelplug.plugins`)",
+        "fabric/plugins/__init__.py",
+        (
+            _P + "plugins/test_async_checkpoint.py",
+            _P + "plugins/test_checkpoint_io_plugin.py",
+        ),
+    ),
+    Item(
+        "strategies",
+        "`precision='bf16-true'/'16-true'/'64-true'`: default dtype and module init differ",
+        "e",
+        "with a true-half or double precision the default dtype is the precision's inside the forward context and "
+        "inside `configure_model` (parameters created there are bf16/fp16/fp64; `torch.tensor([0.])` in a step is "
+        "float64 under 64-true), and complex buffers keep their complex dtype",
+        "the default dtype stays float32 in those contexts; parameters are created in float32 and cast afterwards",
+        "precision/ (the true-precision classes' contexts), trainer/setup.py (configure_model call)",
+        (
+            _P + "plugins/precision/test_half.py",
+            _P + "plugins/precision/test_double.py",
+        ),
+    ),
+    Item(
+        "strategies",
+        "FSDPPrecision: config, warnings and scaler calls differ",
+        "e",
+        "`FSDPPrecision(...).mixed_precision_config` gives param/reduce/buffer dtypes per precision (and warns for "
+        "'16-true'); `backward`/`optimizer_step` go through its `scaler` (scale, step with the kwargs given); an "
+        "invalid precision raises '... is not supported in FSDP. `precision` must be one of'",
+        "another config object (no `buffer_dtype`, None param dtype for 32-true), no warning, the scaler not "
+        "called, another message",
+        "plugins/precision/ (the FSDP precision plugin), strategies/fsdp.py",
+        (_P + "plugins/precision/test_fsdp.py",),
+    ),
+    Item(
+        "strategies",
+        "`MixedPrecision(precision='16')`: message lacks Lightning's phrase",
+        "g",
+        "ValueError \"Passed `MixedPrecision(precision='16')`. Precision must be '16-mixed' or 'bf16-mixed'\"",
+        "refused in accelplug's words",
+        "plugins/precision/precision.py",
+        (_P + "plugins/test_amp_plugins.py::test_amp_precision_plugin_parameter_validation",),
+    ),
+    # ------------------------------------------------------------------------------------------------ strategies
+    Item(
+        "strategies",
+        "Strategy constructors refuse `accelerator=`, `parallel_devices=`, `precision_plugin=`",
+        "d",
+        "`SingleDeviceStrategy(device, accelerator=..., precision_plugin=...)`, `DDPStrategy(...)`, "
+        "`FSDPStrategy(parallel_devices=..., precision_plugin=HalfPrecision(...))` accept these arguments (the "
+        "Trainer fills them in when absent)",
+        "MisconfigurationException '... accelplug's Trainer chooses this itself; use Trainer(...=...) and leave ... "
+        "at None' (issue 29: `DDPStrategy(accelerator='cpu')` refused on purpose; Lightning accepts it)",
+        "strategies/base.py:Strategy.__init__ (the refusal), strategies/ddp.py, strategies/single_device.py",
+        (
+            _P + "strategies/test_common.py::test_module_init_context",
+            _P + "strategies/test_fsdp.py::test_forbidden_precision_raises",
+            _P + "strategies/test_fsdp.py::test_set_timeout",
+            _P + "strategies/test_single_device.py::test_process_dataloader_gets_called_as_expected",
+        ),
+        messages=("accelplug's Trainer chooses this itself",),
+    ),
+    Item(
+        "strategies",
+        "Strategy public methods and attributes missing or read-only",
+        "c",
+        "`Strategy.root_device` (a device before setup: `SingleDeviceStrategy().root_device == cpu`, settable in "
+        "subclasses), `setup(trainer)`, `setup_environment()` with no arguments, `load_checkpoint(path)`, "
+        "`load_optimizer_state_dict(checkpoint)`, FSDP's `mixed_precision_config`, `kwargs`, `cpu_offload` as a "
+        "`CPUOffload`, `sharding_strategy` as a `ShardingStrategy`, and the launcher's `world_size` on the strategy",
+        "missing, None before the run, read-only, or stored as given (True, 'FULL_SHARD')",
+        "strategies/base.py:Strategy, strategies/single_device.py, strategies/ddp.py, strategies/fsdp.py, "
+        "strategies/parallel.py",
+        (
+            _P + "strategies/test_single_device.py::test_single_cpu",
+            _P + "strategies/test_ddp_integration.py::test_ddp_cpu",
+            _P + "strategies/test_ddp.py::test_ddp_process_group_backend",
+            _P + "strategies/test_custom_strategy.py::test_strategy_lightning_restore_optimizer_and_schedulers",
+            _P + "strategies/test_fsdp.py::test_custom_mixed_precision",
+            _P + "strategies/test_fsdp.py::test_strategy_cpu_offload",
+            _P + "strategies/test_fsdp.py::test_sharding_strategy",
+            _P + "strategies/test_fsdp.py::test_use_orig_params",
+            _P + "strategies/test_fsdp.py::test_load_unknown_checkpoint_type",
+            _P + "strategies/test_model_parallel.py::test_validate_device_mesh_dimensions",
+            _P + "strategies/test_model_parallel.py::test_fsdp_v1_modules_unsupported",
+            _P + "strategies/test_model_parallel.py::test_configure_model_required",
+            _P + "strategies/test_model_parallel.py::test_meta_device_materialization",
+            _P + "strategies/launchers/test_multiprocessing.py::test_collect_rank_zero_results",
+        ),
+    ),
+    Item(
+        "strategies",
+        "FSDP/ModelParallel strategies: checks and annotations differ",
+        "e",
+        "`HYBRID_SHARD` without a process group/device mesh raises RuntimeError; `save_checkpoint(..., "
+        "storage_options=...)` raises TypeError '`FSDPStrategy.save_checkpoint(..., storage_options=...)` is not "
+        "supported'; the `device_mesh` annotation is a typing object",
+        "not refused; another message; the annotation is the string 'Any' (jsonargparse cannot use it)",
+        "strategies/fsdp.py (from __future__ annotations; checks), strategies/model_parallel.py",
+        (
+            _P + "strategies/test_fsdp.py::test_hybrid_shard_configuration",
+            _P + "strategies/test_fsdp.py::test_save_checkpoint_storage_options",
+            _P + "strategies/test_model_parallel.py::test_save_checkpoint_storage_options",
+            _P + "strategies/test_fsdp.py::test_device_mesh_type_annotation",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.strategies.{fsdp,model_parallel,ddp}` modules and `StrategyRegistry` missing",
+        "b",
+        "the strategy modules are importable (tests patch `lightning.pytorch.strategies.fsdp.FSDPStrategy.broadcast`,"
+        " `...fsdp.torch.load`); `lightning.pytorch.strategies.StrategyRegistry` registers and lists strategies",
+        "`accelplug.pytorch.strategies` is one module re-exporting classes; no StrategyRegistry",
+        "pytorch/strategies.py",
+        (
+            _P + "strategies/test_registry.py",
+            _P + "strategies/test_fsdp.py::test_save_checkpoint_path_exists",
+            _P + "strategies/test_fsdp.py::test_save_checkpoint_unknown_state_dict_type",
+            _P + "strategies/test_fsdp.py::test_lazy_load_full_state_dict",
+            _P + "strategies/test_model_parallel.py::test_save_checkpoint_path_exists",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.plugins.environments` (ClusterEnvironment, LightningEnvironment, SLURMEnvironment...) "
+        "missing",
+        "b",
+        "`from lightning.fabric.plugins.environments import LightningEnvironment, SLURMEnvironment, ...` (and "
+        "`lightning.pytorch.plugins.environments`)",
+        "no `fabric.plugins.environments` module (accelplug has `accelplug.environments`)",
+        "fabric/plugins/__init__.py",
+        (
+            _P + "strategies/test_ddp_integration.py::test_configure_launcher_create_processes_externally",
+            _P + "strategies/test_ddp_integration.py::test_incorrect_ddp_script_spawning",
+        ),
+        messages=("lightning.fabric.plugins.environments",),
+    ),
+    Item(
+        "flags",
+        "`max_steps=0` is refused",
+        "d",
+        "`Trainer(max_steps=0)` is accepted (fit runs no step)",
+        "MisconfigurationException 'max_steps=0 is invalid: expected an int >= 1, or -1/None'",
+        "trainer/options/entries.py:validate_options",
+        (_P + "strategies/launchers/test_multiprocessing.py::test_memory_sharing_disabled",),
+        messages=("max_steps=0 is invalid",),
     ),
 ]
