@@ -18,7 +18,7 @@ from classify import CATEGORIES, classify, test_source
 from common import LIGHTNING_TAG
 from outcomes import OUTCOMES, Outcome, read, with_collection_errors
 from run import named_set
-from triage import matches
+from triage import evidence, matches
 from triage_items import ITEMS
 
 HERE = Path(__file__).resolve().parent
@@ -109,7 +109,7 @@ def write_report(args: argparse.Namespace) -> int:
             got = after[nodeid]
             if got.outcome == "passed":
                 continue
-            item = next((it for it in ITEMS if matches(it, nodeid, got.message)), None)
+            item = next((it for it in ITEMS if matches(it, nodeid, evidence(got))), None)
             triage = classify(got, test_source(tests_dir, nodeid))
             category = item.category if item is not None else triage.category
             categories[category] += 1

@@ -25,6 +25,11 @@ from triage_items import AREAS, ITEMS, Item
 REPO = Path(__file__).resolve().parents[2]
 
 
+def evidence(outcome: Outcome) -> str:
+    """What an item's ``messages`` are looked for in: the first error line and the traceback's file:line."""
+    return " ".join([outcome.message, *(f"{path}:{line}" for path, line, _ in outcome.traceback)])
+
+
 def matches(item: Item, nodeid: str, message: str = "") -> bool:
     """Whether ``item`` names the test ``nodeid`` (a node id, a ``file::function`` prefix or a ``*`` pattern)."""
     if message and any(text in message for text in item.messages):
@@ -77,7 +82,7 @@ def write_triage(args: argparse.Namespace) -> int:
     assigned: dict[int, list[tuple[str, str]]] = defaultdict(list)
     unsorted: list[tuple[str, str, Outcome]] = []
     for set_name, nodeid, outcome in failures:
-        index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid, outcome.message)), None)
+        index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid, evidence(outcome))), None)
         if index is None:
             unsorted.append((set_name, nodeid, outcome))
         else:

@@ -56,6 +56,19 @@ _L = _P + "loops/"
 _T = _P + "tuner/test_scale_batch_size.py::"
 
 ITEMS: list[Item] = [
+    Item(
+        "paths",
+        "`LightningOptimizer` missing: `self.optimizers()` is neither a torch Optimizer nor a LightningOptimizer",
+        "b",
+        "`self.optimizers()` returns `lightning.pytorch.core.optimizer.LightningOptimizer` wrappers, so "
+        "`isinstance(opt, (Optimizer, LightningOptimizer))` holds (Lightning's own ManualOptimBoringModel asserts it "
+        "in every training step)",
+        "no `core.optimizer.LightningOptimizer`; accelplug's wrapper is not an Optimizer subclass, so the demo "
+        "model's assertion fails in the first step",
+        "pytorch/core/__init__.py (no optimizer module), trainer/loops/managed_optimizer.py (the wrapper class)",
+        (),
+        messages=("boring_classes.py:283",),
+    ),
     # ------------------------------------------------------------------------------------------------ logging
     Item(
         "logging",
@@ -394,7 +407,13 @@ ITEMS: list[Item] = [
         "`trainer.datamodule = dm` is allowed (the property has a setter)",
         "AttributeError: property 'datamodule' of 'Trainer' object has no setter",
         "trainer/properties.py:datamodule",
-        (_P + "core/test_datamodules.py::test_can_prepare_data",),
+        (
+            _P + "core/test_datamodules.py::test_can_prepare_data",
+            _P + "utilities/test_parsing.py::test_lightning_hasattr",
+            _P + "utilities/test_parsing.py::test_lightning_getattr",
+            _P + "utilities/test_parsing.py::test_lightning_setattr",
+        ),
+        messages=("property 'datamodule' of 'Trainer' object has no setter",),
     ),
     Item(
         "hooks",
@@ -988,14 +1007,12 @@ ITEMS: list[Item] = [
         "under manual optimization a ReduceLROnPlateau without `monitor` is accepted, a scheduler without `step` "
         "is accepted if the user steps it, extra keys warn RuntimeWarning '... but the keys will be ignored', and "
         "the Trainer never calls `lr_scheduler.step()` itself",
-        "refuses the ReduceLROnPlateau without a monitor and the non-PyTorch scheduler; no warning about ignored "
-        "keys; an assertion fails inside the loop when the scheduler step is patched",
+        "refuses the ReduceLROnPlateau without a monitor and the non-PyTorch scheduler; no warning about ignored keys",
         "optimizers.py:_scheduler, _scheduler_config (shared by both optimization modes); "
         "trainer/loops/optimization.py:Optimization.forward",
         (
             _P + "trainer/optimization/test_manual_optimization.py::test_lr_schedulers_reduce_lr_on_plateau",
             _P + "trainer/optimization/test_manual_optimization.py::test_manual_optimization_with_non_pytorch_*",
-            _P + "trainer/optimization/test_manual_optimization.py::test_lr_scheduler_step_not_called",
         ),
     ),
     Item(
@@ -1734,5 +1751,113 @@ ITEMS: list[Item] = [
         "trainer/options/entries.py:validate_options",
         (_P + "strategies/launchers/test_multiprocessing.py::test_memory_sharing_disabled",),
         messages=("max_steps=0 is invalid",),
+    ),
+    # ------------------------------------------------------------------------------------------------ utilities
+    Item(
+        "paths",
+        "`lightning.pytorch.utilities.model_summary.model_summary` (ModelSummary, summarize) missing",
+        "b",
+        "`from lightning.pytorch.utilities.model_summary.model_summary import ModelSummary, summarize` (public "
+        "summary objects with `param_nums`, `layer_names`, `in_sizes`, `out_sizes`, `max_depth`...)",
+        "no such module path (accelplug's summary lives in callbacks/model_summary.py and trainer/display)",
+        "pytorch/utilities/__init__.py",
+        (_P + "utilities/test_model_summary.py",),
+    ),
+    Item(
+        "paths",
+        "Public utility functions missing from `lightning.pytorch.utilities.*`",
+        "b",
+        "`utilities.seed.isolate_rng`, `utilities.data.extract_batch_size`, `utilities.memory.recursive_detach`, "
+        "`utilities.parsing.is_picklable/clean_namespace/parse_class_init_keys/collect_init_args`, "
+        "`utilities.signature_utils.is_param_in_hook_signature`, `utilities.types` protocols (Stateful), "
+        "`utilities.compile.from_compiled/to_uncompiled`, "
+        "`utilities.upgrade_checkpoint` (module), `utilities.exceptions.SIGTERMException`",
+        "missing",
+        "pytorch/utilities/*.py",
+        (
+            _P + "utilities/test_seed.py::test_isolate_rng*",
+            _P + "utilities/test_parsing.py::test_clean_namespace",
+            _P + "utilities/test_parsing.py::test_parse_class_init_keys",
+            _P + "utilities/test_parsing.py::test_collect_init_args",
+            _P + "utilities/test_signature_utils.py",
+            _P + "utilities/test_types.py",
+            _P + "utilities/test_data.py::test_extract_batch_size",
+            _P + "utilities/test_memory.py::test_recursive_detach",
+            _P + "utilities/test_parsing.py::test_is_picklable",
+            _P + "utilities/test_compile.py",
+            _P + "utilities/test_upgrade_checkpoint.py",
+            _P + "utilities/test_auto_restart.py",
+        ),
+    ),
+    Item(
+        "data",
+        "CombinedLoader: modes, errors and pickling differ",
+        "e",
+        "`CombinedLoader` in every mode supports lists/dicts of iterables, `len()` before `iter()` raises "
+        "RuntimeError with Lightning's text, `flattened` setter checks the length, the iterator can be pickled, "
+        "and 'min_size' shuts down exhausted workers",
+        "RuntimeError inside accelplug for lists, other messages, a None iterator after pickling, one mode hanging",
+        "data/combined_loader.py:CombinedLoader",
+        (_P + "utilities/test_combined_loader.py",),
+    ),
+    Item(
+        "flags",
+        "Utility messages and warnings differ (grad_norm, has_len_all_ranks, model size, PossibleUserWarning switch)",
+        "g",
+        "`grad_norm(norm_type=-1)` raises ValueError with Lightning's text; `has_len_all_ranks` warns for a loader "
+        "with length 0 on some ranks; the summary warns for an unsupported precision; "
+        "`POSSIBLE_USER_WARNINGS=0` disables PossibleUserWarning; `GradClipAlgorithmType.supported_types()`",
+        "other messages, no warnings, no such enum helper",
+        "utilities/grads.py, callbacks/model_summary.py, utilities/warnings.py, utilities/enums.py",
+        (
+            _P + "utilities/test_grads.py",
+            _P + "utilities/test_data.py::test_has_len_all_rank",
+            _P + "utilities/test_warnings.py",
+            _P + "utilities/test_enums.py",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "`load_from_checkpoint` warnings and strict-loading message differ",
+        "g",
+        "UserWarning '... contains no parameters' for a checkpoint with an empty state_dict; with "
+        "`strict_loading=False` on the module and `strict=True` given, ValueError '... in conflict with "
+        "`strict_loading`'",
+        "another warning text; another message",
+        "module_saving.py (load_from_checkpoint)",
+        (
+            _P + "core/test_saving.py::test_load_from_checkpoint_warn_on_empty_state_dict",
+            _P + "core/test_saving.py::test_load_from_checkpoint_strict",
+        ),
+    ),
+    Item(
+        "profilers",
+        "SimpleProfiler: report not written to the log, `profilers.simple` module missing",
+        "e",
+        "`SimpleProfiler()` logs its 'Profiler Report' (once per stage) and writes `fit-<name>.txt` in "
+        "`trainer.log_dir` (a str); `lightning.pytorch.profilers.simple` is a module (tests patch `math.fsum` in it)",
+        "no report in the log; `trainer.log_dir` a Path; no such module path",
+        "profilers/ (SimpleProfiler.summary/describe), pytorch/profilers/__init__.py",
+        (
+            _P + "profilers/test_profiler.py::test_simple_profiler_dirpath",
+            _P + "profilers/test_profiler.py::test_simple_profiler_with_nonexisting_log_dir",
+            _P + "profilers/test_profiler.py::test_simple_profiler_logs",
+            _P + "profilers/test_profiler.py::test_simple_profiler_uses_math_fsum",
+        ),
+    ),
+    Item(
+        "callbacks",
+        "RichProgressBar: `progress` is None after the run; fast_dev_run's DummyLogger",
+        "c",
+        "`RichProgressBar.progress` (the rich Progress with its tasks: sanity, train, val counters) stays readable "
+        "after fit/validate; `trainer.logger` is a DummyLogger under `fast_dev_run`",
+        "`progress` is None once the run ends; the logger is None",
+        "callbacks/progress.py:RichProgressBar",
+        (
+            _P + "callbacks/progress/test_rich_progress_bar.py::test_rich_progress_bar_update_counts",
+            _P + "callbacks/progress/test_rich_progress_bar.py::test_rich_progress_bar_num_sanity_val_steps",
+            _P + "callbacks/progress/test_rich_progress_bar.py::test_rich_progress_bar_counter_with_val_check_interval",
+            _P + "callbacks/progress/test_rich_progress_bar.py::test_rich_progress_bar_metrics_fast_dev_run",
+        ),
     ),
 ]
