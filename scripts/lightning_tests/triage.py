@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def evidence(outcome: Outcome) -> str:
-    """What an item's ``messages`` are looked for in: the first error line and the traceback's file:line."""
-    return " ".join([outcome.message, *(f"{path}:{line}" for path, line, _ in outcome.traceback)])
+    """What an item's ``messages`` are looked for in: the error's lines and the traceback's file:line."""
+    locations = [f"{path}:{line}" for path, line, _ in outcome.traceback]
+    return " ".join([outcome.message, *outcome.detail, *locations])
 
 
 def matches(item: Item, nodeid: str, message: str = "") -> bool:

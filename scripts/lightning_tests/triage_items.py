@@ -1860,4 +1860,81 @@ ITEMS: list[Item] = [
             _P + "callbacks/progress/test_rich_progress_bar.py::test_rich_progress_bar_metrics_fast_dev_run",
         ),
     ),
+    # ------------------------------------------------------------------------------------------------ callbacks (2)
+    Item(
+        "callbacks",
+        "Callbacks from `configure_callbacks` are not all added to `trainer.callbacks`",
+        "e",
+        "the callbacks `configure_callbacks()` returns are appended to `trainer.callbacks` at every fit (replacing "
+        "the Trainer's callbacks of the same type), Mock(spec=Callback) included",
+        "some returned callbacks are missing from `trainer.callbacks`",
+        "trainer/setup.py (configure_callbacks merge)",
+        (
+            _P + "callbacks/test_callbacks.py::test_callbacks_configured_in_model",
+            _P + "callbacks/test_callbacks.py::test_configure_callbacks_hook_multiple_calls",
+        ),
+    ),
+    Item(
+        "callbacks",
+        "Resuming without some checkpointed callbacks: warning text",
+        "g",
+        "UserWarning 'Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be "
+        "provided during `Trainer` instantiation. Please add the following callbacks: [...]'",
+        "another warning text",
+        "trainer/checkpointing/contents.py (callback states on restore)",
+        (_P + "callbacks/test_callbacks.py::test_resume_incomplete_callbacks_list_warning",),
+    ),
+    Item(
+        "callbacks",
+        "DeviceStatsMonitor: no error without a logger; stages logged differently; module path missing",
+        "e",
+        "DeviceStatsMonitor with `logger=False` raises MisconfigurationException 'Cannot use `DeviceStatsMonitor` "
+        "callback with `Trainer(logger=False)`'; it logs device stats for train/validation/test stages with their "
+        "prefixes; `lightning.pytorch.callbacks.device_stats_monitor` is a module",
+        "no error; stage prefixes not as Lightning's; no such module path",
+        "callbacks/monitors.py:DeviceStatsMonitor",
+        (_P + "callbacks/test_device_stats_monitor.py",),
+    ),
+    Item(
+        "callbacks",
+        "Timer: `Trainer(max_time=...)` adds no Timer; messages and log differ; `callbacks.timer` path missing",
+        "e",
+        "`Trainer(max_time=...)` adds a `Timer` callback to `trainer.callbacks`; stopping logs INFO 'Time limit "
+        "reached.'; a bad duration raises '... format DD:HH:MM:SS', a bad interval 'Unsupported parameter value'; "
+        "`lightning.pytorch.callbacks.timer` is a module",
+        "no Timer in `trainer.callbacks` (max_time is handled inside the loop); no log line; accelplug's words; no "
+        "module path",
+        "trainer/loops/limits.py (max_time), callbacks/timer.py:Timer",
+        (_P + "callbacks/test_timer.py",),
+    ),
+    Item(
+        "callbacks",
+        "ThroughputMonitor: crash with validation; `measure_flops`/`get_available_flops` paths",
+        "f",
+        "ThroughputMonitor works with validation during fit; `lightning.fabric.utilities.throughput.measure_flops` "
+        "exists and `lightning.pytorch.callbacks.throughput_monitor.get_available_flops` can be patched",
+        "StopIteration raised from the plugin registry during fit with validation (registry.py -> isolation.py); "
+        "the module paths lack those names",
+        "callbacks/throughput_monitor.py, registry.py (device FLOPs lookup), isolation.py",
+        (_P + "callbacks/test_throughput_monitor.py",),
+    ),
+    Item(
+        "callbacks",
+        "GradientAccumulationScheduler with `accumulate_grad_batches`: message",
+        "g",
+        "ValueError/MisconfigurationException '... `accumulate_grad_batches` and are using the "
+        "`GradientAccumulationScheduler` callback'",
+        "accelplug's words",
+        "trainer/options/checks.py",
+        (_P + "callbacks/test_gradient_accumulation_scheduler.py::test_raises_when_accumulate_grad_batches_*",),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.callbacks.rich_model_summary` and `utilities.model_summary.summarize` missing",
+        "b",
+        "`lightning.pytorch.callbacks.rich_model_summary` (patched by tests) and `summarize(model)`",
+        "missing module paths/names",
+        "pytorch/callbacks/__init__.py, pytorch/utilities/__init__.py",
+        (_P + "callbacks/test_rich_model_summary.py",),
+    ),
 ]
