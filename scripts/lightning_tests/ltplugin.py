@@ -124,6 +124,10 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
     if not path or report.outcome != "failed":
         return
     message, kind = _first_error_line(report)  # type: ignore[arg-type]
+    errors = [line[4:].strip() for line in report.longreprtext.splitlines() if line.startswith("E   ")]
+    if message.startswith("ImportError while importing test module") and errors:
+        message = errors[-1][:500]  # the import's own error, not pytest's preamble
+        kind = message.split(":", 1)[0] if ":" in message else kind
     record = {
         "nodeid": report.nodeid,
         "when": "collect",

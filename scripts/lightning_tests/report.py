@@ -176,6 +176,21 @@ def write_report(args: argparse.Namespace) -> int:
                 doc.append(f"- ({letter}) {text}: {categories.get(letter, 0)}")
             doc.append("")
         doc += [*table, ""]
+    plain_tests, plain_collect = read(args.out / "accelplug-plain" / "results.jsonl")
+    if plain_collect:
+        by_error: dict[str, list[str]] = {}
+        for file, failure in sorted(plain_collect.items()):
+            by_error.setdefault(failure.message, []).append(file)
+        doc += [
+            "## Why test files do not import under the plain redirect",
+            "",
+            f"{len(plain_collect)} test files fail to import when Lightning's names are only redirected (no "
+            "placeholders), for these reasons (a file counts under the first import that fails):",
+            "",
+        ]
+        for message, files in sorted(by_error.items(), key=lambda kv: -len(kv[1])):
+            doc.append(f"- {len(files)} files: `{message}`")
+        doc.append("")
     if substitutions:
         doc += ["## What placeholder mode filled in", "", "| kind: name | files importing it |", "|---|---|"]
         doc += [f"| `{name}` | {len(users)} |" for name, users in sorted(substitutions.items())]

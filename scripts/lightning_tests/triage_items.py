@@ -1937,4 +1937,15 @@ ITEMS: list[Item] = [
         "pytorch/callbacks/__init__.py, pytorch/utilities/__init__.py",
         (_P + "callbacks/test_rich_model_summary.py",),
     ),
+    Item(
+        "private",
+        "Tests that reach a private attribute of a Trainer, loop or callback (found in the error's text)",
+        "a",
+        "the test (or a callback it defines) reads or patches a `_`-attribute of Lightning's objects "
+        "(`fit_loop._skip_backward`, ...), so the failure shows an AttributeError on a private name",
+        "accelplug's objects have other private parts",
+        "-",
+        (),
+        messages=("object has no attribute '_", "does not have the attribute '_"),
+    ),
 ]
