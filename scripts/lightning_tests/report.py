@@ -176,7 +176,7 @@ def write_report(args: argparse.Namespace) -> int:
                 doc.append(f"- ({letter}) {text}: {categories.get(letter, 0)}")
             doc.append("")
         doc += [*table, ""]
-    plain_tests, plain_collect = read(args.out / "accelplug-plain" / "results.jsonl")
+    _, plain_collect = read(args.out / "accelplug-plain" / "results.jsonl")
     if plain_collect:
         by_error: dict[str, list[str]] = {}
         for file, failure in sorted(plain_collect.items()):
