@@ -52,6 +52,7 @@ _LOG = _P + "trainer/logging_/"
 _DL = _P + "trainer/test_dataloaders.py::"
 _MC = _P + "checkpointing/test_model_checkpoint.py::"
 _F = "tests_fabric/test_fabric.py::"
+_TR = _P + "trainer/test_trainer.py::"
 _L = _P + "loops/"
 _T = _P + "tuner/test_scale_batch_size.py::"
 
@@ -66,7 +67,7 @@ ITEMS: list[Item] = [
         "no `core.optimizer.LightningOptimizer`; accelplug's wrapper is not an Optimizer subclass, so the demo "
         "model's assertion fails in the first step",
         "pytorch/core/__init__.py (no optimizer module), trainer/loops/managed_optimizer.py (the wrapper class)",
-        (),
+        (_P + "profilers/test_profiler.py::test_pytorch_profiler_trainer_fit[ManualOptimBoringModel-*",),
         messages=("boring_classes.py:283",),
     ),
     # ------------------------------------------------------------------------------------------------ logging
@@ -125,6 +126,7 @@ ITEMS: list[Item] = [
         (
             _LOG + "test_train_loop_logging.py::test_log_metrics_epoch_step_values",
             _LOG + "test_train_loop_logging.py::test_log_on_train_start",
+            _P + "trainer/test_trainer.py::test_log_every_n_steps",
         ),
     ),
     Item(
@@ -393,12 +395,14 @@ ITEMS: list[Item] = [
         "`DataModule.save_hyperparameters(Namespace | dict)` crashes",
         "f",
         "`save_hyperparameters(argparse.Namespace)` or `save_hyperparameters(dict)` stores the items as hparams",
-        "TypeError: unhashable type: 'Namespace' / 'dict'",
+        "TypeError: unhashable type: 'Namespace' / 'dict' (test_hparams.py calls it at import, so the whole file "
+        "of 70 hyper-parameter tests fails to import)",
         "datamodule.py:LightningDataModule.save_hyperparameters",
         (
             _P + "core/test_datamodules.py::test_hyperparameters_saving",
             _P + "loggers/test_logger.py::test_log_hyperparams_key_collision",
         ),
+        messages=("datamodule.py:88",),
     ),
     Item(
         "hooks",
@@ -431,7 +435,6 @@ ITEMS: list[Item] = [
             _P + "tuner/test_lr_finder.py::test_lr_finder_with_early_stopping",
             _P + "loggers/test_logger.py::test_custom_logger",
             _P + "loggers/test_logger.py::test_multiple_loggers",
-            _P + "trainer/test_trainer.py::*",
         ),
         messages=("'LoopState' object has no attribute 'finished'",),
     ),
@@ -461,6 +464,7 @@ ITEMS: list[Item] = [
             _P + "core/test_lightning_module.py::test_fabric_log",
             _P + "core/test_lightning_module.py::test_fabric_log_dict",
             _P + "core/test_lightning_module.py::test_fabric_logger_access",
+            _P + "models/test_fabric_integration.py::test_fabric_boring_lightning_module_manual",
         ),
     ),
     Item(
@@ -501,15 +505,16 @@ ITEMS: list[Item] = [
     # ------------------------------------------------------------------------------------------------ loggers
     Item(
         "loggers",
-        "`trainer.log_dir` is a Path",
+        "`trainer.log_dir` and `trainer.default_root_dir` are Paths",
         "e",
-        "`trainer.log_dir` is a str equal to `trainer.logger.log_dir`",
+        "`trainer.log_dir` is a str equal to `trainer.logger.log_dir`; `default_root_dir` a str ('~' expanded)",
         "a `pathlib.Path`; with a mocked logger, TypeError",
         "trainer/properties.py:TrainerProperties.log_dir",
         (
             _P + "loggers/test_tensorboard.py::test_tensorboard_hparams_reload",
             _P + "loggers/test_tensorboard.py::test_tensorboard_save_hparams_to_yaml_once",
             _LOG + "test_distributed_logging.py::test_first_logger_call_in_subprocess",
+            _P + "trainer/test_trainer.py::test_expand_home_trainer",
         ),
     ),
     # ------------------------------------------------------------------------------------------------ hooks (2)
@@ -888,13 +893,15 @@ ITEMS: list[Item] = [
         "paths",
         "`lightning.pytorch.trainer.states` (TrainerFn, RunningStage, TrainerStatus) missing",
         "b",
-        "`from lightning.pytorch.trainer.states import RunningStage, TrainerFn`; a stage's `dataloader_prefix`",
+        "`from lightning.pytorch.trainer.states import RunningStage, TrainerFn`; a stage's `dataloader_prefix`; "
+        "`test_cli.py` reads `TrainerFn` values at import, so the whole CLI file waits for this module",
         "no `trainer.states` module",
         "pytorch/trainer/__init__.py",
         (
             _P + "trainer/flags/test_overfit_batches.py::test_overfit_batch_limits_eval",
             _DL + "test_inf_dataloader_raise_error_with_partial_batch_limits",
         ),
+        messages=("lightning.pytorch.trainer.states",),
     ),
     Item(
         "paths",
@@ -913,6 +920,7 @@ ITEMS: list[Item] = [
         "no `core.saving` module",
         "pytorch/core/__init__.py",
         (_P + "loggers/test_csv.py::test_log_hyperparams",),
+        messages=("lightning.pytorch.core.saving",),
     ),
     Item(
         "paths",
@@ -1304,6 +1312,7 @@ ITEMS: list[Item] = [
         (
             _P + "trainer/optimization/test_optimizers.py::test_none_optimizer",
             _P + "trainer/optimization/test_optimizers.py::test_lr_scheduler_with_extra_keys_warns",
+            _P + "trainer/test_trainer.py::test_trainer_access_in_configure_optimizers",
         ),
     ),
     Item(
@@ -1693,6 +1702,9 @@ ITEMS: list[Item] = [
             _P + "strategies/test_model_parallel.py::test_configure_model_required",
             _P + "strategies/test_model_parallel.py::test_meta_device_materialization",
             _P + "strategies/launchers/test_multiprocessing.py::test_collect_rank_zero_results",
+            _P + "trainer/test_trainer.py::test_trainer_predict_grad",
+            _P + "trainer/test_trainer.py::test_trainer_predict_no_return",
+            _P + "trainer/test_trainer.py::test_init_module_context",
         ),
     ),
     Item(
@@ -1740,7 +1752,10 @@ ITEMS: list[Item] = [
             _P + "strategies/test_ddp_integration.py::test_configure_launcher_create_processes_externally",
             _P + "strategies/test_ddp_integration.py::test_incorrect_ddp_script_spawning",
         ),
-        messages=("lightning.fabric.plugins.environments",),
+        messages=(
+            "lightning.fabric.plugins.environments",
+            "module 'accelplug.fabric.plugins' has no attribute 'environments'",
+        ),
     ),
     Item(
         "flags",
@@ -1882,7 +1897,10 @@ ITEMS: list[Item] = [
         "provided during `Trainer` instantiation. Please add the following callbacks: [...]'",
         "another warning text",
         "trainer/checkpointing/contents.py (callback states on restore)",
-        (_P + "callbacks/test_callbacks.py::test_resume_incomplete_callbacks_list_warning",),
+        (
+            _P + "callbacks/test_callbacks.py::test_resume_incomplete_callbacks_list_warning",
+            _P + "trainer/test_trainer.py::test_on_load_checkpoint_missing_callbacks",
+        ),
     ),
     Item(
         "callbacks",
@@ -1947,5 +1965,182 @@ ITEMS: list[Item] = [
         "-",
         (),
         messages=("object has no attribute '_", "does not have the attribute '_"),
+    ),
+    # ------------------------------------------------------------------------------------------------ models
+    Item(
+        "paths",
+        "`lightning.pytorch.accelerators.XLAAccelerator` (and `fabric.accelerators.XLAAccelerator`) missing",
+        "b",
+        "`XLAAccelerator.is_available()` answers (False without torch_xla); test files call it at import in "
+        "`skipif` conditions",
+        "missing, so test_tpu.py and test_all_gather_grad.py do not import",
+        "pytorch/accelerators.py, fabric/accelerators.py",
+        (),
+        messages=("XLAAccelerator",),
+    ),
+    Item(
+        "strategies",
+        "Mixed precision plugins have no `device`",
+        "c",
+        "`trainer.precision_plugin.device` ('cpu'/'cuda') on MixedPrecision",
+        "AttributeError: 'FP16MixedPrecision' object has no attribute 'device'",
+        "precision/ (FP16MixedPrecision, BF16MixedPrecision)",
+        (_P + "models/test_amp.py::test_amp_cpus",),
+    ),
+    Item(
+        "fabric",
+        "`fabric.setup` refuses a Mock as the module",
+        "d",
+        "`fabric.setup(Mock(spec=LightningModule))` is accepted (Fabric calls the module's hooks)",
+        "MisconfigurationException 'expected a torch.nn.Module, got a Mock'",
+        "fabric/preparation.py",
+        (_P + "models/test_fabric_integration.py::test_fabric_call_lightning_module_hooks",),
+    ),
+    Item(
+        "checkpoint",
+        "Resume errors and warnings: other type/words",
+        "g",
+        "`fit(ckpt_path=<missing file>)` raises FileNotFoundError 'Checkpoint file not found: ...'; resuming from a "
+        "checkpoint saved mid-epoch warns 'You're resuming from a checkpoint that ended before the epoch ended'",
+        "MisconfigurationException 'no such file'; another warning text",
+        "trainer/checkpointing/format.py, trainer/checkpointing/auto_resume.py, trainer/checkpointing/contents.py",
+        (
+            _P + "models/test_restore.py::test_try_resume_from_non_existing_checkpoint",
+            _P + "models/test_restore.py::test_restarting_mid_epoch_raises_warning",
+        ),
+    ),
+    Item(
+        "hooks",
+        "`to_torchscript`/`to_tensorrt`: messages; nested modules need a Trainer",
+        "g",
+        "ValueError 'The 'method' parameter only supports 'script' or 'trace'', '... requires either "
+        "`example_inputs` or `model.example_input_array`', ModuleNotFoundError '`BoringModel.to_tensorrt` requires "
+        "`torch_tensorrt` to be installed'; scripting a module with nested LightningModules works without a Trainer",
+        "accelplug's words; RuntimeError 'GrandChild is not attached to a Trainer' while scripting",
+        "module_saving.py (to_torchscript, to_tensorrt), module.py:LightningModule.trainer",
+        (
+            _P + "models/test_torchscript.py::test_torchcript_invalid_method",
+            _P + "models/test_torchscript.py::test_torchscript_with_no_input",
+            _P + "models/test_torchscript.py::test_torchscript_script_recursively",
+            _P + "models/test_torch_tensorrt.py::test_missing_tensorrt_package",
+        ),
+    ),
+    Item(
+        "paths",
+        "`lightning.fabric.utilities.cloud_io.get_filesystem` missing",
+        "b",
+        "`get_filesystem(path)` returns the fsspec filesystem of a path",
+        "no `fabric.utilities.cloud_io` module",
+        "fabric/utilities/__init__.py",
+        (),
+        messages=("cloud_io.get_filesystem",),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.utilities.migration` (migrate_checkpoint, pl_legacy_patch) and `__version__` missing",
+        "b",
+        "`lightning.pytorch.__version__` and `utilities.migration.migrate_checkpoint/pl_legacy_patch` upgrade old "
+        "checkpoints",
+        "no `__version__` on accelplug.pytorch, no migration module",
+        "pytorch/__init__.py, pytorch/utilities/__init__.py",
+        (_P + "utilities/migration/*",),
+    ),
+    Item(
+        "profilers",
+        "PyTorchProfiler helpers and the profiler-name message",
+        "b",
+        "`lightning.pytorch.profilers.pytorch.RegisterRecordFunction` and its `warning_cache` (patched by tests); an "
+        "unknown `profiler='...'` string raises MisconfigurationException with Lightning's text",
+        "missing names; accelplug's words",
+        "profilers/pytorch.py, trainer/options/entries.py",
+        (
+            _P + "profilers/test_profiler.py::test_register_record_function",
+            _P + "profilers/test_profiler.py::test_trainer_profiler_incorrect_str_arg",
+            _P + "profilers/test_profiler.py::test_pytorch_profiler_raises_warning_for_limited_steps",
+        ),
+    ),
+    # ------------------------------------------------------------------------------------------------ trainer
+    Item(
+        "flags",
+        "A KeyboardInterrupt inside `fit` ends the whole process",
+        "f",
+        "a KeyboardInterrupt raised during fit (here by a callback) is caught: `on_exception` hooks (callbacks, "
+        "strategy, datamodule) run, `trainer.interrupted` is True, `trainer.state.status` 'interrupted', and fit "
+        "returns",
+        "it propagates out of `fit` and interrupted the pytest session; the run deselects these tests "
+        "(`-k 'not KeyboardInterrupt and not test_keyboard_interrupt and not test_on_exception_hook'`) to measure "
+        "the rest of the file",
+        "trainer/process/interrupts.py, trainer/stages.py (exception handling around the loops)",
+        (
+            _TR + "test_on_exception_hook",
+            _TR + "test_keyboard_interrupt",
+            _TR + "test_trainer_calls_strategy_on_exception[KeyboardInterrupt]",
+            _TR + "test_trainer_calls_datamodule_on_exception[KeyboardInterrupt]",
+        ),
+    ),
+    Item(
+        "checkpoint",
+        "`ckpt_path` 'best'/'last'/None in validate/test/predict: Lightning's warnings and errors",
+        "e",
+        "`validate/test/predict(ckpt_path=None)` after fit warns and uses the best checkpoint; `ckpt_path='last'` "
+        "with no checkpoint warns and uses the current weights; 'best' without a monitoring ModelCheckpoint raises "
+        "ValueError '... is not configured to save the best model'; a missing file raises FileNotFoundError",
+        "no warnings; 'last' with no checkpoint raises; other messages; MisconfigurationException 'no such file'",
+        "trainer/checkpointing/auto_resume.py, trainer/checkpointing/format.py, trainer/stages.py",
+        (
+            _TR + "test_checkpoint_path_input",
+            _TR + "test_checkpoint_path_input_last",
+            _TR + "test_tested_checkpoint_path_best",
+        ),
+    ),
+    Item(
+        "flags",
+        "Trainer misuse errors: other types and messages",
+        "g",
+        "TypeError for `fit(nn.Linear)` ('`model` must be a `LightningModule`'), for validate/test/predict without "
+        "a module ('requires a `LightningModule`'), for `gradient_clip_val=(1, 2)`; AttributeError for "
+        "`save_checkpoint` with no model; MisconfigurationException with Lightning's words for `max_epochs`, "
+        "`check_val_every_n_epoch`, `gradient_clip_algorithm`",
+        "MisconfigurationException (a ValueError) in accelplug's words",
+        "trainer/options/entries.py:validate_options, trainer/options/arguments.py, trainer/properties.py, "
+        "trainer/trainer.py:Trainer.save_checkpoint",
+        (
+            _TR + "test_trainer_error_when_input_not_lightning_module",
+            _TR + "test_exception_when_lightning_module_is_not_set_on_trainer",
+            _TR + "test_invalid_gradient_clip_value",
+            _TR + "test_trainer_save_checkpoint_no_model_attached",
+            _TR + "test_trainer_max_steps_and_epochs_validation",
+            _TR + "test_check_val_every_n_epoch_exception",
+            _TR + "test_invalid_gradient_clip_algo",
+        ),
+    ),
+    Item(
+        "limits",
+        "`min_steps`/`min_epochs` not reached: the info message is not given once",
+        "e",
+        "when a stop is requested before `min_epochs`/`min_steps`, Lightning logs once '... was signaled to stop "
+        "but the required `min_epochs=...` or `min_steps=...` has not been met'",
+        "no such message",
+        "trainer/loops/fit.py (stop handling), trainer/loops/limits.py",
+        (_TR + "test_trainer_min_steps_and_min_epochs_not_reached",),
+    ),
+    Item(
+        "data",
+        "A loader over an IterableDataset with a sampler crashes when re-made",
+        "f",
+        "a DataLoader over an IterableDataset keeps working when the Trainer wraps/re-instantiates it (no sampler "
+        "is passed for an IterableDataset)",
+        "ValueError 'DataLoader with IterableDataset: expected unspecified sampler option'",
+        "data/loaders.py (re-instantiation with a sampler)",
+        (_TR + "test_index_batch_sampler_wrapper_with_iterable_dataset",),
+    ),
+    Item(
+        "paths",
+        "`lightning.pytorch.strategies.strategy` module path missing",
+        "b",
+        "`lightning.pytorch.strategies.strategy.Strategy.on_exception` can be patched (the module exists)",
+        "no such module",
+        "pytorch/strategies.py",
+        (_TR + "test_trainer_calls_strategy_on_exception[RuntimeError]",),
     ),
 ]
