@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -31,6 +32,11 @@ def _counts(outcomes: list[Outcome]) -> Counter[str]:
 
 def _cell(counts: Counter[str]) -> str:
     return " / ".join(str(counts.get(name, 0)) for name in OUTCOMES)
+
+
+def _local(text: str, tests_dir: Path) -> str:
+    """A message without this machine's folders (the checkout's and the tests')."""
+    return text.replace(f"{REPO}/", "").replace(f"{tests_dir}/", "")
 
 
 def _commit() -> str:
@@ -119,10 +125,10 @@ def write_report(args: argparse.Namespace) -> int:
                     "id": nodeid,
                     "outcome": got.outcome,
                     "phase": got.when,
-                    "first_error": got.message,
+                    "first_error": _local(got.message, tests_dir),
                     "category": category,
                     "behaviour": item.title if item is not None else None,
-                    "classifier_key": triage.key,
+                    "classifier_key": re.sub(r"\(/[^)]*\)?", "(…)", _local(triage.key, tests_dir)),
                 }
             )
         category_totals[set_name] = categories
@@ -189,7 +195,7 @@ def write_report(args: argparse.Namespace) -> int:
             "",
         ]
         for message, files in sorted(by_error.items(), key=lambda kv: -len(kv[1])):
-            doc.append(f"- {len(files)} files: `{message}`")
+            doc.append(f"- {len(files)} files: `{_local(message, tests_dir)}`")
         doc.append("")
     if substitutions:
         doc += ["## What placeholder mode filled in", "", "| kind: name | files importing it |", "|---|---|"]
