@@ -125,12 +125,13 @@ def write_report(args: argparse.Namespace) -> int:
                     "id": nodeid,
                     "outcome": got.outcome,
                     "phase": got.when,
-                    "first_error": _local(got.message, tests_dir),
+                    "first_error": _local(got.message, tests_dir)[:300],
                     "category": category,
                     "behaviour": item.title if item is not None else None,
-                    "classifier_key": re.sub(r"\(/[^)]*\)?", "(…)", _local(triage.key, tests_dir)),
                 }
             )
+            if item is None:  # the classifier's grouping key, for a failure no behaviour item names yet
+                failures[-1]["classifier_key"] = re.sub(r"\(/[^)]*\)?", "(…)", _local(triage.key, tests_dir))
         category_totals[set_name] = categories
     subs_path = args.out / "accelplug-placeholders" / "substitutions.jsonl"
     if subs_path.exists():
@@ -202,13 +203,9 @@ def write_report(args: argparse.Namespace) -> int:
         doc += [f"| `{name}` | {len(users)} |" for name, users in sorted(substitutions.items())]
         doc.append("")
     args.markdown.write_text("\n".join(doc), encoding="utf-8")
-    args.json.write_text(
-        json.dumps(
-            {"lightning_tag": LIGHTNING_TAG, "accelplug_commit": _commit(), "failures": failures},
-            indent=1,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    # one failing test per line: small, and a re-run's diff shows which tests changed
+    lines = [json.dumps(failure, ensure_ascii=False) for failure in failures]
+    header = json.dumps({"lightning_tag": LIGHTNING_TAG, "accelplug_commit": _commit()})[:-1]
+    args.json.write_text(header + ', "failures": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
     print(f"wrote {args.markdown} and {args.json} ({len(failures)} failing tests)")
     return 0
