@@ -95,7 +95,9 @@ class Precision(RunPrecision):
         return "32-true"
 
     def _make_numerics(self) -> RunPrecision:
-        return _BY_NAME[self._numerics_name()](self.device_type)
+        numerics = _BY_NAME[self._numerics_name()](self.device_type)
+        numerics.cache_casts = False  # Lightning's Trainer plugins autocast without the weight-cast cache
+        return numerics
 
     @property
     def numerics(self) -> RunPrecision:
