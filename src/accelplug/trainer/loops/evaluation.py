@@ -26,6 +26,7 @@ from ..logging.collector import LogCollector
 from ..state import Stage
 from .counters import EvaluationRecord
 from .limits import batch_limit, count_batches, epoch_length
+from .modes import ModuleModes
 from .readback import finish_eval_epoch, output_scalars
 from .transfer import transfer_batch
 
@@ -154,9 +155,11 @@ class EvaluationLoop:
         """One pass over every loader; the metrics (all loaders together) as floats."""
         hooks, module = self.run.hooks, self.run.module
         loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
-        was_training = module.training
-        module.eval()
-        hooks.call_module(f"on_{self.prefix}_model_eval")
+        modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
+        if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
+            module.eval()
+        else:
+            hooks.call_module(f"on_{self.prefix}_model_eval")  # the module's own way into eval mode
         hooks.call(f"on_{self.prefix}_start")
         collector = LogCollector(bar=self.run.state.progress_bar_metrics)
         self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
@@ -182,8 +185,9 @@ class EvaluationLoop:
         hooks.call(f"on_{self.prefix}_epoch_end")
         metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
         hooks.call(f"on_{self.prefix}_end")
-        if was_training:
-            module.train()
+        if hooks.module_hook(f"on_{self.prefix}_model_train") is None:
+            modes.restore(module)
+        else:
             hooks.call_module(f"on_{self.prefix}_model_train")
         return metrics
 
