@@ -27,7 +27,7 @@ from ..state import Stage
 from .counters import EvaluationRecord
 from .limits import batch_limit, count_batches, epoch_length
 from .modes import ModuleModes
-from .readback import finish_eval_epoch, output_scalars
+from .readback import finish_eval_epoch, output_scalars, returns_metrics
 from .transfer import transfer_batch
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ class EvaluationLoop:
         self._seen: dict[int, int] = {}
         self._recorded = False
         self.arity = step_accepts(self.method)
+        #: whether returned scalars are metrics (a plain module's are; a LightningModule logs with self.log only)
+        self.returned_metrics = returns_metrics(run.module)
 
     @property
     def loaders(self) -> list[Any]:
@@ -219,7 +221,7 @@ class EvaluationLoop:
             run.router.fx = f"{self.prefix}_step"
             with self.step_context(), hooks.strategy_span(self.step_name):
                 output = self._step(batch, batch_idx, extra)
-            for name, value in output_scalars(output, f"{self.short}_loss").items():
+            for name, value in output_scalars(output if self.returned_metrics else None, f"{self.short}_loss").items():
                 key = name + suffix
                 value = value.to(device=run.device, dtype=torch.float32)
                 returned[key] = returned[key] + value if key in returned else value
