@@ -65,6 +65,9 @@ _EXPORTS = {
     "Trainer": "accelplug.trainer",
     "get_registry": "accelplug.registry",
     "hookimpl": "accelplug.hookspecs",
+    # lightning.pytorch's banner, for a script that imports accelplug where it imported lightning.pytorch
+    "cli_lightning_logo": "accelplug.lightning_cli",
+    "LIGHTNING_LOGO": "accelplug.lightning_cli",
     "select": "accelplug.selection",
 }
 
@@ -72,6 +75,7 @@ _EXPORTS = {
 _ALIASES = {"Module": "LightningModule", "DataModule": "LightningDataModule"}
 
 __all__ = [
+    "LIGHTNING_LOGO",
     "Accelerator",
     "AcceleratorRegistry",
     "AcceleratorUnavailableError",
@@ -123,6 +127,7 @@ __all__ = [
     "WandbLogger",
     "WeightAveraging",
     "__version__",
+    "cli_lightning_logo",
     "get_registry",
     "hookimpl",
     "seed_everything",
@@ -165,6 +170,7 @@ if TYPE_CHECKING:
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .fabric import Fabric
     from .hookspecs import hookimpl
+    from .lightning_cli import LIGHTNING_LOGO, cli_lightning_logo
     from .loggers import (
         CometLogger,
         CSVLogger,

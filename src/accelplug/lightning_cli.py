@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from jsonargparse import ArgumentParser, Namespace
 
 __all__ = [
+    "LIGHTNING_LOGO",
     "ArgsType",
     "CLINotInstalledError",
     "LRSchedulerTypeUnion",
@@ -650,7 +651,8 @@ class LightningCLI:
         return arguments
 
 
-_LOGO = r"""
+#: The banner ``cli_lightning_logo`` prints (Lightning's ``LIGHTNING_LOGO`` name; accelplug's own art).
+LIGHTNING_LOGO: str = r"""
     ___                __      __
    /   | ______________/ /___  / /_  ______ _
   / /| |/ ___/ ___/ _ \/ / __ \/ / / / / __ `/
@@ -662,4 +664,4 @@ _LOGO = r"""
 
 def cli_lightning_logo() -> None:
     """Print the banner Lightning's example scripts print at start (accelplug's name, not Lightning's)."""
-    print(_LOGO)
+    print(LIGHTNING_LOGO)

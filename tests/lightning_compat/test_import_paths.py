@@ -102,3 +102,13 @@ def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "True", "False"]  # the CLI's jsonargparse loads with the CLI only
+
+
+@pytest.mark.parametrize("where", ["accelplug", "accelplug.pytorch"])
+def test_the_examples_banner_is_where_a_swapped_lightning_pytorch_import_looks(
+    where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `from lightning.pytorch import cli_lightning_logo` becomes one of these two, depending on the swap
+    module = importlib.import_module(where)
+    module.cli_lightning_logo()
+    assert capsys.readouterr().out.strip() == module.LIGHTNING_LOGO.strip() != ""

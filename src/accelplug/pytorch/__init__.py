@@ -42,6 +42,6 @@ _SUBPACKAGES = frozenset(
 def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "cli_lightning_logo":  # Lightning's examples call it first; it lives with the CLI (jsonargparse)
-        return importlib.import_module(f"{__name__}.cli").cli_lightning_logo
+    if name in ("cli_lightning_logo", "LIGHTNING_LOGO"):  # Lightning's examples call it first; it lives with the CLI
+        return getattr(importlib.import_module(f"{__name__}.cli"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
