@@ -170,7 +170,6 @@ if TYPE_CHECKING:
     from .errors import AcceleratorUnavailableError, MisconfigurationException
     from .fabric import Fabric
     from .hookspecs import hookimpl
-    from .lightning_cli import LIGHTNING_LOGO, cli_lightning_logo
     from .loggers import (
         CometLogger,
         CSVLogger,
