@@ -15,7 +15,43 @@ from ...strategies.ddp import DDPStrategy
 from ...strategies.fsdp import FSDPStrategy as _FSDPStrategy
 from ...strategies.single_device import SingleDeviceStrategy
 
-__all__ = ["DDPStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
+__all__ = ["DDPStrategy", "DeepSpeedStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
+
+#: Lightning's strategy classes that a plugin distribution gives accelplug: class name -> (the strategy's
+#: registered name, the distribution to install). Importing the name always works, as in Lightning.
+_FROM_PLUGINS = {"DeepSpeedStrategy": ("deepspeed", "accelplug-deepspeed")}
+_MISSING: dict[str, type[Strategy]] = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_PLUGINS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ...registry import get_registry
+
+    strategy, distribution = _FROM_PLUGINS[name]
+    registry = get_registry()
+    if strategy in registry.strategy_names():
+        return registry.get_strategy(strategy)
+    return _MISSING.setdefault(name, _missing_strategy(name, strategy, distribution))
+
+
+class StrategyNotInstalledError(MisconfigurationException, ModuleNotFoundError):
+    """A strategy class whose plugin distribution is not installed was instantiated (an ``ImportError``, as
+    Lightning raises where the back end is missing)."""
+
+
+def _missing_strategy(name: str, strategy: str, distribution: str) -> type[Strategy]:
+    """A stand-in importable by Lightning's name that says, when instantiated, which distribution provides it."""
+
+    def refuse(self: Strategy, *args: Any, **kwargs: Any) -> None:
+        raise StrategyNotInstalledError(
+            f"To use the `{name}`, install the plugin distribution that provides it: pip install {distribution} "
+            f"(then strategy={strategy!r} works too). Installed strategies: `accelplug list`."
+        )
+
+    doc = f"Lightning's ``{name}``, which {distribution} provides; it is not installed here."
+    return type(name, (Strategy,), {"__init__": refuse, "__module__": __name__, "__doc__": doc})
+
 
 _OPTIONS = ("activation_checkpointing_policy", "cpu_offload", "sharding_strategy", "state_dict_type")
 
