@@ -12,7 +12,9 @@ from typing import Any
 from ...errors import MisconfigurationException, did_you_mean
 from ...strategies.base import Strategy
 from ...strategies.ddp import DDPStrategy
+from ...strategies.fsdp import _FSDP1_ONLY as _FSDP1_OPTIONS
 from ...strategies.fsdp import FSDPStrategy as _FSDPStrategy
+from ...strategies.fsdp import warn_activation_checkpointing_deprecated
 from ...strategies.single_device import SingleDeviceStrategy
 
 __all__ = ["DDPStrategy", "DeepSpeedStrategy", "FSDPStrategy", "SingleDeviceStrategy", "Strategy"]
@@ -59,14 +61,22 @@ _OPTIONS = ("activation_checkpointing_policy", "cpu_offload", "sharding_strategy
 class FSDPStrategy(_FSDPStrategy):
     """accelplug's FSDP2 strategy with Lightning Fabric's defaults: ``state_dict_type="sharded"``.
 
-    Lightning's FSDP1 option ``use_orig_params=True`` is accepted (FSDP2 always keeps the original
-    parameters); any other option this strategy does not have is refused by name.
+    Lightning's FSDP1 options ``use_orig_params=True`` and ``limit_all_gathers=True`` are accepted (FSDP2 always
+    does what they ask), ``activation_checkpointing`` with Lightning's deprecation; any other option this strategy
+    does not have is refused by name.
     """
 
     def __init__(self, auto_wrap_policy: Any = None, *, state_dict_type: str = "sharded", **options: Any) -> None:
-        if options.get("use_orig_params", True) is True:
-            options.pop("use_orig_params", None)
-        unknown = [name for name in options if name not in _OPTIONS]
+        older = options.pop("activation_checkpointing", None)
+        if older is not None:
+            if options.get("activation_checkpointing_policy") is not None:  # both: the strategy refuses that
+                options["activation_checkpointing"] = older
+            else:
+                warn_activation_checkpointing_deprecated(older, stacklevel=3)
+                options["activation_checkpointing_policy"] = older
+        # torch FSDP1 options Lightning passes through: the strategy accepts those FSDP2 always honours, explains others
+        known = (*_OPTIONS, *_FSDP1_OPTIONS, "activation_checkpointing")
+        unknown = [name for name in options if name not in known]
         if unknown:
             accepted = ["auto_wrap_policy", *_OPTIONS]
             raise MisconfigurationException(
