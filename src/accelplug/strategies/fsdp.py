@@ -105,10 +105,30 @@ def _module_list_elements(root: torch.nn.Module) -> ModulePolicy:
     return lambda module: id(module) in elements
 
 
+def warn_activation_checkpointing_deprecated(value: Any, *, stacklevel: int) -> None:
+    """Lightning's deprecation of ``activation_checkpointing`` (the same modules are checkpointed), with its key
+    phrase; a ``DeprecationWarning`` pointing ``stacklevel`` frames up, at the user's line."""
+    import warnings
+
+    classes = value if isinstance(value, (list, tuple, set)) else [value]
+    warnings.warn(
+        f"`FSDPStrategy(activation_checkpointing={value})` is deprecated, use "
+        f"`FSDPStrategy(activation_checkpointing_policy={set(classes)})` instead (it checkpoints the same modules).",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+#: FSDP1 options whose value asks for what FSDP2 always does: accepted (as Lightning accepts them) and dropped.
+_FSDP2_ALWAYS = {"use_orig_params": True, "limit_all_gathers": True}
+
+
 def _check_fsdp1_options(options: dict[str, Any]) -> None:
-    """``**kwargs`` meant for torch's FSDP1: ``use_orig_params=True`` is what FSDP2 does; the rest are named."""
-    if options.get("use_orig_params", True) is True:
-        options.pop("use_orig_params", None)
+    """``**kwargs`` meant for torch's FSDP1: ``use_orig_params=True`` and ``limit_all_gathers=True`` are what FSDP2
+    does; the rest are named."""
+    for name, value in _FSDP2_ALWAYS.items():
+        if options.get(name, value) is value:
+            options.pop(name, None)
     for name in options:
         if name in _FSDP1_ONLY:
             raise MisconfigurationException(
@@ -238,6 +258,7 @@ class FSDPStrategy(DDPStrategy):
                     "FSDPStrategy got both activation_checkpointing and activation_checkpointing_policy; pass only "
                     "activation_checkpointing_policy (Lightning's newer name for the same thing)."
                 )
+            warn_activation_checkpointing_deprecated(activation_checkpointing, stacklevel=3)
             activation_checkpointing_policy = activation_checkpointing
         self.auto_wrap_policy = _policy(auto_wrap_policy, "auto_wrap_policy")
         self.activation_checkpointing_policy = _policy(
@@ -560,14 +581,22 @@ class FabricFSDPStrategy(FSDPStrategy):
 
     Lightning Fabric's ``FSDPStrategy`` (``accelplug.fabric.strategies.FSDPStrategy`` is this class).
 
-    Lightning's FSDP1 option ``use_orig_params=True`` is accepted (FSDP2 always keeps the original
-    parameters); any other option this strategy does not have is refused by name.
+    Lightning's FSDP1 options ``use_orig_params=True`` and ``limit_all_gathers=True`` are accepted (FSDP2 always
+    does what they ask), ``activation_checkpointing`` with Lightning's deprecation; any other option this strategy
+    does not have is refused by name.
     """
 
     def __init__(self, auto_wrap_policy: Any = None, *, state_dict_type: str = "sharded", **options: Any) -> None:
-        if options.get("use_orig_params", True) is True:
-            options.pop("use_orig_params", None)
-        unknown = [name for name in options if name not in _FABRIC_OPTIONS]
+        older = options.pop("activation_checkpointing", None)
+        if older is not None:
+            if options.get("activation_checkpointing_policy") is not None:  # both: the strategy refuses that
+                options["activation_checkpointing"] = older
+            else:
+                warn_activation_checkpointing_deprecated(older, stacklevel=3)
+                options["activation_checkpointing_policy"] = older
+        # torch FSDP1 options Lightning passes through: the strategy accepts those FSDP2 always honours, explains others
+        known = (*_FABRIC_OPTIONS, *_FSDP1_ONLY, "activation_checkpointing")
+        unknown = [name for name in options if name not in known]
         if unknown:
             accepted = ["auto_wrap_policy", *_FABRIC_OPTIONS]
             raise MisconfigurationException(

@@ -221,12 +221,13 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
 
 
 def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.ExitStack:
-    """While the loop trains, a LightningModule's ``optimizers()``/``manual_backward`` reach the loop's optimisation."""
+    """While the loop trains (and after it, as in Lightning), a LightningModule's ``optimizers()``/``manual_backward``
+    reach the loop's optimisation."""
     from ..core.module import LightningModule
 
     stack = contextlib.ExitStack()
     if isinstance(module, LightningModule):
-        stack.enter_context(module._optimizing_with(loop.opt))
+        stack.enter_context(module._optimizing_with(loop.opt, keep=True))  # optimizers() after the fit too
     if loop.opt.plugin_steps is not None:  # a precision plugin that drives the step reaches the loop meanwhile
         stack.enter_context(loop.opt.plugin_steps.lent())
     return stack
