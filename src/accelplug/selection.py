@@ -18,6 +18,7 @@ import torch
 
 from .accelerator import Accelerator
 from .checkpoint_plugins import CheckpointIO
+from .device_capabilities import capabilities
 from .devices import parse_devices
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
@@ -338,6 +339,11 @@ def check_precision_runs(
     """Refuse a precision ``cls`` cannot train in, naming the ones it can (``listed``: its checked own list)."""
     if not registry.can_train_in(canonical, cls, listed):
         extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
+        autocast_dtype = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}.get(canonical)
+        backend = capabilities(cls.device_type)
+        lacking = backend.autocast_refusal(autocast_dtype) if autocast_dtype and backend.is_privateuse1() else None
+        if lacking is not None:
+            extra = f": {lacking}"
         raise MisconfigurationException(
             f"precision={given!r} cannot run on {cls.name!r}{extra}. It supports: "
             f"{', '.join(repr(p) for p in registry.trainable_precisions(cls, listed))}."

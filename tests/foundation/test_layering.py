@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "accelerator",
         "accelerators",
+        "device_capabilities",
         "device_runtime",
         "environments",
         "precision",

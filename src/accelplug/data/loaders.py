@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
+from ..device_capabilities import capabilities
 from ..errors import MisconfigurationException
 
 __all__ = ["Sharding", "pin_for_cuda", "prepare_loader", "rebuild_loader", "with_distributed_sampler"]
@@ -58,8 +59,14 @@ def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
 
 
 def pin_for_cuda(loader: Any, device: torch.device) -> Any:
-    """``loader`` with ``pin_memory=True`` when batches go to a CUDA device, so copies can be async."""
-    if device.type != "cuda" or not isinstance(loader, DataLoader) or loader.pin_memory:
+    """``loader`` with ``pin_memory=True`` when batches go to a CUDA device, so copies can be async; and
+    without it when the user asked for pinning for a device whose runtime cannot pin host memory (an
+    out-of-tree backend without a pinned allocator: its loader's pinning thread would raise, or pin for
+    nothing), as :mod:`accelplug.device_capabilities` finds on the first try."""
+    pins = isinstance(loader, DataLoader) and loader.pin_memory
+    if pins and device.type not in ("cpu", "cuda", "mps") and not isinstance(loader.dataset, IterableDataset):
+        return loader if capabilities(device.type).pins_memory() else rebuild_loader(loader, pin_memory=False)
+    if device.type != "cuda" or not isinstance(loader, DataLoader) or pins:
         return loader
     if isinstance(loader.dataset, IterableDataset):
         return loader
