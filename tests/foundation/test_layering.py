@@ -34,7 +34,7 @@ graphs = _load_graph_script()
 #: Lowest first. A module may import its own layer and the layers below it (by top-level name).
 LAYERS: list[tuple[str, ...]] = [
     # torch-free basics
-    ("errors", "envvars", "devices", "_nvml", "cuda_visible", "isolation", "overrides"),
+    ("errors", "envvars", "devices", "_nvml", "cuda_visible", "isolation", "overrides", "torch_backends"),
     # hardware, precisions, strategies, the plugin spine, data handling, the shared preparation path
     (
         "accelerator",
@@ -85,7 +85,7 @@ LAYERS: list[tuple[str, ...]] = [
         "demos",
         "__init__",
     ),
-    ("cli", "__main__", "pytorch"),
+    ("cli", "__main__", "pytorch", "interop"),
 ]
 
 #: Inside ``trainer/``, lowest first: a module may import its own tier and the tiers below it. Patterns

@@ -17,6 +17,7 @@ def collect() -> ListReport:
     nonsense shows as unavailable with the cause, and is listed among the failed plugins.
     """
     from ..registry import get_registry
+    from ..torch_backends import recorded_failure
     from .reports import AcceleratorInfo, FailedPlugin, ListReport
 
     registry = get_registry()
@@ -46,6 +47,14 @@ def collect() -> ListReport:
         FailedPlugin(plugin=f.plugin, distribution=f.distribution, version=f.version, error=f.error)
         for f in registry.failures()
     ]
+    backend = recorded_failure()  # a torch.backends entry point that broke `import torch` (see cli.main)
+    if backend is not None:
+        failed.insert(
+            0,
+            FailedPlugin(
+                plugin=backend.plugin, distribution=backend.distribution, version=backend.version, error=backend.describe()
+            ),
+        )
     return ListReport(accelerators=accelerators, available=registry.available(), failed_plugins=failed)
 
 
