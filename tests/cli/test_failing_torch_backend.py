@@ -70,7 +70,8 @@ def test_list_names_the_distribution_and_the_error(cli: RunCli, env: dict[str, s
 def test_env_reports_it_among_the_failed_plugins(cli: RunCli, env: dict[str, str]) -> None:
     result = cli("env", env=env)
     assert result.returncode == 0, result.stderr
-    assert f"- FAILED {FAILED_PLUGIN} (accelplug-testbackend-fails): torch's device-backend autoloading" in result.stdout
+    line = f"- FAILED {FAILED_PLUGIN} (accelplug-testbackend-fails): torch's device-backend autoloading"
+    assert line in result.stdout
     assert ERROR in result.stdout
 
 

@@ -49,10 +49,11 @@ def collect() -> ListReport:
     ]
     backend = recorded_failure()  # a torch.backends entry point that broke `import torch` (see cli.main)
     if backend is not None:
+        error = backend.describe()
         failed.insert(
             0,
             FailedPlugin(
-                plugin=backend.plugin, distribution=backend.distribution, version=backend.version, error=backend.describe()
+                plugin=backend.plugin, distribution=backend.distribution, version=backend.version, error=error
             ),
         )
     return ListReport(accelerators=accelerators, available=registry.available(), failed_plugins=failed)
