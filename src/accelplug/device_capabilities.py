@@ -218,7 +218,7 @@ class DeviceCapabilities:
                 raise  # it worked before: this is a real failure, not a missing capability
             self._record(name, False, f"{route} raised {_first_line(exc)}")
             return False, None
-        self._record(name, True, None)
+        self._record(name, True, route)
         return True, result
 
     def _missing(self, name: str, reason: str) -> None:
@@ -316,7 +316,7 @@ class DeviceCapabilities:
             verdict = self._verdicts.get(name)
             if verdict is not None:
                 works, reason = verdict
-                rows.append(Capability(name, works, reason or "tried in this process"))
+                rows.append(Capability(name, works, reason or "worked in this process"))
                 continue
             function = {"rng_state": "get_rng_state", "pinned_memory": "pin_memory"}.get(name, name)
             if name == "pinned_memory":

@@ -170,7 +170,7 @@ def register_with_lightning() -> list[str]:
     try:
         from lightning.fabric.accelerators import ACCELERATOR_REGISTRY
         from lightning.fabric.strategies import STRATEGY_REGISTRY
-        from lightning.fabric.strategies import SingleDeviceStrategy as FabricSingleDevice
+        from lightning.fabric.strategies.single_device import SingleDeviceStrategy as FabricSingleDevice
         from lightning.pytorch.accelerators import AcceleratorRegistry
         from lightning.pytorch.strategies import SingleDeviceStrategy, StrategyRegistry
     except ImportError as exc:
