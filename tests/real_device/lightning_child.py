@@ -19,11 +19,11 @@ VULKAN = "--vulkan" in sys.argv
 if VULKAN:
     import torchvulkan  # noqa: F401 - registers the vulkan device before accelplug loads the bridge
 
-import lightning as L
-import torch
-from lightning.pytorch.plugins.precision import MixedPrecision
+import lightning as L  # noqa: E402 - after the backend, as in a user's script
+import torch  # noqa: E402 - after the backend, as in a user's script
+from lightning.pytorch.plugins.precision import MixedPrecision  # noqa: E402 - after the backend, as in a user's script
 
-from accelplug.interop.lightning_accelerators import register_with_lightning
+from accelplug.interop.lightning_accelerators import register_with_lightning  # noqa: E402 - after the backend, as in a user's script
 
 NAME = "torch_accelerator" if VULKAN else "example"
 
@@ -119,6 +119,7 @@ def main(folder: Path) -> dict[str, Any]:
         out["refused/16-mixed"] = refusal(folder, NAME, precision="16-mixed", **single)
         device_type = torch.accelerator.current_accelerator().type  # type: ignore[union-attr]
         out["16-mixed/plugin"] = fit(folder, NAME, plugins=[MixedPrecision("16-mixed", device=device_type)], **single)
+        out["16-mixed/plugin/lightning-cpu"] = fit(folder, "cpu", plugins=[MixedPrecision("16-mixed", device="cpu")])
         out["refused/bf16-plugin"] = refusal(
             folder, NAME, plugins=[MixedPrecision("bf16-mixed", device=device_type)], **single
         )

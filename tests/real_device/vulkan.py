@@ -21,7 +21,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO / "scripts" / "vulkan" / "install.sh"
-BRIDGE = REPO / "plugins" / "accelplug-torch-accelerator"
+PLUGINS = REPO / "plugins"
+#: The bridge to torch.accelerator, and an accelplug accelerator on the host CPU (for Lightning's side).
+DISTRIBUTIONS = ("accelplug-torch-accelerator", "accelplug-example")
 ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
 MODE_ENV = "TESTS_VULKAN"
 MODES = ("auto", "require", "off")
@@ -48,17 +50,8 @@ class Device:
     installation: str
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        """This environment, with lavapipe as the only Vulkan driver and only the bridge's plugin loading."""
-        env = {k: v for k, v in os.environ.items() if k != "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"}
-        env.update(
-            VK_ICD_FILENAMES=str(self.icd),
-            ACCELPLUG_PLUGINS="torch_accelerator",
-            PYTHONPATH=os.pathsep.join(filter(None, [str(self.site), str(REPO), env.get("PYTHONPATH")])),
-            OMP_NUM_THREADS="1",
-            TORCHVULKAN_PIPELINE_CACHE="0",  # nothing written under the home folder
-        )
-        env.update(extra or {})
-        return env
+        """The plugins' environment, with lavapipe as the only Vulkan driver."""
+        return plugin_env(self.site, {"VK_ICD_FILENAMES": str(self.icd), **(extra or {})})
 
 
 def _install_lavapipe(timeout: float = 600) -> str:
@@ -85,7 +78,10 @@ def _install_lavapipe(timeout: float = 600) -> str:
 
 
 def _check_torchvulkan(icd: Path) -> None:
-    probe = "import torch, torchvulkan; assert torchvulkan.is_available(); print(torch.accelerator.current_accelerator())"
+    probe = (
+        "import torch, torchvulkan; assert torchvulkan.is_available(); print(torch.accelerator.current_accelerator())"
+    )
+    probe = probe.replace("; ", "\n")
     result = subprocess.run(
         [sys.executable, "-c", probe],
         env={**os.environ, "VK_ICD_FILENAMES": str(icd)},
@@ -100,24 +96,41 @@ def _check_torchvulkan(icd: Path) -> None:
         )
 
 
-def _install_bridge(target: Path) -> None:
-    """pip-installs a copy of the bridge (setuptools leaves its build folders beside the source it builds)."""
-    source = target.parent / f"{target.name}-source"
-    shutil.copytree(BRIDGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "tests"))
+def install_plugins(target: Path) -> None:
+    """pip-installs copies of the plugins (setuptools leaves its build folders beside the source it builds)."""
+    sources = []
+    for name in DISTRIBUTIONS:
+        source = target.parent / f"{target.name}-sources" / name
+        ignored = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "tests")
+        shutil.copytree(PLUGINS / name, source, ignore=ignored, dirs_exist_ok=True)
+        sources.append(str(source))
     result = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), str(source)],
+         "--disable-pip-version-check", "--target", str(target), *sources],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     if result.returncode != 0:
-        raise AssertionError(f"pip install of the bridge failed:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(f"pip install of the plugins failed:\n{result.stdout}\n{result.stderr}")
+
+
+def plugin_env(site: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment with the installed plugins importable and autoloaded (the suite turns that off)."""
+    env = {k: v for k, v in os.environ.items() if k != "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"}
+    env.update(
+        ACCELPLUG_PLUGINS=",".join(("torch_accelerator", "example")),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(site), str(REPO), env.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+        TORCHVULKAN_PIPELINE_CACHE="0",  # nothing written under the home folder
+    )
+    env.update(extra or {})
+    return env
 
 
 def prepare(site: Path) -> Device:
-    """lavapipe installed (when missing and possible), torchvulkan checked, the bridge pip-installed into ``site``."""
+    """lavapipe installed (when missing and possible), torchvulkan checked, the plugins pip-installed into ``site``."""
     if mode() == "off":
         raise VulkanUnavailable(f"{MODE_ENV}=off")
     installation = _install_lavapipe()
     _check_torchvulkan(ICD)
-    _install_bridge(site)
+    install_plugins(site)
     return Device(icd=ICD, site=site, installation=installation)

@@ -1,10 +1,10 @@
 """Runs on the real ``vulkan`` device in a child process and prints one JSON line of what happened.
 
-``python vulkan_child.py SCENARIO FOLDER``. torchvulkan is imported first, as a user's script does for a backend
+``python vulkan_child.py FOLDER SCENARIO...``. torchvulkan is imported first, as a user's script does for a backend
 that torch does not autoload, so the bridge (``torch_accelerator``) sees ``vulkan`` when accelplug loads its
 plugins. Every scenario runs the same model on the same data on the CPU too, in this process, so the tests
-compare the two. Only tiny models: lavapipe runs each Vulkan kernel on the CPU, about a thousand times slower
-than torch's own CPU kernels on a convolution.
+compare the two. Only tiny models: lavapipe runs each Vulkan kernel on the CPU, far slower than torch's own CPU
+kernels (a small convolution takes seconds).
 """
 
 from __future__ import annotations
@@ -23,55 +23,10 @@ import torchvulkan  # noqa: F401 - registers the vulkan device before accelplug 
 
 import accelplug
 from accelplug.device_capabilities import capabilities
+from tests.real_device.models import BFloat16Touch, Classifier, Regressor, loader, tokens
 
 DEVICE = "torch_accelerator"
 EPOCHS = 3
-
-
-class Regressor(accelplug.LightningModule):
-    """A tiny MLP regression: every tensor it makes is on the module's device."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.net = torch.nn.Sequential(
-            torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(), torch.nn.Linear(16, 1)
-        )
-        self.losses: list[float] = []
-        self.devices: set[str] = set()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.net(x)
-        return out
-
-    def _loss(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        x, y = batch
-        self.devices.add(x.device.type)
-        return torch.nn.functional.mse_loss(self(x).float(), y)
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self._loss(batch)
-        self.losses.append(float(loss.detach().cpu()))
-        self.log("train_loss", loss, prog_bar=True)
-        return loss
-
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        self.log("val_loss", self._loss(batch))
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        self.log("test_loss", self._loss(batch))
-
-    def predict_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        return self(batch[0])
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return torch.optim.AdamW(self.parameters(), lr=0.01)
-
-
-def loader(pin_memory: bool = False) -> torch.utils.data.DataLoader[Any]:
-    generator = torch.Generator().manual_seed(0)
-    x = torch.randn(64, 8, generator=generator)
-    y = x.sum(dim=1, keepdim=True) + 0.1 * torch.randn(64, 1, generator=generator)
-    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16, pin_memory=pin_memory)
 
 
 def trainer(accelerator: str, folder: Path, **options: Any) -> accelplug.Trainer:
@@ -170,7 +125,7 @@ def precisions(folder: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"supported": list(accelplug.get_registry().status(_bridge()).precisions)}
     for accelerator in ("cpu", DEVICE):
         model = fresh_model()
-        trainer(accelerator, folder, precision="16-mixed").fit(model, loader())
+        trainer(accelerator, folder, precision="16-mixed", max_epochs=1).fit(model, loader())
         out[f"16-mixed/{accelerator}"] = model.losses
     for precision in ("bf16-mixed", "64-true", "bf16-true"):
         out[f"refused/{precision}"] = refusal(lambda p=precision: trainer(DEVICE, folder, precision=p))  # type: ignore[misc]
@@ -223,44 +178,6 @@ def fallbacks() -> Iterator[list[str]]:
         text = str(warning.message).split(" (Triggered internally")[0]
         if text.startswith("torchvulkan") and text not in found:
             found.append(text)
-
-
-class Classifier(Regressor):
-    """A normal small training step: embedding, LayerNorm, GELU, dropout, cross-entropy, gradient clipping."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embed = torch.nn.Embedding(32, 8)
-        self.net = torch.nn.Sequential(
-            torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(), torch.nn.Dropout(0.1), torch.nn.Linear(16, 4)
-        )
-
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.net(self.embed(tokens).mean(dim=1))
-        return out
-
-    def _loss(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        tokens, labels = batch
-        self.devices.add(tokens.device.type)
-        logits = self(tokens)
-        accuracy = (logits.argmax(dim=1) == labels).float().mean()
-        self.log("accuracy", accuracy)
-        return torch.nn.functional.cross_entropy(logits.float(), labels)
-
-
-class BFloat16Touch(Classifier):
-    """The control: one bfloat16 operation in the step, which this device runs on the CPU, must be seen
-    through the Trainer as it is in a hand-written loop (nothing in between swallows the warning)."""
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = super().training_step(batch, batch_idx)
-        return loss + 0 * loss.detach().to(torch.bfloat16).float()
-
-
-def tokens() -> torch.utils.data.DataLoader[Any]:
-    generator = torch.Generator().manual_seed(0)
-    x = torch.randint(0, 32, (32, 6), generator=generator)
-    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, x[:, 0] % 4), batch_size=8)
 
 
 def _raw_steps(model: Classifier, dtype: torch.dtype | None, autocast: torch.dtype | None) -> None:
@@ -328,8 +245,14 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, Any]]] = {
 }
 
 if __name__ == "__main__":
-    name, where = sys.argv[1], Path(sys.argv[2])
-    began = time.perf_counter()
-    result = SCENARIOS[name](where)
-    result["seconds"] = round(time.perf_counter() - began, 2)
-    print(json.dumps(result))
+    # ``vulkan_child.py FOLDER NAME...``: several scenarios in one process (each process pays torch's start-up).
+    where, names = Path(sys.argv[1]), sys.argv[2:]
+    results: dict[str, Any] = {}
+    for name in names:
+        began = time.perf_counter()
+        folder = where / name
+        folder.mkdir(parents=True, exist_ok=True)
+        results[name] = SCENARIOS[name](folder)
+        results[name]["seconds"] = round(time.perf_counter() - began, 2)
+        results[name]["folder"] = str(folder)
+    print(json.dumps(results))

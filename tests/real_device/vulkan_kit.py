@@ -26,7 +26,7 @@ class TestTheBridgeOnTorchvulkan(AcceleratorConformance):
         raises=AssertionError,
         reason="torchvulkan 0.2.1 starts its Vulkan instance to answer is_available() and device_count(), so no "
         "query can count its devices without initialising it (a process forked afterwards cannot use the device; "
-        "DataLoader workers, which only touch the CPU, are unaffected). Strict: it fails loudly once a release fixes it.",
+        "DataLoader workers, which only touch the CPU, are unaffected). Strict: fails loudly once a release fixes it.",
     )
     def test_class_level_queries_do_not_initialise_the_device_runtime(self) -> None:
         """In a fresh process: here, an earlier check has already started the runtime."""
