@@ -15,8 +15,9 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
 from ..errors import MisconfigurationException
+from ..hardware.capabilities import capabilities
 
-__all__ = ["Sharding", "prepare_loader", "rebuild_loader", "with_distributed_sampler"]
+__all__ = ["Sharding", "prepare_loader", "rebuild_loader", "unpin_where_unsupported", "with_distributed_sampler"]
 
 
 class Sharding(Protocol):
@@ -56,6 +57,17 @@ def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
         kwargs["batch_sampler"] = loader.batch_sampler
     kwargs.update(changes)
     return DataLoader(**kwargs)
+
+
+def unpin_where_unsupported(loader: Any, device: torch.device) -> Any:
+    """``loader`` without ``pin_memory`` when the user asked for pinning but batches go to an out-of-tree device
+    whose runtime cannot pin host memory (no pinned allocator): its loader's pinning thread would raise on the first
+    batch. :mod:`accelplug.hardware.capabilities` finds that on the first try. Every other loader is left as given
+    (Lightning 2.6 never changes ``pin_memory``)."""
+    pins = isinstance(loader, DataLoader) and loader.pin_memory
+    if not pins or device.type in ("cpu", "cuda", "mps") or isinstance(loader.dataset, IterableDataset):
+        return loader
+    return loader if capabilities(device.type).pins_memory() else rebuild_loader(loader, pin_memory=False)
 
 
 def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int, *, shuffle: bool | None = None) -> Any:
@@ -157,6 +169,7 @@ def prepare_loader(
         return TrainingBatches(loader)
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
+    loader = unpin_where_unsupported(loader, device)
     if strategy.is_distributed and distributed_sampler:
         from .samplers import sampler_seed
 
