@@ -299,7 +299,7 @@ def main() -> int:
             shown = {k: v for k, v in result.items() if k not in ("stderr_tail", "command")}
             print(json.dumps(shown), flush=True)
             (out / "crash_exit.json").write_text(json.dumps(report, indent=1))
-    (out / "crash_exit.md").write_text(markdown(report))
+            (out / "crash_exit.md").write_text(markdown(report))
     print(markdown(report))
     return 0 if all(r["ok"] for r in report["runs"]) else 1
 

@@ -18,8 +18,11 @@ Loops, run in the same processes in ``--rounds`` interleaved rounds with the ord
 - ``trainer``: accelplug's ``Trainer(strategy=FSDPStrategy(auto_wrap_policy={Block},
   activation_checkpointing_policy={Block}), precision="bf16-mixed", compile=True)``, the model made in
   ``trainer.init_module(empty_init=True)``;
-- ``trainer-fp8``: the same with ``plugins=[Float8Precision()]`` (torchao's float8 training of the blocks'
-  Linear layers, tensor-wise scales; needs torchao and a Hopper GPU) instead of ``precision=``.
+- ``trainer-composable``: the same with activation checkpointing by torch's composable (hook-based)
+  ``checkpoint``, what the strategy did under ``compile`` before issue 31 (the strategy now puts
+  ``torch.utils.checkpoint`` inside the compiled forward);
+- ``trainer-fp8``: the same as ``trainer`` with ``plugins=[Float8Precision()]`` (torchao's float8 training of
+  the blocks' Linear layers, tensor-wise scales; needs torchao and a Hopper GPU) instead of ``precision=``.
 
 Reported per loop: tokens/s per GPU (median over rounds, each round listed), MFU = model FLOPs per token x
 tokens/s per GPU / the GPU's dense bf16 peak (``--peak-tflops``, default 989: the H100/H200 SXM datasheet
@@ -241,10 +244,20 @@ def raw_loop(shape: Shape, data: Any, device: torch.device, lr: float) -> tuple[
 
 
 def trainer_loop(
-    shape: Shape, data: Any, device: torch.device, lr: float, *, fp8: bool = False
+    shape: Shape, data: Any, device: torch.device, lr: float, *, fp8: bool = False, composable: bool = False
 ) -> tuple[torch.nn.Module, list[float]]:
     from accelplug import Trainer
     from accelplug.strategies import FSDPStrategy
+
+    strategy_class: Any = FSDPStrategy
+    if composable:  # what the strategy did before issue 31 under compile too: torch's hook-based checkpoint
+
+        class ComposableAC(FSDPStrategy):
+            @staticmethod
+            def _checkpoint_activations(module: torch.nn.Module, compiling: bool) -> None:
+                FSDPStrategy._checkpoint_activations(module, False)
+
+        strategy_class = ComposableAC
 
     cuda = device.type == "cuda"
     precision: dict[str, Any] = {"precision": "bf16-mixed" if cuda else "32-true"}
@@ -254,7 +267,7 @@ def trainer_loop(
         precision = {"plugins": [Float8Precision()]}
     trainer = Trainer(
         accelerator=device.type, devices=int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
-        strategy=FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}),
+        strategy=strategy_class(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}),
         compile=True, max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, num_sanity_val_steps=0, use_distributed_sampler=False, **precision,
     )  # fmt: skip
@@ -303,7 +316,8 @@ def child(args: argparse.Namespace) -> None:
                 if loop == "raw":
                     model, losses = raw_loop(shape, data, device, args.lr)
                 else:
-                    model, losses = trainer_loop(shape, data, device, args.lr, fp8=loop == "trainer-fp8")
+                    fp8, composable = loop == "trainer-fp8", loop == "trainer-composable"
+                    model, losses = trainer_loop(shape, data, device, args.lr, fp8=fp8, composable=composable)
             except Exception as exc:  # one loop failing (fp8 without torchao) leaves the others' figures
                 import traceback
 
@@ -318,6 +332,7 @@ def child(args: argparse.Namespace) -> None:
                 entry["losses"] = [round(v, 4) for v in losses]
                 entry["first_steps_s"].append(round(time.perf_counter() - started - data.seconds, 1))
                 del model
+            Path(args.result_dir, f"rank{rank}.json").write_text(json.dumps(result))  # kept if the job is cut short
             torch._dynamo.reset()  # every loop compiles from scratch (inductor's on-disk cache still serves)
             gc.collect()
             if cuda:
@@ -434,7 +449,7 @@ def main() -> int:
         if errors or not entries or not entries[0]["tokens_per_s"]:
             report["loops"][loop] = {"error": errors[0] if errors else "no result (see stderr_tail)"}
             continue
-        rounds = [statistics.mean(v) for v in zip(*(e["tokens_per_s"] for e in entries), strict=True)]
+        rounds = [statistics.mean(v) for v in zip(*(e["tokens_per_s"] for e in entries), strict=False)]
         median = statistics.median(rounds)
         report["loops"][loop] = {
             "rounds": rounds,

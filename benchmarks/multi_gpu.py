@@ -172,7 +172,7 @@ def child_fsdp(args: argparse.Namespace) -> None:
     # timed from batch 2 to the last: set-up, lazy imports (DDP's first use imports dynamo: ~1.5 s) and the
     # first steps are outside the window for every loop alike
     strategies = [name for name in args.fsdp_strategy.split(",") if name]
-    if len(strategies) > 1 and world > 1:  # one group for every loop of this process, as in child_ddp
+    if world > 1:  # one group for every loop of this process, as in child_ddp (the Trainers reuse it)
         import torch.distributed as dist
 
         dist.init_process_group(
@@ -193,7 +193,9 @@ def child_fsdp(args: argparse.Namespace) -> None:
                     model, trainer_fit = _fsdp_trainer(args, strategy, example, device, (vocab, width, depth, heads))
                     trainer_fit(model, data)
             except torch.cuda.OutOfMemoryError as exc:
-                _result(args, {"rank": rank, "world": world, "oom": True, "error": str(exc)[:300]})
+                peak = torch.cuda.max_memory_allocated(device) / 2**30
+                error = f"{strategy}: peak {peak:.2f} GiB allocated before: {exc}"[:700]
+                _result(args, {"rank": rank, "world": world, "oom": True, "error": error})
                 os._exit(17)  # the launcher ends the other ranks (which would wait in a collective) at once
             figures["rounds"][strategy].append(data.timed_steps * batch * seq / data.seconds)
             if device.type == "cuda":
@@ -417,6 +419,7 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
         for strategy in group.split(","):
             entry = {k: run[k] for k in ("command", "returncode", "seconds")}
             entry.update(strategy=strategy, processes=processes, oom=oom, ok=fine)
+            entry["errors"] = [r["error"] for r in run["results"] if r.get("error")]
             if fine:
                 per_rank = [r["rounds"][strategy] for r in run["results"]]
                 entry["rounds"] = [round(sum(v), 1) for v in zip(*per_rank, strict=True)]
@@ -431,6 +434,20 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
         if expected_oom and fine:
             why = "DDP fitted under the cap: use a larger model or a lower --cap-gib"
             report["errors"].append({"what": "fsdp ddp", "error": why})
+    merged: dict[str, dict[str, Any]] = {}  # a strategy in several jobs (--fsdp-groups "raw+fsdp+fsdp+raw")
+    for r in runs:
+        if r["strategy"] not in merged:
+            merged[r["strategy"]] = r
+            continue
+        first = merged[r["strategy"]]
+        first["ok"] = first["ok"] and r["ok"]
+        first["oom"] = first["oom"] or r["oom"]
+        first.setdefault("errors", []).extend(r.get("errors", []))
+        if r.get("rounds"):
+            first["rounds"] = first.get("rounds", []) + r["rounds"]
+            first["tokens_per_s"] = statistics.median(first["rounds"])
+            first["peak_memory_gib"] = max(first.get("peak_memory_gib") or 0, r.get("peak_memory_gib") or 0)
+    runs[:] = list(merged.values())
     raw = next((r for r in runs if r["strategy"] == "raw" and r.get("rounds")), None)
     for r in runs:
         if raw is not None and r is not raw and r.get("rounds") and len(r["rounds"]) == len(raw["rounds"]):
@@ -542,6 +559,7 @@ def markdown(report: dict[str, Any]) -> str:
             shown = f"{ratio['median']:.3f} ({ratio['min']:.3f}–{ratio['max']:.3f})" if ratio else "—"
             name = names.get(r["strategy"], r["strategy"])
             lines.append(f"| {name} | {r['processes']} | {result} | {speed} | {shown} | {peak} |")
+        lines += [f"- {r['strategy']}: {e[:400]}" for r in fsdp for e in r.get("errors", [])[:1]]
         lines.append("")
     if "checkpoint" in report:
         c = report["checkpoint"]
