@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import importlib.machinery
 import importlib.util
+import math
 import os
 import re
 import signal
@@ -502,13 +503,15 @@ def _short_grace_after_failures(grace: float) -> Any:
         yield
         return
 
-    def closed(context: Any, death_sig: Any = None, timeout: float = 30) -> Any:
+    whole = math.ceil(grace)  # torch's timeout is whole seconds
+
+    def closed(context: Any, death_sig: Any = None, timeout: int = 30) -> None:
         failures = getattr(context, "_failures", None) or {}
         if any(getattr(f, "exitcode", 0) not in _SIGNAL_STOPS for f in failures.values()):
-            timeout = min(timeout, grace)
-        return close(context, death_sig, timeout)
+            timeout = min(timeout, whole)
+        close(context, death_sig, timeout)
 
-    PContext.close = closed  # type: ignore[method-assign]
+    PContext.close = closed  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
@@ -527,18 +530,18 @@ def _failure_line(exc: Exception, max_restarts: int) -> tuple[int, int, str]:
     failures = exc.failures  # type: ignore[attr-defined]
     hung = sorted(r for r, f in failures.items() if f.exitcode == HUNG_EXIT_CODE)
     # Not the ranks that only stopped for another's failure, nor those the agent's SIGTERM/SIGKILL ended after it.
-    stopped = (PEER_FAILED_EXIT_CODE, -signal.SIGTERM, -signal.SIGKILL)
-    own = {r: f for r, f in failures.items() if f.exitcode not in stopped}
-    if not own:
-        own = {r: f for r, f in failures.items() if f.exitcode != PEER_FAILED_EXIT_CODE}
+    own = {
+        r: f for r, f in failures.items() if f.exitcode not in (PEER_FAILED_EXIT_CODE, -signal.SIGTERM, -signal.SIGKILL)
+    }
+    peers = sorted(r for r, f in failures.items() if f.exitcode == PEER_FAILED_EXIT_CODE)
     if hung:
         rank, failure = hung[0], failures[hung[0]]
-    elif own:
-        rank = min(own, key=lambda r: (own[r].timestamp, r))
-        failure = own[rank]
-    else:
-        rank = min(failures)
-        failure = failures[rank]
+    elif own or not peers:
+        pool = own or failures
+        rank = min(pool, key=lambda r: (pool[r].timestamp, r))
+        failure = pool[rank]
+    else:  # the failed rank was still exiting when the agent stopped it: a survivor's message names it
+        rank, failure = peers[0], failures[peers[0]]
         recorded = failure.message.get("message") if isinstance(failure.message, dict) else None
         restarts = f" after {max_restarts} restart(s)" if max_restarts else ""
         what = recorded or f"rank {rank} stopped because another rank failed"
