@@ -10,13 +10,18 @@ child's environment:
 - ``ddp``: ResNet50 bs128 and BERT-base bs64 per GPU (bf16 autocast, data pre-made on each GPU) on 1 GPU
   and on N GPUs: a hand-written loop (``torchrun``; ``DistributedDataParallel`` when N > 1), accelplug
   (``accelplug launch --devices N``, ``strategy="ddp"``) and Lightning (``torchrun``, ``strategy="ddp"``);
-  then hand-written and accelplug again with ``compile=True``. Throughput is the sum over ranks;
-  scaling is N GPUs over 1 GPU for the same loop.
+  then hand-written and accelplug again with ``compile=True`` (hand-written: ``torch.compile(DDP(model))``;
+  ``raw-inner``: ``DDP(torch.compile(model))``). Throughput is the sum over ranks; scaling is N GPUs over
+  1 GPU for the same loop (``--one-gpu no`` skips the 1-GPU runs); each loop is also compared with the
+  hand-written loop of the same round (median and range). ``--profile`` adds ``torch.profiler`` traces of
+  the hand-written and accelplug loops on every rank, with per-step counts of host synchronisations.
 - ``fsdp``: a 0.94B-parameter transformer (``examples/fsdp_example.py``'s blocks, width 2048, depth 16,
   AdamW, bf16-mixed, activation checkpointing) with each process capped at ``--cap-gib`` GiB by
   ``torch.cuda.set_per_process_memory_fraction``: accelplug ``ddp`` (expected: out of memory; fp32
   weights, gradients and AdamW state alone need 14 GiB: 16 bytes a parameter), accelplug ``fsdp`` and Lightning's
-  ``FSDPStrategy`` on the same model, on N GPUs: peak memory per GPU, tokens/s.
+  ``FSDPStrategy`` on the same model, and ``raw``, a hand-written FSDP2 loop (``fully_shard`` per block,
+  the same policies), on N GPUs: peak memory per GPU, tokens/s. ``--fsdp-groups`` says which run in one job
+  (``,``) and which in separate jobs (``+``), e.g. ``raw+fsdp+fsdp+raw``: interleaved runs, separate jobs.
 - ``checkpoint``: ``examples/fsdp_example.py`` saves a sharded (DCP) checkpoint on N GPUs; one GPU
   resumes it; its losses must equal an uninterrupted one-GPU run's.
 
