@@ -370,7 +370,9 @@ class FSDPStrategy(DDPStrategy):
             check_compile_device(self._device(), compile_options)
         units: list[torch.nn.Module] | None = getattr(module, "_accelplug_shard_units", None)
         if units is None:  # not sharded by an earlier fit/validate of this module
-            units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
+            units = (
+                [] if isinstance(module, FSDPModule) else self._shard(module, precision, compile_options is not None)
+            )
             object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
         self.shard_units = units
         _materialize_meta(module, self._device())
@@ -390,7 +392,9 @@ class FSDPStrategy(DDPStrategy):
 
         register_fsdp_forward_method(module, name)
 
-    def _shard(self, module: torch.nn.Module, precision: NumericPrecision) -> list[torch.nn.Module]:
+    def _shard(
+        self, module: torch.nn.Module, precision: NumericPrecision, compiling: bool = False
+    ) -> list[torch.nn.Module]:
         """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
@@ -413,16 +417,40 @@ class FSDPStrategy(DDPStrategy):
         wrap = self.auto_wrap_policy or _module_list_elements(module)
         units = [m for m in module.modules() if m is not module and wrap(m)]
         if self.activation_checkpointing_policy is not None:
-            from torch.distributed._composable.checkpoint_activation import checkpoint
-
             for sub in module.modules():
                 if sub is not module and self.activation_checkpointing_policy(sub):
-                    checkpoint(sub)
+                    self._checkpoint_activations(sub, compiling)
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
         fully_shard(module, **options)
         return units
+
+    @staticmethod
+    def _checkpoint_activations(module: torch.nn.Module, compiling: bool) -> None:
+        """Recompute ``module``'s activations in backward instead of keeping them.
+
+        Eager: torch's composable ``checkpoint`` (hooks around the forward). Compiled: the forward itself
+        is replaced by ``torch.utils.checkpoint`` of the original forward, so the checkpoint lies inside the
+        frame ``compile`` traces (as ``checkpoint_wrapper`` under ``torch.compile`` gives torchtitan) and
+        inductor plans the recomputation; the module object and its ``state_dict`` keys stay the same.
+        """
+        if not compiling:
+            from torch.distributed._composable.checkpoint_activation import checkpoint
+
+            checkpoint(module)
+            return
+        import functools
+
+        from torch.utils.checkpoint import checkpoint as recompute
+
+        forward = module.forward
+
+        @functools.wraps(forward)
+        def recomputed(*args: Any, **kwargs: Any) -> Any:
+            return recompute(forward, *args, use_reentrant=False, **kwargs)
+
+        module.forward = recomputed  # type: ignore[method-assign]
 
     def _mesh(self, device: torch.device, init_device_mesh: Callable[..., Any], world_size: int) -> Any:
         """The processes' layout: one dimension to shard over, or (replicate, shard) for hybrid sharding (HSDP)."""
