@@ -423,7 +423,9 @@ class FSDPStrategy(DDPStrategy):
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
-        fully_shard(module, **options)
+        # The root's parameters stay gathered from forward to backward, which starts with them (torch's default for
+        # the root: resharding it costs one more all-gather per step and saves nothing, backward needs them at once).
+        fully_shard(module, **{**options, "reshard_after_forward": False})
         return units
 
     @staticmethod
