@@ -129,3 +129,23 @@ def public_classes() -> dict[str, list[str]]:
 def test_no_two_public_classes_share_a_name() -> None:
     shared = {name: where for name, where in public_classes().items() if len(where) > 1}
     assert not shared, f"one name, several classes (rename the one Lightning's API does not fix): {shared}"
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "home"),
+    [
+        ("fabric.utilities.apply_func", "move_data_to_device", "data.batches"),
+        ("fabric.utilities.apply_func", "convert_tensors_to_scalars", "data.batches"),
+        ("fabric.utilities.apply_func", "convert_to_tensors", "data.batches"),
+        ("fabric.utilities.exceptions", "MisconfigurationException", "errors"),
+        ("fabric.utilities.warnings", "PossibleUserWarning", "errors"),
+        ("fabric.utilities.seed", "pl_worker_init_function", "data.workers"),
+    ],
+)
+def test_lightning_fabrics_utility_paths_give_accelplugs_one_object(path: str, name: str, home: str) -> None:
+    """Each of these is a public name at the same path in Lightning Fabric; here it is the room's object."""
+    lightning_module = importlib.import_module(f"lightning.{path}")
+    assert hasattr(lightning_module, name)
+    ours = getattr(importlib.import_module(f"accelplug.{path}"), name)
+    expected_name = "worker_init_function" if name == "pl_worker_init_function" else name
+    assert ours is getattr(importlib.import_module(f"accelplug.{home}"), expected_name)
