@@ -115,6 +115,19 @@ def test_step_mistakes_are_refused() -> None:
         fabric.log_dict({"pair": torch.ones(2)})
 
 
+def test_launching_what_a_called_function_returned_is_refused_as_lightning_refuses_it() -> None:
+    """``fabric.launch(train(fabric))`` passes ``train``'s ``None``: not taken for "no function"."""
+    import lightning.fabric as lightning_fabric
+
+    def train(fabric: object) -> None:
+        pass
+
+    for framework in (lightning_fabric.Fabric, Fabric):
+        with pytest.raises(TypeError, match="needs to be a callable, but got None"):
+            framework(accelerator="cpu", devices=1).launch(train(None))  # type: ignore[func-returns-value]
+    assert _fabric().launch() is None  # no function at all: the processes come up, nothing runs
+
+
 def test_launch_mistakes_and_a_distributed_strategy_used_before_launch_are_refused() -> None:
     fabric = _fabric()
     with pytest.raises(TypeError, match=r"needs to be a callable, but got 42: pass it uncalled"):

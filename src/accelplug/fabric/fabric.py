@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 __all__ = ["Fabric"]
 
 
+def _no_function(_fabric: Any) -> None:
+    """``launch()``'s default: bring the processes up and run nothing (a marker, never called)."""
+
+
 class Fabric:
     """Runs a hand-written training loop on the selected accelerator, devices, strategy and precision.
 
@@ -153,10 +157,11 @@ class Fabric:
         return self._loggers[0]
 
     # ---- launching -----------------------------------------------------------------------------------
-    def launch(self, function: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> Any:
+    def launch(self, function: Callable[..., Any] = _no_function, *args: Any, **kwargs: Any) -> Any:
         """Start one process per device if needed (see :mod:`.launching`), set this one up, run ``function``.
 
-        Without a function it returns None; calling it again without one does nothing.
+        Without a function it returns None; calling it again without one does nothing. ``None`` is not "no
+        function": it is what ``fabric.launch(train(fabric))`` passes, a mistake refused as Lightning does.
         """
         from .launching import launch
 
@@ -165,7 +170,7 @@ class Fabric:
                 "This script was launched through the CLI, and processes have already been created. Calling  "
                 "`.launch()` again is not allowed: remove fabric.launch() from the script."
             )
-        if function is not None:
+        if function is not _no_function:
             _check_function(function)
             return launch(self._plan, self._bring_up, functools.partial(function, self, *args, **kwargs))
         if self._launched:
