@@ -250,7 +250,9 @@ class TensorBoardLogger(SaveDirFolders, FabricTensorBoardLogger):
         if not has_hooks and isinstance(example, (torch.Tensor, tuple)):
             device = next((p.device for p in model.parameters()), None)
             if device is not None:  # a plain module: its input goes where its parameters are
-                input_array = _to_device(example, device)
+                from ..data.batches import move_data_to_device
+
+                input_array = move_data_to_device(example, device)
         super().log_graph(model, input_array)
 
     @rank_zero_only
@@ -266,9 +268,3 @@ class TensorBoardLogger(SaveDirFolders, FabricTensorBoardLogger):
         super().finalize(status)
         if status == "success":
             self.save()
-
-
-def _to_device(value: Any, device: torch.device) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    return tuple(_to_device(item, device) for item in value)
