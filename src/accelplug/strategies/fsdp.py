@@ -544,6 +544,11 @@ class FSDPStrategy(DDPStrategy):
     def checkpoint_map_location(self) -> torch.device:
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
 
+    def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        from .init_contexts import module_init_context
+
+        return module_init_context(self.root_device, self.precision_plugin, sharded=True, empty_init=empty_init)
+
     def save_checkpoint(
         self,
         checkpoint: dict[str, Any],
