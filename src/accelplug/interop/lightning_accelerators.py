@@ -126,6 +126,27 @@ def _check_strategy(cls: type[Accelerator], strategy: Any) -> None:
         )
 
 
+def _setup_run(adapter: Any, cls: type[Accelerator], trainer: Any) -> None:
+    """Refuse, before the model moves, a strategy or precision Lightning chose that cannot run here; and give
+    Lightning's single-device strategy this accelerator's device where its connector chose the CPU."""
+    if adapter._placed_on_host:
+        _move_single_device_strategy(cls, trainer.strategy)
+        adapter._placed_on_host = False
+        adapter.accelerator.setup_device(trainer.strategy.root_device)
+    _check_strategy(cls, trainer.strategy)
+    _check_precision(cls, trainer.precision_plugin)
+
+
+def _setup_device(adapter: Any, cls: type[Accelerator], device: torch.device) -> None:
+    if _host_for_foreign(cls, device):
+        # The Trainer's strategy sets the environment up before the accelerator's setup(trainer), which moves it;
+        # Fabric has no such step (:func:`fabric_accelerator`'s adapter refuses here instead).
+        adapter._placed_on_host = True
+        return
+    _refuse_foreign_device(cls, device)
+    adapter.accelerator.setup_device(device)
+
+
 def lightning_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
     """A subclass of Lightning's ``Accelerator`` that runs accelplug accelerator ``cls`` (made once per class)."""
     found = _ADAPTERS.get(cls)
@@ -150,23 +171,10 @@ def lightning_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
 
         # ---- per run --------------------------------------------------------------------------------
         def setup(self, trainer: Any) -> None:
-            """Refuse, before the model moves, a strategy or precision Lightning chose that cannot run here; and
-            give Lightning's single-device strategy this accelerator's device where its connector chose the CPU."""
-            if self._placed_on_host:
-                _move_single_device_strategy(cls, trainer.strategy)
-                self._placed_on_host = False
-                self.accelerator.setup_device(trainer.strategy.root_device)
-            _check_strategy(cls, trainer.strategy)
-            _check_precision(cls, trainer.precision_plugin)
+            _setup_run(self, cls, trainer)
 
         def setup_device(self, device: torch.device) -> None:
-            if _host_for_foreign(cls, device):
-                # The Trainer's strategy sets the environment up before the accelerator's setup(trainer), which
-                # moves it; Fabric has no such step (:class:`FabricAdapter` refuses here instead).
-                self._placed_on_host = True
-                return
-            _refuse_foreign_device(cls, device)
-            self.accelerator.setup_device(device)
+            _setup_device(self, cls, device)
 
         def teardown(self) -> None:
             self.accelerator.teardown()
