@@ -48,6 +48,18 @@ def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
         getattr(datamodule, name)(*args)
 
 
+def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:
+    """What ``pickle`` cannot write leaves ``hparams`` with a warning, as Lightning does at each call's start:
+    checkpoints and spawned processes would fail on it."""
+    from collections.abc import MutableMapping
+
+    from ..core.hparams import clean_namespace
+
+    hparams = getattr(module, "hparams", None)
+    if isinstance(hparams, MutableMapping) and hparams:
+        clean_namespace(hparams)
+
+
 def start_run(
     trainer: Any,
     module: torch.nn.Module,
@@ -82,6 +94,7 @@ def start_run(
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
+    _drop_unpicklable_hparams(module)
     _attach(module, trainer, datamodule)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
