@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["build_checkpoint", "restore_checkpoint"]
 
+
 def _callback_key(callback: object, seen: dict[str, int]) -> str:
     key = getattr(callback, "state_key", None) or type(callback).__qualname__
     count = seen.get(key, 0)
