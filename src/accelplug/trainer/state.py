@@ -111,7 +111,8 @@ class LoopState:
     fit_given: tuple[Any, Any] = (None, None)
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
-    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it (``trainer.ckpt_path = path``), and
+    #: every call restores it until it is set back to None.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
     #: ``trainer.accumulate_grad_batches`` once set during a run (GradientAccumulationScheduler); None: the option.

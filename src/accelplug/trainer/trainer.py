@@ -289,7 +289,8 @@ class Trainer:
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
-        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+        given = {"model_given": model is not None}
+        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
     def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
@@ -751,8 +752,9 @@ class Trainer:
 
     @ckpt_path.setter
     def ckpt_path(self, path: Any) -> None:
+        """Restored by every later call until set back to None (a call's own ``ckpt_path`` wins, and clears it)."""
         self.state.ckpt_path = None if path is None else str(path)
-        self.state.ckpt_path_set = path is not None
+        self.state.ckpt_path_set = bool(path)
 
     @property
     def received_sigterm(self) -> bool:
