@@ -148,6 +148,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
     failed: BaseException | None = None
+    trainer.state.status = "running"
     try:
         _open_loggers(trainer, run)
         setup_profiler(trainer, run)
@@ -159,6 +160,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         failed = exc
         raise
     finally:
+        trainer.state.status = "interrupted" if failed is not None else "finished"
         end_run(run, failed=failed)
         if failed is None:
             run.strategy.barrier()

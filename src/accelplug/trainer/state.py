@@ -78,6 +78,9 @@ class LoopState:
     stage: Stage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
     fn: Stage | None = None
+    #: Lightning's ``trainer.state.status`` values: "initializing" until a call starts, "running" during it, then
+    #: "finished", or "interrupted" when it raised (a signal, Ctrl-C, an error in user code).
+    status: str = "initializing"
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
@@ -144,6 +147,16 @@ class LoopState:
     #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
     #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
     raise_failed_save: Callable[[], None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
+        return self.status == "finished"
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the last call is over, finished or interrupted (Lightning's ``trainer.state.stopped``)."""
+        return self.status in ("finished", "interrupted")
 
     @property
     def epoch(self) -> int:

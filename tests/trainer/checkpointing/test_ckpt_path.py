@@ -187,6 +187,21 @@ def test_a_fit_with_last_and_nothing_saved_yet_trains_from_the_start(tmp_path: P
     assert on_both(tmp_path, scenario) == [(4, None)] * 2
 
 
+def test_a_new_trainer_resumes_from_the_last_file_in_the_folder_its_checkpoint_callback_will_write(
+    tmp_path: Path,
+) -> None:
+    def scenario(framework: Any, root: Path) -> tuple[int, str | None]:
+        first = _trainer(framework, root, callbacks=[_callbacks(framework).ModelCheckpoint(save_last=True)])
+        first.fit(_module(framework))
+        again = _trainer(framework, root, callbacks=[_callbacks(framework).ModelCheckpoint(save_last=True)])
+        again.fit_loop.max_epochs = 3
+        with pytest.warns(UserWarning, match=r"Checkpoint directory .*checkpoints exists and is not empty"):
+            again.fit(_module(framework), ckpt_path="last")
+        return again.global_step, _relative(again.ckpt_path, root)
+
+    assert on_both(tmp_path, scenario) == [(12, "checkpoints/last.ckpt")] * 2
+
+
 def test_a_fit_with_an_on_exception_checkpoint_resumes_from_the_crash_as_lightnings(tmp_path: Path) -> None:
     def scenario(framework: Any, root: Path) -> tuple[int, str | None]:
         class Crashing(type(_module(framework))):  # type: ignore[misc]

@@ -182,6 +182,8 @@ def _last_files(host: ResumeHost) -> list[str]:
     found = [path for path in _on_exception_files(host) if os.path.isfile(path)]
     for callback in host.checkpoint_callbacks:
         folder, last = getattr(callback, "dirpath", None), getattr(callback, "CHECKPOINT_NAME_LAST", None)
+        if folder is None and hasattr(callback, "folder"):  # not set up yet: where it will write, as Lightning
+            folder = callback.folder(host)
         if folder is None or last is None or "://" in str(folder) or not os.path.isdir(folder):
             continue
         pattern = re.compile(rf"^{re.escape(last)}(-(\d+))?{re.escape(callback.FILE_EXTENSION)}$")

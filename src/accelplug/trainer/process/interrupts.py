@@ -85,13 +85,13 @@ class FitInterrupted(KeyboardInterrupt):
             saved = f"checkpoint saved to {self.path}" if self.path is not None else f"no checkpoint: {self.error}"
             return f"accelplug: {name}: stopped after step {self.step}; {saved}; {self.requeued}."
         if self.path is not None:
-            how = f'resume with trainer.fit(..., ckpt_path="last") or ckpt_path="{self.path}"'
+            how = f'resume with trainer.fit(..., ckpt_path="auto") or ckpt_path="{self.path}"'
             return f"accelplug: {name}: stopped after step {self.step}; checkpoint saved to {self.path}; {how}."
         if self.error is not None:
             return f"accelplug: {name}: stopped after step {self.step}; the checkpoint was not written: {self.error}"
         return (
             f"accelplug: {name} again: stopped at once, without writing a checkpoint (an earlier one, if any, is "
-            'intact); resume with trainer.fit(..., ckpt_path="last").'
+            'intact); resume with trainer.fit(..., ckpt_path="auto").'
         )
 
 
