@@ -14,6 +14,7 @@ a loader has no length (Lightning's values).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -745,6 +746,15 @@ class Trainer:
         return self.state.is_last_batch
 
     # ---- the rest ------------------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled Trainer (``torch.save(trainer)``, as Lightning allows) keeps its options, counters, callbacks,
+        loggers and model; the last call's live objects (hook caches, the lazy training-loader maker, the signal
+        guard) stay behind: they hold closures, and a call makes them anew."""
+        kept = dict(self.__dict__)
+        kept["_run"] = kept["_signals"] = None
+        kept["state"] = dataclasses.replace(self.state, train_source=None)
+        return kept
+
     @property
     def ckpt_path(self) -> str | None:
         """The checkpoint the last call restored (set it to have the next call restore that one)."""
