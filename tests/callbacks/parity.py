@@ -126,6 +126,9 @@ LIGHTNING_ONLY_WARNINGS = (
     r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided",
     # a resume from the middle of an epoch: accelplug resumes there exactly (docs/migrating-from-lightning.md)
     r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable",
+    # an empty training loader: Lightning warns for the user's loader (as accelplug does) and again for its own
+    # CombinedLoader around it
+    r"Total length of `CombinedLoader` across ranks is zero",
 )
 
 

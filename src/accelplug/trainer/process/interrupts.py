@@ -177,10 +177,10 @@ def checkpoint_target(trainer: Any) -> Path:
     """``last.ckpt`` in the checkpoint callback's folder, else in the run's ``checkpoints/`` folder.
 
     ``last.ckpt`` because it is the newest state of the run, the name Lightning users look for, and
-    what ``ckpt_path="last"`` (which takes the newest checkpoint that verifies) then resumes from.
+    what ``ckpt_path="last"`` (in that folder) or ``"auto"`` (any folder of the run) then resume from.
     """
     callback = trainer.checkpoint_callback
-    folder = callback.folder(trainer) if callback is not None else trainer.log_dir / "checkpoints"
+    folder = callback.folder(trainer) if callback is not None else Path(trainer.log_dir) / "checkpoints"
     return Path(folder) / "last.ckpt"
 
 
