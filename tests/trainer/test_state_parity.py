@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +49,35 @@ def _statuses(framework: Any, root: Path, fail_at_step: int | None) -> list[Any]
 def test_the_status_after_a_fit_is_lightnings(fail_at_step: int | None, after: tuple[Any, ...], tmp_path: Path) -> None:
     results = [_statuses(fw, tmp_path / name, fail_at_step) for name, fw in FRAMEWORKS.items()]
     assert results[0] == results[1] == [("initializing",), after]
+
+
+def _fns_seen(framework: Any, root: Path) -> list[tuple[bool, bool]]:
+    """Inside validation, whether ``trainer.state.fn`` equals ``TrainerFn.FITTING`` / ``TrainerFn.VALIDATING``."""
+    states = importlib.import_module(f"{framework.__name__}.pytorch.trainer.states")  # Lightning's path on both
+    seen: list[tuple[bool, bool]] = []
+
+    class Record(framework.Callback):  # type: ignore[misc, name-defined]
+        def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
+            seen.append((trainer.state.fn == states.TrainerFn.FITTING, trainer.state.fn == states.TrainerFn.VALIDATING))
+
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        max_epochs=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        default_root_dir=root,
+        callbacks=[Record()],
+    )
+    module = make_module(framework)
+    with quiet_lightning(framework):
+        trainer.fit(module)
+        trainer.validate(module, verbose=False)
+    return seen
+
+
+def test_trainer_fn_names_the_call_running_as_lightnings(tmp_path: Path) -> None:
+    results = [_fns_seen(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
+    assert results[0] == results[1] == [(True, False), (False, True)]

@@ -94,7 +94,6 @@ def start_run(
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
-    _drop_unpicklable_hparams(module)
     _attach(module, trainer, datamodule)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
@@ -262,6 +261,7 @@ def _module_callbacks(module: torch.nn.Module) -> list[Any]:
 def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
     from ..core.module import LightningModule
 
+    _drop_unpicklable_hparams(module)
     if isinstance(module, LightningModule):
         module.trainer = trainer
     if datamodule is not None and hasattr(datamodule, "trainer"):

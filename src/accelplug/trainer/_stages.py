@@ -44,7 +44,7 @@ from .loops.prediction import PredictionLoop
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .process.requeue import requeue_signal
-from .state import LoopState, Stage, StopReason
+from .state import LoopState, Stage, StopReason, TrainerStatus
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -152,7 +152,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
     failed: BaseException | None = None
-    trainer.state.status = "running"
+    trainer.state.status = TrainerStatus.RUNNING
     try:
         _open_loggers(trainer, run)
         setup_profiler(trainer, run)
@@ -164,7 +164,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         failed = exc
         raise
     finally:
-        trainer.state.status = "interrupted" if failed is not None else "finished"
+        trainer.state.status = TrainerStatus.INTERRUPTED if failed is not None else TrainerStatus.FINISHED
         end_run(run, failed=failed)
         if failed is None:
             run.strategy.barrier()
