@@ -56,28 +56,18 @@ def version_folder(version: int | str) -> str:
     return version if isinstance(version, str) else f"version_{version}"
 
 
-def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
-    """``hparams.yaml`` as Lightning writes it: a mapping, one key per hyper-parameter.
-
-    Values YAML cannot represent safely (a module, a tensor) are written as their ``repr`` rather than
-    dropped, so the file always says what the run was given. Without PyYAML (not a dependency of
-    accelplug) the file is written as JSON, which every YAML 1.2 reader accepts.
-    """
-    import json
-
+def write_hparams_yaml(fs: Any, path: str, params: Any) -> None:
+    """``hparams.yaml`` as Lightning writes it (:func:`accelplug.core.saving.hparams_yaml_text`: a value YAML
+    cannot hold is left out with a warning). Without PyYAML (not a dependency of accelplug) the file is
+    written as JSON, which every YAML 1.2 reader accepts."""
     try:
-        import yaml
+        from ..core.saving import hparams_yaml_text
+
+        text = hparams_yaml_text(params)
     except ImportError:
-        text = json.dumps(params, indent=2, default=repr, sort_keys=True) + "\n"
-    else:
-        representable: dict[str, Any] = {}
-        for key, value in params.items():
-            try:
-                yaml.safe_dump(value)
-            except yaml.YAMLError:
-                value = repr(value)
-            representable[str(key)] = value
-        text = yaml.safe_dump(representable)
+        import json
+
+        text = json.dumps(dict(params), indent=2, default=repr, sort_keys=True) + "\n"
     parent = os.path.dirname(path)
     if parent:
         fs.makedirs(parent, exist_ok=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason"]
+__all__ = ["LoopState", "PredictionRecord", "RunningStage", "Stage", "StopReason", "TrainerFn", "TrainerStatus"]
 
 
 class Stage(str, Enum):
@@ -23,6 +23,40 @@ class Stage(str, Enum):
     VALIDATING = "validate"
     TESTING = "test"
     PREDICTING = "predict"
+
+
+class TrainerFn(str, Enum):
+    """The Trainer method a call runs (Lightning's ``TrainerFn``); equal to the matching :class:`Stage` and to its
+    string, so ``trainer.state.fn == TrainerFn.FITTING`` reads as in Lightning."""
+
+    FITTING = "fit"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class RunningStage(str, Enum):
+    """Lightning's ``RunningStage``: what runs inside a call (training, the sanity check, an evaluation...)."""
+
+    TRAINING = "train"
+    SANITY_CHECKING = "sanity_check"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class TrainerStatus(str, Enum):
+    """Lightning's ``TrainerStatus``: ``trainer.state.status`` (equal to its string value)."""
+
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the call is over, finished or interrupted."""
+        return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
 
 
 class StopReason(str, Enum):
@@ -79,6 +113,9 @@ class LoopState:
     stage: Stage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
     fn: Stage | None = None
+    #: Lightning's ``trainer.state.status`` values: "initializing" until a call starts, "running" during it, then
+    #: "finished", or "interrupted" when it raised (a signal, Ctrl-C, an error in user code).
+    status: TrainerStatus = TrainerStatus.INITIALIZING
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
@@ -112,7 +149,8 @@ class LoopState:
     fit_given: tuple[Any, Any] = (None, None)
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
-    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it (``trainer.ckpt_path = path``), and
+    #: every call restores it until it is set back to None.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
     #: ``trainer.accumulate_grad_batches`` once set during a run (GradientAccumulationScheduler); None: the option.
@@ -144,6 +182,16 @@ class LoopState:
     #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
     #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
     raise_failed_save: Callable[[], None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
+        return self.status is TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the last call is over, finished or interrupted (Lightning's ``trainer.state.stopped``)."""
+        return self.status.stopped
 
     @property
     def epoch(self) -> int:
