@@ -7,18 +7,26 @@ Aliases only, for annotations: what ``configure_optimizers`` may really return i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from torch import Tensor
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 from typing_extensions import NotRequired
 
+from ..strategies.optimizers import LRSchedulerConfig
+
 __all__ = [
     "EVAL_DATALOADERS",
     "STEP_OUTPUT",
     "TRAIN_DATALOADERS",
+    "DistributedDataParallel",
+    "LRSchedulerConfig",
     "LRSchedulerConfigType",
+    "LRSchedulerPLType",
+    "LRSchedulerType",
+    "LRSchedulerTypeTuple",
     "LRSchedulerTypeUnion",
     "OptimizerConfig",
     "OptimizerLRScheduler",
@@ -32,6 +40,20 @@ TRAIN_DATALOADERS = Any
 EVAL_DATALOADERS = Any
 
 LRSchedulerTypeUnion = LRScheduler | ReduceLROnPlateau
+#: The scheduler classes, for ``isinstance``.
+LRSchedulerTypeTuple = (LRScheduler, ReduceLROnPlateau)
+LRSchedulerType = type[LRScheduler] | type[ReduceLROnPlateau]
+LRSchedulerPLType = LRScheduler | ReduceLROnPlateau
+
+
+@runtime_checkable
+class DistributedDataParallel(Protocol):
+    """What a data-parallel wrapper of a module offers (``torch.nn.parallel.DistributedDataParallel`` does):
+    the wrapped ``module`` and ``no_sync()``, the context that skips gradient synchronisation."""
+
+    module: Any
+
+    def no_sync(self) -> AbstractContextManager[None]: ...
 
 
 class LRSchedulerConfigType(TypedDict):
@@ -43,6 +65,7 @@ class LRSchedulerConfigType(TypedDict):
     monitor: NotRequired[str]
     strict: NotRequired[bool]
     name: NotRequired[str | None]
+    reduce_on_plateau: NotRequired[bool]
 
 
 class OptimizerConfig(TypedDict):
