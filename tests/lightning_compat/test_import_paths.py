@@ -4,7 +4,9 @@ accelplug's own objects (never copies), and ``import accelplug`` still loads non
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
+import sys
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
@@ -18,34 +20,35 @@ MIRROR_MODULES = sorted(
 )
 
 
-def _origin(mirror: str) -> str:
-    """The accelplug module a mirror module re-exports: ``accelplug.pytorch.x.y`` -> ``accelplug.x.y``
-    (``accelplug.cli`` is accelplug's own command line: Lightning's CLI lives in ``accelplug.lightning_cli``)."""
-    if mirror == "accelplug.pytorch.cli":
-        return "accelplug.lightning_cli"
-    return mirror.replace("accelplug.pytorch.", "accelplug.", 1)
+#: Libraries whose objects a Lightning path names as Lightning does (type aliases: ``UntypedStorage``, ``Any``).
+_SHARED = ("torch", "typing")
+
+
+def _defining_module_holds(obj: object) -> bool:
+    """Whether a class or function is the very object its defining module names (not a copy made elsewhere)."""
+    module = sys.modules.get(getattr(obj, "__module__", "") or "")
+    return module is not None and getattr(module, getattr(obj, "__name__", ""), None) is obj
 
 
 @pytest.mark.parametrize("mirror", MIRROR_MODULES)
 def test_every_mirror_name_is_the_object_of_accelplugs_own_module(mirror: str) -> None:
+    """A Lightning path only imports: each class and function it names is the object of the room that defines it
+    (accelplug's own, or the library accelplug shares with Lightning), under Lightning's name."""
     module = importlib.import_module(mirror)
-    origin_name = _origin(mirror)
     if mirror == "accelplug.pytorch.utilities.imports":  # private flags only, as Lightning's: no __all__ to walk
-        flags = [name for name in vars(importlib.import_module(origin_name)) if name.endswith("_AVAILABLE")]
-        assert flags, f"{origin_name} holds no availability flags"
+        origin = importlib.import_module("accelplug.utilities.imports")
+        flags = [name for name in vars(origin) if name.endswith("_AVAILABLE")]
+        assert flags, "accelplug.utilities.imports holds no availability flags"
         for name in flags:
-            assert getattr(module, name) is getattr(importlib.import_module(origin_name), name), f"{mirror}.{name}"
+            assert getattr(module, name) is getattr(origin, name), f"{mirror}.{name}"
         return
     assert module.__all__, f"{mirror} exports nothing"
-    try:
-        origin = importlib.import_module(origin_name)
-    except ModuleNotFoundError:  # a Lightning-only grouping (core, trainer): its names come from the top level
-        origin = accelplug
     for name in module.__all__:
-        expected = getattr(origin, name, None)
-        if expected is None:
-            expected = getattr(accelplug, name)
-        assert getattr(module, name) is expected, f"{mirror}.{name}"
+        obj = getattr(module, name)
+        if not (isinstance(obj, type) or inspect.isfunction(obj)) or obj.__module__.split(".")[0] in _SHARED:
+            continue  # a value, or a type alias for a torch or typing object
+        assert obj.__module__.split(".")[0] in ("accelplug", "lightning_utilities"), f"{mirror}.{name}"
+        assert _defining_module_holds(obj), f"{mirror}.{name} is not the object {obj.__module__} defines"
 
 
 def test_the_mirror_carries_each_source_modules_whole_export_list() -> None:

@@ -6,10 +6,11 @@ Aliases only, for annotations: what ``configure_optimizers`` may really return i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypedDict, runtime_checkable
 
+import torch
 from torch import Tensor
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
@@ -21,6 +22,7 @@ __all__ = [
     "EVAL_DATALOADERS",
     "STEP_OUTPUT",
     "TRAIN_DATALOADERS",
+    "CollectibleGroup",
     "DistributedDataParallel",
     "LRSchedulerConfig",
     "LRSchedulerConfigType",
@@ -28,9 +30,12 @@ __all__ = [
     "LRSchedulerType",
     "LRSchedulerTypeTuple",
     "LRSchedulerTypeUnion",
+    "Optimizable",
     "OptimizerConfig",
     "OptimizerLRScheduler",
     "OptimizerLRSchedulerConfig",
+    "Steppable",
+    "UntypedStorage",
 ]
 
 #: What ``training_step`` and the evaluation steps may return: a loss tensor, a dict with ``"loss"``, or None.
@@ -89,3 +94,36 @@ OptimizerLRScheduler = (
     | Sequence[OptimizerLRSchedulerConfig]
     | None
 )
+
+
+#: The storage behind a tensor (what a ``map_location`` function receives).
+UntypedStorage: TypeAlias = torch.UntypedStorage
+
+
+@runtime_checkable
+class CollectibleGroup(Protocol):
+    """A group of processes a collective runs over: it knows its size and this process's rank in it."""
+
+    def size(self) -> int: ...
+
+    def rank(self) -> int: ...
+
+
+@runtime_checkable
+class Steppable(Protocol):
+    """Anything with an optimizer's ``step(closure=None)``."""
+
+    def step(self, closure: Callable[[], float] | None = ...) -> float | None: ...
+
+
+@runtime_checkable
+class Optimizable(Steppable, Protocol):
+    """Anything shaped like a torch optimizer: ``step``, its parameter groups, defaults and state, and saving."""
+
+    param_groups: list[dict[Any, Any]]
+    defaults: dict[Any, Any]
+    state: Any
+
+    def state_dict(self) -> dict[str, dict[Any, Any]]: ...
+
+    def load_state_dict(self, state_dict: dict[str, dict[Any, Any]]) -> None: ...

@@ -7,6 +7,7 @@ returns). On the CPU with no dtype change it returns the batch untouched, becaus
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,7 +16,15 @@ import torch
 from ..errors import MisconfigurationException
 from ..hardware.runtime import copies_may_overlap
 
-__all__ = ["batch_size_of", "make_transfer", "move_data_to_device"]
+__all__ = [
+    "CONVERSION_DTYPES",
+    "batch_size_of",
+    "convert_tensors_to_scalars",
+    "convert_to_tensors",
+    "make_transfer",
+    "move_data_to_device",
+    "recursive_detach",
+]
 
 
 def make_transfer(device: torch.device, float_dtype: torch.dtype | None) -> Callable[[Any], Any]:
@@ -105,3 +114,60 @@ class _TransferableMeta(type):
 
 class _Transferable(metaclass=_TransferableMeta):
     """Matches any object with a callable ``.to`` (modules excluded: moving one is the strategy's work)."""
+
+
+def _from_numpy(value: Any, device: torch.device | str | int) -> torch.Tensor:
+    return torch.from_numpy(value).to(_as_device(device))
+
+
+def _conversions() -> list[tuple[Any, Callable[..., torch.Tensor]]]:
+    found: list[tuple[Any, Callable[..., torch.Tensor]]] = [
+        # a bool becomes uint8: NCCL has no bool type
+        (bool, functools.partial(torch.tensor, dtype=torch.uint8)),
+        (int, functools.partial(torch.tensor, dtype=torch.int)),
+        (float, functools.partial(torch.tensor, dtype=torch.float)),
+    ]
+    try:
+        import numpy
+    except ImportError:  # without numpy there are no arrays to convert
+        return found
+    return [*found, (numpy.ndarray, _from_numpy)]
+
+
+#: Python scalars (and numpy arrays) ``convert_to_tensors`` turns into tensors, each with its conversion.
+CONVERSION_DTYPES: list[tuple[Any, Callable[..., torch.Tensor]]] = _conversions()
+
+
+def convert_to_tensors(data: Any, device: torch.device | str | int) -> Any:
+    """``data`` with every bool, int, float (and numpy array) made a tensor on ``device``, tensors moved there."""
+    from lightning_utilities.core.apply_func import apply_to_collection
+
+    for kind, conversion in CONVERSION_DTYPES:
+        data = apply_to_collection(data, kind, conversion, device=device)
+    return move_data_to_device(data, device)
+
+
+def convert_tensors_to_scalars(data: Any) -> Any:
+    """``data`` with every one-element tensor replaced by its Python number; a larger tensor is a ``ValueError``."""
+    from lightning_utilities.core.apply_func import apply_to_collection
+
+    def to_item(value: torch.Tensor) -> Any:
+        if value.numel() != 1:
+            raise ValueError(
+                f"The metric `{value}` does not contain a single element, thus it cannot be converted to a scalar."
+            )
+        return value.item()
+
+    return apply_to_collection(data, torch.Tensor, to_item)
+
+
+def recursive_detach(in_dict: Any, to_cpu: bool = False) -> Any:
+    """``in_dict`` (any nesting of collections) with every tensor detached from its graph, and moved to the CPU
+    when ``to_cpu``; everything else as it was."""
+    from lightning_utilities.core.apply_func import apply_to_collection
+
+    def detach(tensor: torch.Tensor) -> torch.Tensor:
+        detached = tensor.detach()
+        return detached.cpu() if to_cpu else detached
+
+    return apply_to_collection(in_dict, torch.Tensor, detach)

@@ -166,7 +166,7 @@ class WikiText2(Dataset[tuple[Tensor, Tensor]]):
         if destination.exists():
             return
         destination.parent.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(WIKITEXT2_URL) as response:  # noqa: S310 - a fixed https address
+        with urllib.request.urlopen(WIKITEXT2_URL) as response:
             destination.write_bytes(response.read())
 
 

@@ -5,6 +5,7 @@ subclass that rewrites a step method (``optimizer_step``, ``backward``...) has i
 """
 
 from .base import Precision
+from .deepspeed import DeepSpeedPrecision
 from .fsdp import FSDPPrecision
 from .half import DoublePrecision, HalfPrecision
 from .mixed import MixedPrecision
@@ -12,6 +13,7 @@ from .quantized import BitsandbytesPrecision, TransformerEnginePrecision
 
 __all__ = [
     "BitsandbytesPrecision",
+    "DeepSpeedPrecision",
     "DoublePrecision",
     "FSDPPrecision",
     "HalfPrecision",

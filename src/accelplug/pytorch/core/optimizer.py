@@ -1,4 +1,4 @@
-"""``lightning.pytorch.core.optimizer``'s path: ``accelplug.core.optimizer``, the same objects."""
+"""``lightning.pytorch.core.optimizer``'s path (imports only)."""
 
 from __future__ import annotations
 

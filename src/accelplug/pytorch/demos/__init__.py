@@ -1,6 +1,9 @@
-"""``lightning.pytorch.demos``'s path: accelplug's demo models and datasets, the same objects."""
+"""``lightning.pytorch.demos``'s path (imports only)."""
 
 from __future__ import annotations
 
-from ...demos import *  # noqa: F403 - the mirror follows whatever accelplug.demos exports
+from ..._import_paths import lazy_submodules
+from ...demos import *  # noqa: F403 - the mirror follows whatever the module exports
 from ...demos import __all__ as __all__
+
+__getattr__ = lazy_submodules(__name__, ("boring_classes", "lstm", "transformer"))

@@ -1,10 +1,43 @@
-"""``lightning.pytorch.plugins``'s path: every name of :mod:`accelplug.plugins`, the same objects.
-
-Re-exported whole, so a name added to ``accelplug.plugins`` is here too; ``.io`` and ``.environments`` are
-Lightning's sub-paths.
-"""
+"""``lightning.pytorch.plugins``'s path (imports only)."""
 
 from __future__ import annotations
 
-from ...plugins import *  # noqa: F403 - the mirror carries exactly accelplug.plugins' __all__
-from ...plugins import __all__ as __all__
+from ..._import_paths import lazy_submodules
+from ...checkpoint import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
+from ...environments import ClusterEnvironment
+from ...precision.lightning import (
+    BitsandbytesPrecision,
+    DeepSpeedPrecision,
+    DoublePrecision,
+    FSDPPrecision,
+    HalfPrecision,
+    MixedPrecision,
+    Precision,
+    TransformerEnginePrecision,
+)
+from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
+
+__all__ = [
+    "AsyncCheckpointIO",
+    "BitsandbytesPrecision",
+    "CheckpointIO",
+    "ClusterEnvironment",
+    "DeepSpeedPrecision",
+    "DoublePrecision",
+    "FSDPPrecision",
+    "HalfPrecision",
+    "LayerSync",
+    "MixedPrecision",
+    "Precision",
+    "TorchCheckpointIO",
+    "TorchSyncBatchNorm",
+    "TransformerEnginePrecision",
+    "XLACheckpointIO",
+    "XLAPrecision",
+]
+
+__getattr__ = lazy_submodules(
+    __name__,
+    ("environments", "io", "layer_sync", "precision"),
+    {"XLACheckpointIO": "accelplug.backends", "XLAPrecision": "accelplug.backends"},
+)

@@ -1,0 +1,8 @@
+"""``lightning.fabric.utilities.distributed``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...data.samplers import DistributedSamplerWrapper
+from ...distributed.shared_filesystem import is_shared_filesystem
+
+__all__ = ["DistributedSamplerWrapper", "is_shared_filesystem"]

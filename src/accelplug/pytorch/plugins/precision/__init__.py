@@ -1,0 +1,33 @@
+"""``lightning.pytorch.plugins.precision``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...._import_paths import lazy_submodules
+from ....precision.lightning import (
+    BitsandbytesPrecision,
+    DeepSpeedPrecision,
+    DoublePrecision,
+    FSDPPrecision,
+    HalfPrecision,
+    MixedPrecision,
+    Precision,
+    TransformerEnginePrecision,
+)
+
+__all__ = [
+    "BitsandbytesPrecision",
+    "DeepSpeedPrecision",
+    "DoublePrecision",
+    "FSDPPrecision",
+    "HalfPrecision",
+    "MixedPrecision",
+    "Precision",
+    "TransformerEnginePrecision",
+    "XLAPrecision",
+]
+
+__getattr__ = lazy_submodules(
+    __name__,
+    ("amp", "bitsandbytes", "deepspeed", "double", "fsdp", "half", "precision", "transformer_engine", "xla"),
+    {"XLAPrecision": "accelplug.backends"},
+)
