@@ -26,6 +26,7 @@ from .checkpoint.io import TorchCheckpointIO
 from .environments.base import ClusterEnvironment
 from .errors import BackendNotInstalledError
 from .precision.lightning.base import Precision
+from .precision.lightning.deprecated import renamed
 from .profilers.base import Profiler
 from .strategies.base import Strategy
 from .strategies.ddp import DDPStrategy
@@ -41,6 +42,7 @@ __all__ = [
     "XLAEnvironment",
     "XLAFSDPStrategy",
     "XLAPrecision",
+    "XLAPrecisionPlugin",
     "XLAProfiler",
     "is_stand_in",
 ]
@@ -171,6 +173,7 @@ XLAFSDPStrategy: type[Strategy] = _stand_in("XLAFSDPStrategy", ParallelStrategy,
 XLAPrecision: type[Precision] = _stand_in("XLAPrecision", Precision, XLA)
 XLACheckpointIO: type[TorchCheckpointIO] = _stand_in("XLACheckpointIO", TorchCheckpointIO, XLA)
 XLAProfiler: type[Profiler] = _stand_in("XLAProfiler", Profiler, XLA)
+XLAPrecisionPlugin: type[Precision] = renamed("XLAPrecisionPlugin", XLAPrecision, __name__)
 XLAEnvironment: type[ClusterEnvironment] = _stand_in(
     "XLAEnvironment", ClusterEnvironment, XLA, detect=staticmethod(_not_available)
 )

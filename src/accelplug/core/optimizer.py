@@ -39,7 +39,7 @@ class LightningOptimizer:
     _step_function: StepFunction | None
     _module: Any
 
-    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+    def __init__(self, optimizer: torch.optim.Optimizer | LightningOptimizer) -> None:
         if isinstance(optimizer, LightningOptimizer):
             optimizer = optimizer.optimizer
         # set through object's __setattr__: the class below inherits the optimizer's, and reads go through

@@ -1,4 +1,4 @@
-"""``lightning.pytorch.plugins``'s path (imports only)."""
+"""``lightning.pytorch.plugins``'s path (imports only); ``*PrecisionPlugin``: Lightning 1.x names (deprecated)."""
 
 from __future__ import annotations
 
@@ -15,29 +15,54 @@ from ...precision.lightning import (
     Precision,
     TransformerEnginePrecision,
 )
+from ...precision.lightning.deprecated import (
+    BitsandbytesPrecisionPlugin,
+    DeepSpeedPrecisionPlugin,
+    DoublePrecisionPlugin,
+    FSDPMixedPrecisionPlugin,
+    FSDPPrecisionPlugin,
+    HalfPrecisionPlugin,
+    MixedPrecisionPlugin,
+    PrecisionPlugin,
+    TransformerEnginePrecisionPlugin,
+)
 from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 __all__ = [
     "AsyncCheckpointIO",
     "BitsandbytesPrecision",
+    "BitsandbytesPrecisionPlugin",
     "CheckpointIO",
     "ClusterEnvironment",
     "DeepSpeedPrecision",
+    "DeepSpeedPrecisionPlugin",
     "DoublePrecision",
+    "DoublePrecisionPlugin",
+    "FSDPMixedPrecisionPlugin",
     "FSDPPrecision",
+    "FSDPPrecisionPlugin",
     "HalfPrecision",
+    "HalfPrecisionPlugin",
     "LayerSync",
     "MixedPrecision",
+    "MixedPrecisionPlugin",
     "Precision",
+    "PrecisionPlugin",
     "TorchCheckpointIO",
     "TorchSyncBatchNorm",
     "TransformerEnginePrecision",
+    "TransformerEnginePrecisionPlugin",
     "XLACheckpointIO",
     "XLAPrecision",
+    "XLAPrecisionPlugin",
 ]
 
 __getattr__ = lazy_submodules(
     __name__,
     ("environments", "io", "layer_sync", "precision"),
-    {"XLACheckpointIO": "accelplug.backends", "XLAPrecision": "accelplug.backends"},
+    {
+        "XLACheckpointIO": "accelplug.backends",
+        "XLAPrecision": "accelplug.backends",
+        "XLAPrecisionPlugin": "accelplug.backends",
+    },
 )

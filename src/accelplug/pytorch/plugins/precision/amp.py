@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import MixedPrecisionPlugin
 from ....precision.lightning.mixed import MixedPrecision
 
-__all__ = ["MixedPrecision"]
+__all__ = ["MixedPrecision", "MixedPrecisionPlugin"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import BitsandbytesPrecisionPlugin
 from ....precision.lightning.quantized import BitsandbytesPrecision
 
-__all__ = ["BitsandbytesPrecision"]
+__all__ = ["BitsandbytesPrecision", "BitsandbytesPrecisionPlugin"]

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ....precision.lightning.deepspeed import DeepSpeedPrecision
+from ....precision.lightning.deprecated import DeepSpeedPrecisionPlugin
 
-__all__ = ["DeepSpeedPrecision"]
+__all__ = ["DeepSpeedPrecision", "DeepSpeedPrecisionPlugin"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import DoublePrecisionPlugin, LightningDoublePrecisionModule
 from ....precision.lightning.half import DoublePrecision
 
-__all__ = ["DoublePrecision"]
+__all__ = ["DoublePrecision", "DoublePrecisionPlugin", "LightningDoublePrecisionModule"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import FSDPMixedPrecisionPlugin, FSDPPrecisionPlugin
 from ....precision.lightning.fsdp import FSDPPrecision
 
-__all__ = ["FSDPPrecision"]
+__all__ = ["FSDPMixedPrecisionPlugin", "FSDPPrecision", "FSDPPrecisionPlugin"]

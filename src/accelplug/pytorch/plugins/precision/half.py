@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import HalfPrecisionPlugin
 from ....precision.lightning.half import HalfPrecision
 
-__all__ = ["HalfPrecision"]
+__all__ = ["HalfPrecision", "HalfPrecisionPlugin"]

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ....precision.lightning.base import Precision
+from ....precision.lightning.deprecated import PrecisionPlugin
 
-__all__ = ["Precision"]
+__all__ = ["Precision", "PrecisionPlugin"]

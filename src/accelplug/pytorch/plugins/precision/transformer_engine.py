@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ....precision.lightning.deprecated import TransformerEnginePrecisionPlugin
 from ....precision.lightning.quantized import TransformerEnginePrecision
 
-__all__ = ["TransformerEnginePrecision"]
+__all__ = ["TransformerEnginePrecision", "TransformerEnginePrecisionPlugin"]

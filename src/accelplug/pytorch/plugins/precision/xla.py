@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ....backends import XLAPrecision
+from ....backends import XLAPrecision, XLAPrecisionPlugin
 
-__all__ = ["XLAPrecision"]
+__all__ = ["XLAPrecision", "XLAPrecisionPlugin"]
