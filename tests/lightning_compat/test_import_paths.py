@@ -4,9 +4,11 @@ accelplug's own objects (never copies), and ``import accelplug`` still loads non
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import sys
+import warnings
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
@@ -18,6 +20,29 @@ import accelplug.pytorch
 MIRROR_MODULES = sorted(
     info.name for info in pkgutil.walk_packages(accelplug.pytorch.__path__, prefix="accelplug.pytorch.")
 )
+
+
+def _lightnings_public_exports() -> dict[str, list[str]]:
+    """Per module under ``lightning.pytorch`` and ``lightning.fabric`` whose path has no private part, the public
+    names of its ``__all__``, read from the installed Lightning (none where it is not installed). Private names
+    Lightning lists there (its launchers, ``_runif_reasons``) are not walked."""
+    if importlib.util.find_spec("lightning") is None:
+        return {}
+    exports = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # importing Lightning's packages: its own deprecations are not ours
+        for root in ("lightning.pytorch", "lightning.fabric"):
+            package = importlib.import_module(root)
+            for name in [root] + [info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{root}.")]:
+                if any(part.startswith("_") for part in name.split(".")):
+                    continue
+                listed = getattr(importlib.import_module(name), "__all__", ())
+                if public := [n for n in listed if not n.startswith("_")]:
+                    exports[name] = public
+    return exports
+
+
+LIGHTNING_EXPORTS = _lightnings_public_exports()
 
 
 #: Libraries whose objects a Lightning path names as Lightning does (type aliases: ``UntypedStorage``, ``Any``).
@@ -105,3 +130,13 @@ def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "True", "False"]  # the CLI's jsonargparse loads with the CLI only
+
+
+@pytest.mark.parametrize("lightnings", sorted(LIGHTNING_EXPORTS))
+def test_each_public_name_of_lightnings_module_is_at_accelplugs_path(lightnings: str) -> None:
+    """``from lightning.pytorch.x import Name`` works as ``from accelplug.pytorch.x import Name`` (and so under
+    the interop redirect, which maps ``pytorch_lightning``/``lightning_fabric`` to the same modules) for every
+    public name of each of Lightning's ``__all__`` lists."""
+    mine = importlib.import_module(lightnings.replace("lightning.", "accelplug.", 1))
+    missing = [name for name in LIGHTNING_EXPORTS[lightnings] if not hasattr(mine, name)]
+    assert not missing, f"{mine.__name__} lacks {missing}"

@@ -7,4 +7,8 @@ from ....checkpoint import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
 
 __all__ = ["AsyncCheckpointIO", "CheckpointIO", "TorchCheckpointIO", "XLACheckpointIO"]
 
-__getattr__ = lazy_submodules(__name__, ("async_plugin",), {"XLACheckpointIO": "accelplug.backends"})
+__getattr__ = lazy_submodules(
+    __name__,
+    ("async_plugin", "checkpoint_plugin", "torch_plugin", "xla_plugin"),
+    {"XLACheckpointIO": "accelplug.backends"},
+)
