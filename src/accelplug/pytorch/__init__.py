@@ -20,7 +20,8 @@ from ..trainer.checkpointing.lightning_loops import LIGHTNING_VERSION as __versi
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "__version__", "seed_everything"]
 
 # The sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first, and
-# ``cli_lightning_logo``, which Lightning's examples call first and which lives with the CLI (jsonargparse).
+# ``cli_lightning_logo`` (and its ``LIGHTNING_LOGO``), which Lightning's examples call first and which lives
+# with the CLI (jsonargparse).
 __getattr__ = lazy_submodules(
     __name__,
     (
@@ -38,5 +39,5 @@ __getattr__ = lazy_submodules(
         "tuner",
         "utilities",
     ),
-    {"cli_lightning_logo": "cli"},
+    {"cli_lightning_logo": "cli", "LIGHTNING_LOGO": "cli"},
 )

@@ -6,6 +6,7 @@ subclass that rewrites a step method (``optimizer_step``, ``backward``...) has i
 
 from .base import Precision
 from .deepspeed import DeepSpeedPrecision
+from .float8 import Float8Precision
 from .fsdp import FSDPPrecision
 from .half import DoublePrecision, HalfPrecision
 from .mixed import MixedPrecision
@@ -16,6 +17,7 @@ __all__ = [
     "DeepSpeedPrecision",
     "DoublePrecision",
     "FSDPPrecision",
+    "Float8Precision",
     "HalfPrecision",
     "MixedPrecision",
     "Precision",
