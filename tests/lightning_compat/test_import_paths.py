@@ -142,6 +142,13 @@ def test_each_public_name_of_lightnings_module_is_at_accelplugs_path(lightnings:
     assert not missing, f"{mine.__name__} lacks {missing}"
 
 
+def test_xla_environment_is_at_lightnings_environments_path_as_the_back_ends_class() -> None:
+    from accelplug.backends import XLAEnvironment
+    from accelplug.pytorch.plugins.environments import XLAEnvironment as at_lightnings_path
+
+    assert at_lightnings_path is XLAEnvironment
+
+
 @pytest.mark.parametrize("where", ["accelplug", "accelplug.pytorch"])
 def test_the_examples_banner_is_where_a_swapped_lightning_pytorch_import_looks(
     where: str, capsys: pytest.CaptureFixture[str]
