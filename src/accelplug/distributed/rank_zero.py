@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 from lightning_utilities.core.rank_zero import rank_zero_only
 
+from ..errors import LightningDeprecationWarning
+
 __all__ = [
     "is_rank_zero",
     "rank_zero_debug",
@@ -60,7 +62,7 @@ def rank_zero_warn(message: str | Warning, category: type[Warning] = UserWarning
 
 
 def rank_zero_deprecation(message: str, stacklevel: int = 2) -> None:
-    rank_zero_warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+    rank_zero_warn(message, LightningDeprecationWarning, stacklevel=stacklevel + 1)
 
 
 _log = logging.getLogger(__name__)

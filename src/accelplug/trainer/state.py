@@ -12,7 +12,79 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "PredictionRecord", "RunningStage", "Stage", "StopReason", "TrainerFn", "TrainerStatus"]
+from ..enums import LightningEnum
+
+__all__ = [
+    "LoopState",
+    "PredictionRecord",
+    "RunningStage",
+    "Stage",
+    "StopReason",
+    "TrainerFn",
+    "TrainerState",
+    "TrainerStatus",
+]
+
+
+class TrainerStatus(LightningEnum):
+    """Whether a Trainer call is under way, and how the last one ended (Lightning's ``TrainerStatus``)."""
+
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def stopped(self) -> bool:
+        """The call is over, whether it finished or was interrupted."""
+        return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
+
+
+class TrainerFn(LightningEnum):
+    """The Trainer method a user called (Lightning's ``TrainerFn``; ``trainer.state.fn``)."""
+
+    FITTING = "fit"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class RunningStage(LightningEnum):
+    """What part of a call runs (Lightning's ``RunningStage``): a fit trains, checks its validation loop first
+    (``sanity_check``) and validates; the other calls run their one stage."""
+
+    TRAINING = "train"
+    SANITY_CHECKING = "sanity_check"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+    @property
+    def evaluating(self) -> bool:
+        """An evaluation stage: validating (the sanity check too) or testing."""
+        return self in (RunningStage.VALIDATING, RunningStage.TESTING, RunningStage.SANITY_CHECKING)
+
+    @property
+    def dataloader_prefix(self) -> str | None:
+        """The prefix of the stage's loader hook and limits: ``val`` for validation and the sanity check."""
+        return "val" if self in (RunningStage.VALIDATING, RunningStage.SANITY_CHECKING) else self.value
+
+
+@dataclass
+class TrainerState:
+    """Lightning's record of where a Trainer is: the status, the method running and its stage."""
+
+    status: TrainerStatus = TrainerStatus.INITIALIZING
+    fn: TrainerFn | None = None
+    stage: RunningStage | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        return self.status.stopped
 
 
 class Stage(str, Enum):
@@ -23,40 +95,6 @@ class Stage(str, Enum):
     VALIDATING = "validate"
     TESTING = "test"
     PREDICTING = "predict"
-
-
-class TrainerFn(str, Enum):
-    """The Trainer method a call runs (Lightning's ``TrainerFn``); equal to the matching :class:`Stage` and to its
-    string, so ``trainer.state.fn == TrainerFn.FITTING`` reads as in Lightning."""
-
-    FITTING = "fit"
-    VALIDATING = "validate"
-    TESTING = "test"
-    PREDICTING = "predict"
-
-
-class RunningStage(str, Enum):
-    """Lightning's ``RunningStage``: what runs inside a call (training, the sanity check, an evaluation...)."""
-
-    TRAINING = "train"
-    SANITY_CHECKING = "sanity_check"
-    VALIDATING = "validate"
-    TESTING = "test"
-    PREDICTING = "predict"
-
-
-class TrainerStatus(str, Enum):
-    """Lightning's ``TrainerStatus``: ``trainer.state.status`` (equal to its string value)."""
-
-    INITIALIZING = "initializing"
-    RUNNING = "running"
-    FINISHED = "finished"
-    INTERRUPTED = "interrupted"
-
-    @property
-    def stopped(self) -> bool:
-        """Whether the call is over, finished or interrupted."""
-        return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
 
 
 class StopReason(str, Enum):
