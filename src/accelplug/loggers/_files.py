@@ -11,10 +11,11 @@ is a clear error naming the package. A Trainer without a logger writes to the lo
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint.file import filesystem
+from ..checkpoint.file import filesystem, is_url
 
 __all__ = [
     "VersionedFolders",
@@ -86,12 +87,24 @@ def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
 
 class VersionedFolders:
     """``save_dir/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
-    class that sets ``_name``, ``_version`` (None: the next free number), ``_save_dir`` and ``_fs``."""
+    class that sets ``_name``, ``_version`` (None: the next free number) and ``_save_dir``, then calls
+    :meth:`_check_filesystem`."""
 
     _name: str
     _version: int | str | None
     _save_dir: str
-    _fs: Any
+
+    @cached_property
+    def _fs(self) -> Any:
+        """``save_dir``'s fsspec file system, made when first used: importing fsspec costs every ``Trainer()``
+        about 15 ms, and a Trainer that never logs never needs it."""
+        return filesystem(self._save_dir)
+
+    def _check_filesystem(self) -> None:
+        """A URL whose fsspec package is missing is refused by the logger's constructor, not at its first write
+        (a local folder's file system cannot be missing)."""
+        if is_url(self._save_dir):
+            self._fs = filesystem(self._save_dir)
 
     @property
     def name(self) -> str:

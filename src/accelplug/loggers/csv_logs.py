@@ -125,7 +125,7 @@ class CSVLogger(VersionedFolders, Logger):
         self._version = version
         self._prefix = prefix
         self._flush_logs_every_n_steps = flush_logs_every_n_steps
-        self._fs = filesystem(self._save_dir)
+        self._check_filesystem()
         self._experiment: ExperimentWriter | None = None
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
-from ._files import VersionedFolders, filesystem, is_directory, version_folder, write_hparams_yaml
+from ._files import VersionedFolders, is_directory, version_folder, write_hparams_yaml
 from ._params import add_prefix, as_dict, flatten
 from ._requirements import module_found
 from .logger import Logger, rank_zero_experiment, rank_zero_only
@@ -94,7 +94,7 @@ class TensorBoardLogger(VersionedFolders, Logger):
         self._default_hp_metric = default_hp_metric
         self._prefix = prefix
         self._kwargs = kwargs
-        self._fs = filesystem(self._save_dir)
+        self._check_filesystem()
         self._experiment: Any = None
         #: every hyper-parameter logged so far (written to ``hparams.yaml`` by ``save``)
         self.hparams: dict[str, Any] = {}
