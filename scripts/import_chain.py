@@ -3,9 +3,9 @@
 ``python -X importtime`` says how long each import took but not who asked for it once the import happens
 inside a function (it prints those at the top level). This script runs the ``--after`` code first (by
 default ``import torch``), then puts a finder first on ``sys.meta_path`` that records, for every module
-looked up for the first time, the Python frames that were running: the module or function and line
+looked up, the Python frames that were running: the module or function and line
 that wrote each ``import``. It then runs the snippet and prints, for each module that joined
-``sys.modules``, that chain, outermost first:
+``sys.modules``, the chain of the lookup that loaded it, outermost first:
 
     python scripts/import_chain.py "import accelplug; accelplug.Trainer()"
     python scripts/import_chain.py --json "from accelplug import Trainer"   # {module: [frame, ...]}
@@ -46,15 +46,16 @@ def _chain(frame: FrameType | None) -> list[str]:
 
 
 class ChainRecorder:
-    """A meta path finder that finds nothing: it notes the chain of the first lookup of each name and lets the
-    finders after it do the work (a finder by protocol: ``find_spec``)."""
+    """A meta path finder that finds nothing: it notes the chain of each lookup of a name and lets the finders after
+    it do the work (a finder by protocol: ``find_spec``). A loaded module is not looked up again, so the last lookup
+    of a name that loaded is the import that loaded it; earlier ones only asked (``importlib.util.find_spec``) or
+    failed (``try: import x``)."""
 
     def __init__(self) -> None:
         self.chains: dict[str, list[str]] = {}
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> None:
-        if fullname not in self.chains:
-            self.chains[fullname] = _chain(sys._getframe(1))
+        self.chains[fullname] = _chain(sys._getframe(1))
         return None
 
 
