@@ -7,7 +7,9 @@
 **Whole process, in pairs.** Each command runs in a fresh interpreter right beside a fresh ``import torch``
 (the order alternating from pair to pair), and the figure is the difference within each pair: drift in the
 machine's load, which moves a 1.5 s process by hundreds of milliseconds on a shared box, hits both halves
-of a pair alike. The median of the differences is reported with their spread (quartiles, then extremes).
+of a pair alike. The median of the differences is reported with their spread (quartiles, then extremes), in
+wall time (what a user waits) and in the CPU time the process used (user + system), which a loaded machine
+disturbs far less than the wall clock.
 ``--baseline-src`` times another checkout's ``src`` folder (``git worktree add ../before main``) the same
 way in the same rounds, so a before/after comparison comes from one sitting.
 
@@ -68,10 +70,10 @@ def watch(phase, info, started=[0.0]):
         full.append(time.perf_counter() - started[0])
 import torch
 gc.callbacks.append(watch)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 exec(SNIPPET)
-took = time.perf_counter() - start
-print(json.dumps([took, sum(full), len(full)]))
+took, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps([took, sum(full), len(full), cpu]))
 """
 
 
@@ -82,19 +84,29 @@ def _env(src: str | None) -> dict[str, str]:
     return env
 
 
-def _wall(code: str, env: dict[str, str]) -> float:
+def _wall(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds of ``python -c code``, and the CPU seconds (user + system) the process used."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, cwd=REPO)
-    return time.perf_counter() - start
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, code)
+    return wall, usage.ru_utime + usage.ru_stime
 
 
-def _pair(code: str, partner: str, env: dict[str, str], partner_first: bool) -> float:
-    """Seconds ``code`` took minus seconds ``partner`` took, run back to back in that order or the other."""
+def _pair(code: str, partner: str, env: dict[str, str], partner_first: bool) -> tuple[float, float]:
+    """``code`` minus ``partner`` (wall, CPU seconds), run back to back in that order or the other."""
     if partner_first:
         partner_s = _wall(partner, env)
-        return _wall(code, env) - partner_s
-    code_s = _wall(code, env)
-    return code_s - _wall(partner, env)
+        code_s = _wall(code, env)
+    else:
+        code_s = _wall(code, env)
+        partner_s = _wall(partner, env)
+    return code_s[0] - partner_s[0], code_s[1] - partner_s[1]
 
 
 def _in_process(env: dict[str, str]) -> list[float]:
@@ -192,27 +204,31 @@ def main() -> None:
         _wall(code, env)
         _wall(partner, env)
     differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
+    cpu_differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
     inside: dict[str, list[list[float]]] = {label: [] for label in trees}
     for round_ in range(args.pairs):
         for label, code, partner, env in runs:
-            differences[label].append(_pair(code, partner, env, partner_first=round_ % 2 == 0) * 1000)
+            wall, cpu = _pair(code, partner, env, partner_first=round_ % 2 == 0)
+            differences[label].append(wall * 1000)
+            cpu_differences[label].append(cpu * 1000)
         for label, env in trees.items():
             inside[label].append(_in_process(env))
 
     print(f"\n{args.pairs} interleaved pairs, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
     print("whole process, minus `import torch` run beside it (median, quartiles, extremes):")
     for label, pair_ms in differences.items():
-        print(f"  {label}\n    {_spread(pair_ms)}")
+        print(f"  {label}\n    wall {_spread(pair_ms)}\n    CPU  {_spread(cpu_differences[label])}")
     print(f"\nin one process, after `import torch`: {SNIPPET}")
     for label, samples in inside.items():
         took = [s[0] * 1000 for s in samples]
+        cpu_ms = [s[3] * 1000 for s in samples]
         collecting = [s[1] * 1000 for s in samples]
         without = [t - c for t, c in zip(took, collecting, strict=True)]
         counts = sorted({int(s[2]) for s in samples})
         print(
-            f"  {label}: {statistics.median(took):.1f} ms (extremes {min(took):.1f} .. {max(took):.1f}); "
-            f"full collections {counts} per process, {statistics.median(collecting):.1f} ms; "
-            f"without them {statistics.median(without):.1f} ms"
+            f"  {label}: wall {statistics.median(took):.1f} ms (extremes {min(took):.1f} .. {max(took):.1f}), "
+            f"CPU {statistics.median(cpu_ms):.1f} ms; full collections {counts} per process, "
+            f"{statistics.median(collecting):.1f} ms; wall without them {statistics.median(without):.1f} ms"
         )
     table: dict[str, list[tuple[str, float, int, str]]] = {}
     for label, env in trees.items():
@@ -222,7 +238,8 @@ def main() -> None:
             print(f"  {ms:7.1f} ms  {count:3d} modules  {group:32} via {via}")
     if args.json_path:
         with open(args.json_path, "w") as fh:
-            json.dump({"pairs_ms": differences, "in_process_s": inside, "offenders": table}, fh, indent=2)
+            report = {"pairs_wall_ms": differences, "pairs_cpu_ms": cpu_differences, "in_process_s": inside}
+            json.dump({**report, "offenders": table}, fh, indent=2)
 
 
 if __name__ == "__main__":
