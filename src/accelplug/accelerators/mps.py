@@ -9,8 +9,6 @@ asked about Rosetta only in :func:`is_rosetta_translated`, so each cause can be 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import platform
 import subprocess
 
@@ -34,6 +32,8 @@ def is_rosetta_translated() -> bool:
     """Whether this process is an x86_64 binary translated by Rosetta 2 (asks sysctl)."""
     if platform.system() != "Darwin":
         return False
+    import ctypes.util  # macOS only (binds ctypes too)
+
     value = ctypes.c_int(0)
     size = ctypes.c_size_t(ctypes.sizeof(value))
     libc_path = ctypes.util.find_library("c")

@@ -11,10 +11,11 @@ is a clear error naming the package. A Trainer without a logger writes to the lo
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint.file import filesystem
+from ..checkpoint.file import filesystem, is_url
 
 __all__ = [
     "SaveDirFolders",
@@ -77,8 +78,8 @@ def write_hparams_yaml(fs: Any, path: str, params: Any) -> None:
 
 class VersionedFolders:
     """``root/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
-    class that sets ``_root_dir`` (the folder it was given), ``_name``, ``_version`` (None: the next free
-    number) and ``_fs``.
+    class that sets ``_root_dir`` (the folder it was given), ``_name`` and ``_version`` (None: the next free
+    number), then calls :meth:`_check_filesystem`.
 
     Lightning Fabric's loggers call the given folder ``root_dir``; the Trainer's call it ``save_dir`` and
     answer ``root_dir`` with ``save_dir/name`` (:class:`SaveDirFolders`). The run folder is the same for both.
@@ -87,7 +88,18 @@ class VersionedFolders:
     _root_dir: str
     _name: str
     _version: int | str | None
-    _fs: Any
+
+    @cached_property
+    def _fs(self) -> Any:
+        """``root``'s fsspec file system, made when first used: importing fsspec costs every ``Trainer()``
+        about 15 ms, and a Trainer that never logs never needs it."""
+        return filesystem(self._root_dir)
+
+    def _check_filesystem(self) -> None:
+        """A URL whose fsspec package is missing is refused by the logger's constructor, not at its first write
+        (a local folder's file system cannot be missing)."""
+        if is_url(self._root_dir):
+            self._fs = filesystem(self._root_dir)
 
     @property
     def name(self) -> str:

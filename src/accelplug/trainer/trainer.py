@@ -29,7 +29,6 @@ from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url
-from ..data.sources import has_loader_source
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
@@ -39,8 +38,6 @@ from ..profilers import Profiler
 from ..selection import Selection, select
 from .checkpointing.saving import attach_checkpoint_io
 from .display.defaults import configure_callbacks, progress_bar_callback
-from .logging.collector import settle_bar
-from .loops._views import EvaluationLoopView, FitLoopView, Host, PredictionLoopView
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -60,6 +57,7 @@ if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
     from ._run import Run
+    from .loops._views import EvaluationLoopView, FitLoopView, Host, PredictionLoopView
     from .process.interrupts import SignalGuard
     from .state import StopReason
 
@@ -470,6 +468,8 @@ class Trainer:
 
     @property
     def progress_bar_metrics(self) -> dict[str, float]:
+        from .logging.collector import settle_bar
+
         # prog_bar step values wait on the device until read here (one transfer), as Lightning computes its own
         return settle_bar(self.state.progress_bar_metrics)
 
@@ -827,18 +827,26 @@ class Trainer:
 
     @property
     def fit_loop(self) -> FitLoopView:
+        from .loops._views import FitLoopView
+
         return self._view("fit", FitLoopView)
 
     @property
     def validate_loop(self) -> EvaluationLoopView:
+        from .loops._views import EvaluationLoopView
+
         return self._view("validate", lambda host: EvaluationLoopView(host, "validate:validation"))
 
     @property
     def test_loop(self) -> EvaluationLoopView:
+        from .loops._views import EvaluationLoopView
+
         return self._view("test", lambda host: EvaluationLoopView(host, "test:test"))
 
     @property
     def predict_loop(self) -> PredictionLoopView:
+        from .loops._views import PredictionLoopView
+
         return self._view("predict", PredictionLoopView)
 
     @property
@@ -859,6 +867,8 @@ class Trainer:
     def enable_validation(self) -> bool:
         """Whether a fit validates: the module writes ``validation_step``, there is validation data, and
         ``limit_val_batches`` is not 0."""
+        from ..data.sources import has_loader_source
+
         module = getattr(self, "lightning_module", None)
         if module is None or not overrides(module, "validation_step") or self.options.limit_val_batches == 0:
             return False
