@@ -172,6 +172,17 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def connect(self, model: torch.nn.Module) -> None:
+        """Lightning's call: ``model`` is the module this strategy runs (the Trainer connects it at the start of
+        each call; :attr:`lightning_module` reads it back)."""
+        self._connected_module = model
+
+    @property
+    def lightning_module(self) -> torch.nn.Module | None:
+        """The module given to :meth:`connect` (None before), unwrapped, as Lightning's strategy answers."""
+        connected: torch.nn.Module | None = getattr(self, "_connected_module", None)
+        return connected
+
     def attach_module(self, module: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Called with the user's module before its ``setup`` and ``configure_model`` hooks: a strategy that builds
         something the module parallelises itself over hands it over here (the 2D strategy's device mesh)."""
