@@ -66,3 +66,13 @@ def test_the_default_bar_is_not_among_the_callbacks() -> None:
     trainer = accelplug.Trainer(logger=False)
     assert isinstance(trainer.progress_bar_callback, accelplug.pytorch.callbacks.ProgressBar)
     assert trainer.progress_bar_callback not in trainer.callbacks
+
+
+def test_two_progress_bars_are_refused_with_lightnings_phrase() -> None:
+    phrase = "You added multiple progress bar callbacks to the Trainer"
+    refusals = {"lightning": lightning.pytorch.utilities.exceptions.MisconfigurationException}
+    refusals["accelplug"] = accelplug.MisconfigurationException
+    for name, framework in FRAMEWORKS.items():
+        callbacks = framework.pytorch.callbacks
+        with pytest.raises(refusals[name], match=phrase):
+            framework.Trainer(callbacks=[callbacks.TQDMProgressBar(), callbacks.RichProgressBar()], logger=False)

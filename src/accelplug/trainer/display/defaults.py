@@ -25,7 +25,8 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
     bars = [c for c in callbacks if isinstance(c, ProgressBar)]
     if len(bars) > 1:
         raise MisconfigurationException(
-            f"callbacks holds {len(bars)} progress bars ({', '.join(type(b).__name__ for b in bars)}): keep one."
+            f"You added multiple progress bar callbacks to the Trainer: callbacks holds {len(bars)} "
+            f"({', '.join(type(b).__name__ for b in bars)}); keep one."
         )
     if bars and options.enable_progress_bar is False:
         raise MisconfigurationException(
