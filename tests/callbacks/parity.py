@@ -128,6 +128,9 @@ LIGHTNING_ONLY_WARNINGS = (
     # accelplug's fit() without ckpt_path starts fresh, as it does without that callback
     r"`\.fit\(ckpt_path=None\)` was called without a model\. The last model",
     r'\.fit\(ckpt_path="last"\) is set, but there is no last checkpoint available',
+    # an empty training loader: Lightning warns for the user's loader (as accelplug does) and again for its own
+    # CombinedLoader around it
+    r"Total length of `CombinedLoader` across ranks is zero",
 )
 
 

@@ -103,6 +103,20 @@ def test_the_default_policy_shards_module_list_elements(example: ModuleType) -> 
     assert "blocks.0.mlp.0.weight" in model.state_dict(), "state_dict keys stay the user's"
 
 
+def test_the_root_keeps_its_parameters_gathered_after_forward_and_the_blocks_reshard(example: ModuleType) -> None:
+    """torch's advice for the root (backward starts with it): no second all-gather of the root each step."""
+    from torch.distributed.tensor import DTensor
+
+    model = example.TinyTransformer(depth=2)
+    trainer = Trainer(accelerator="cpu", devices=1, strategy="fsdp", max_steps=1, **_quiet())
+    trainer.fit(model, _loader(example))
+    tokens = next(iter(_loader(example)))[0]
+    model(tokens)
+    root_own = [p for name, p in model.named_parameters() if not name.startswith("blocks.")]
+    assert root_own and not any(isinstance(p, DTensor) for p in root_own)
+    assert all(isinstance(p, DTensor) for p in model.blocks.parameters())
+
+
 def test_validation_before_training_then_validate_and_predict_work_under_fsdp(example: ModuleType) -> None:
     # The sanity check gathers parameters before any training step: under inference_mode they would become
     # inference tensors that the first backward cannot use, so FSDP evaluates under no_grad (as Lightning does).
@@ -204,6 +218,33 @@ def test_a_sharded_checkpoint_without_its_folder_is_explained(example: ModuleTyp
         shutil.rmtree(folder)
     with pytest.raises(MisconfigurationException, match=r"shard folder .* is missing"):
         _run(example, "--strategy", "single_device", "--max-steps", "3", "--resume", str(path))
+
+
+def test_compiled_activation_checkpointing_recomputes_the_forward_inside_it_and_keeps_the_keys() -> None:
+    torch.manual_seed(0)
+    block = _example().Block(16, 2)
+    plain = _example().Block(16, 2)
+    plain.load_state_dict(block.state_dict())
+    keys = list(block.state_dict())
+    calls: list[str] = []
+    block.mlp.register_forward_pre_hook(lambda *_: calls.append("mlp"))
+    FSDPStrategy._checkpoint_activations(block, compiling=True)
+    x = torch.randn(2, 5, 16)
+    block(x).sum().backward()
+    plain(x).sum().backward()
+    assert calls == ["mlp", "mlp"], "the forward runs again in backward (its activations were not kept)"
+    assert list(block.state_dict()) == keys and type(block).__name__ == "Block"
+    for (name, p), q in zip(block.named_parameters(), plain.parameters(), strict=True):
+        assert p.grad is not None and torch.allclose(p.grad, q.grad, atol=1e-6), name  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+# torch's own inductor imports still use torch.jit.script_method, which torch 2.13 deprecates
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_compiled_fsdp_with_activation_checkpointing_follows_the_eager_loss_curve(example: ModuleType) -> None:
+    compiled = _run(example, "--activation-checkpointing", "--compile", "--max-steps", "4")
+    eager = _run(example, "--strategy", "single_device", "--max-steps", "4")
+    assert _close(compiled["losses"], eager["losses"], tol=1e-3), (compiled["losses"], eager["losses"])
 
 
 # ---- two gloo processes ---------------------------------------------------------------------------------
