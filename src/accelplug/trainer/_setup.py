@@ -83,7 +83,6 @@ def start_run(
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
     _attach(module, trainer, datamodule)
-    strategy.connect(module)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
@@ -253,6 +252,7 @@ def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
     if isinstance(module, LightningModule):
         module.trainer = trainer
     trainer._datamodule = datamodule  # trainer.datamodule from the call's first hooks (setup), as in Lightning
+    trainer.strategy.connect(module)  # Lightning's strategy.lightning_module
     if datamodule is not None and hasattr(datamodule, "trainer"):
         try:
             datamodule.trainer = trainer
