@@ -283,13 +283,14 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
-    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
-        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it).
+    def backward(self, loss: torch.Tensor, precision: NumericPrecision, *args: Any, **kwargs: Any) -> None:
+        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it); ``args``/``kwargs``
+        are ``manual_backward``'s extra arguments (``retain_graph=True``...), for ``loss.backward``.
 
         A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
         ``backward`` call) overrides this; a module's own ``backward`` hook still takes precedence over it.
         """
-        precision.backward(loss)
+        precision.backward(loss, *args, **kwargs)
 
     def optimizer_step(
         self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision

@@ -183,10 +183,8 @@ class Optimization:
                 if custom is not None:
                     hook = functools.partial(custom, **kwargs) if kwargs else custom
                     self.hooks.run_in("backward", hook, loss, *args)
-                elif args or kwargs:  # a strategy's own backward(loss, precision) never sees arguments it lacks
-                    self.precision.backward(loss, *args, **kwargs)
                 else:
-                    self.strategy.backward(loss, self.precision)
+                    self.strategy.backward(loss, self.precision, *args, **kwargs)
         except RuntimeError as exc:
             raise explain_backward(loss, step, exc) from exc
         self.hooks.call("on_after_backward")
