@@ -18,9 +18,12 @@ accelerators and classes a program registers itself are trusted and called direc
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+# perf_counter bound once: code that patches time.perf_counter (a test timing its own callback with a mocked
+# clock) must not feed the plugin calls' timings, nor have them use up its values.
+from time import perf_counter as _clock
 from typing import Generic, TypeVar
 
 from .envvars import env_float
@@ -90,7 +93,7 @@ class PendingCall(Generic[T]):
         self._done = threading.Event()
         self._value: T | None = None
         self._exception: BaseException | None = None
-        self._start = time.perf_counter()
+        self._start = _clock()
         self._seconds = 0.0
         self._thread = threading.Thread(target=self._run, name=f"accelplug-plugin-call:{name}", daemon=True)
         self._thread.start()
@@ -102,13 +105,13 @@ class PendingCall(Generic[T]):
         except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the plugin raised them, not the user
             self._exception = exc
         finally:
-            self._seconds = time.perf_counter() - self._start
+            self._seconds = _clock() - self._start
             self._done.set()
 
     def outcome(self, deadline: float) -> CallOutcome[T]:
         """The outcome, waiting until ``deadline`` (a ``time.perf_counter()`` value) at most."""
-        if not self._done.wait(max(0.0, deadline - time.perf_counter())):
-            waited = time.perf_counter() - self._start
+        if not self._done.wait(max(0.0, deadline - _clock())):
+            waited = _clock() - self._start
             return CallOutcome(None, f"did not return within {waited:.1f} s", None, waited, timed_out=True)
         if self._exception is not None:
             return CallOutcome(None, describe_exception(self._exception), self._exception, self._seconds)
@@ -128,10 +131,10 @@ def call(fn: Callable[[], T], name: str, timeout: float | None) -> CallOutcome[T
     program. With a timeout it runs in a worker thread that is abandoned if it does not return.
     """
     if timeout is not None:
-        return start(fn, name).outcome(time.perf_counter() + timeout)
-    begin = time.perf_counter()
+        return start(fn, name).outcome(_clock() + timeout)
+    begin = _clock()
     try:
         value = fn()
     except (Exception, SystemExit) as exc:
-        return CallOutcome(None, describe_exception(exc), exc, time.perf_counter() - begin)
-    return CallOutcome(value, None, None, time.perf_counter() - begin)
+        return CallOutcome(None, describe_exception(exc), exc, _clock() - begin)
+    return CallOutcome(value, None, None, _clock() - begin)

@@ -11,7 +11,7 @@ import torch
 
 from accelplug.errors import MisconfigurationException
 
-from .parity import fit_both
+from .parity import fit_both, lightning
 
 
 def _callbacks(framework: Any) -> Any:
@@ -80,6 +80,16 @@ def test_early_stopping_bad_mode_names_the_close_match() -> None:
 
     with pytest.raises(MisconfigurationException, match="Did you mean 'min'"):
         EarlyStopping(monitor="val_loss", mode="minn")
+
+
+def test_early_stopping_bad_mode_keeps_lightnings_phrase() -> None:
+    from accelplug.callbacks import EarlyStopping
+
+    phrase = "`mode` can be min, max, got minn"
+    with pytest.raises(MisconfigurationException, match=phrase):
+        EarlyStopping(monitor="val_loss", mode="minn")
+    with pytest.raises(lightning.pytorch.utilities.exceptions.MisconfigurationException, match=phrase):
+        lightning.pytorch.callbacks.EarlyStopping(monitor="val_loss", mode="minn")
 
 
 # ---- LearningRateMonitor ---------------------------------------------------------------------------------------

@@ -249,3 +249,18 @@ def test_a_boolean_switch_refuses_unclear_values(monkeypatch: pytest.MonkeyPatch
 def test_a_boolean_switch_accepts_clear_values(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD", value)
     assert get_registry().names() == ["cpu", "cuda", "mps"]
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_plugin_calls_do_not_read_a_patched_time_perf_counter(
+    monkeypatch: pytest.MonkeyPatch, timeout: float | None
+) -> None:
+    """A test that patches ``time.perf_counter`` with a finite mock clock (Lightning's ThroughputMonitor tests do)
+    must not see the registry's plugin calls use up its values, or fail when they run out."""
+
+    def patched() -> float:
+        raise AssertionError("a plugin call read the patched clock")
+
+    monkeypatch.setattr(time, "perf_counter", patched)
+    outcome = isolation.call(lambda: 7, "probe", timeout)
+    assert outcome.ok and outcome.value == 7

@@ -228,6 +228,8 @@ def _scale(name: str, tmp_path: Path, limit: int | None, where: str = "attribute
         ("binsearch", None, {"max_val": 24}),
         ("power", 1, {}),  # the first trial already fails: power keeps halving
         ("power", 40, {"max_trials": 3}),
+        ("power", 40, {"max_trials": 0}),  # no trial: the initial size is the answer
+        ("binsearch", 40, {"max_trials": 0}),  # one trial, then the margin
         ("binsearch", 13, {"init_val": 5, "steps_per_trial": 1, "margin": 0.0}),
     ],
 )
@@ -238,6 +240,39 @@ def test_batch_size_search_reaches_lightnings_size(
     theirs = _scale("lightning", tmp_path, limit, mode=mode, **arguments)
     assert ours == theirs
     assert not list(tmp_path.rglob(".scale_batch_size_*.ckpt"))
+
+
+def test_the_trainer_holds_loaders_of_the_size_found_after_the_search(tmp_path: Path) -> None:
+    sizes = {}
+    for name, framework in FRAMEWORKS.items():
+        with _inside(tmp_path / name):
+            module = make_module(framework, limit=30)
+            trainer = trainer_for(framework, tmp_path / name)
+            found = framework.pytorch.tuner.Tuner(trainer).scale_batch_size(module, mode="power")
+            sizes[name] = (found, trainer.train_dataloader.batch_size, len(trainer.train_dataloader.dataset))
+    assert sizes["accelplug"] == sizes["lightning"] == (16, 16, 96)
+
+
+def test_batch_size_held_by_the_datamodule_given_to_the_search_is_found_and_set(tmp_path: Path) -> None:
+    results = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Data(framework.LightningDataModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.batch_size = 4
+
+            def train_dataloader(self) -> Any:
+                return DataLoader(_dataset(), batch_size=self.batch_size)
+
+        with _inside(tmp_path / name):
+            module = make_module(framework, limit=20)
+            del module.batch_size  # only the datamodule holds it
+            data = Data()
+            trainer = trainer_for(framework, tmp_path / name)
+            found = framework.pytorch.tuner.Tuner(trainer).scale_batch_size(module, datamodule=data, max_trials=4)
+            results[name] = (found, data.batch_size, trainer.train_dataloader.batch_size)
+    assert results["accelplug"] == results["lightning"] == (16, 16, 16)
 
 
 def test_batch_size_held_in_hparams_is_found_and_set(tmp_path: Path) -> None:

@@ -31,14 +31,14 @@ def check_batch_size_arguments(
         raise MisconfigurationException(
             f"`mode` should be either of {BATCH_SIZE_MODES}; got mode={mode!r}.{did_you_mean(mode, BATCH_SIZE_MODES)}"
         )
-    for name, value in (
-        ("steps_per_trial", steps_per_trial),
-        ("init_val", init_val),
-        ("max_trials", max_trials),
-        ("max_val", max_val),
+    for name, value, least in (
+        ("steps_per_trial", steps_per_trial, 1),
+        ("init_val", init_val, 1),
+        ("max_trials", max_trials, 0),  # 0: no trial, the initial size is the answer (Lightning's)
+        ("max_val", max_val, 1),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise MisconfigurationException(f"{name}={value!r}: expected an int >= 1.")
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise MisconfigurationException(f"{name}={value!r}: expected an int >= {least}.")
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0.0 <= margin < 1.0:
         raise MisconfigurationException(f"`margin` should be between 0 and 1. Found margin={margin!r}.")
     return mode.lower()
@@ -73,7 +73,7 @@ class BatchSizeFinder(Callback):
         #: Set by ``Tuner.scale_batch_size``: the call ends once the search is done.
         self._early_exit = False
 
-    def setup(self, trainer: Any, pl_module: torch.nn.Module, stage: str) -> None:
+    def setup(self, trainer: Any, pl_module: torch.nn.Module, stage: str | None = None) -> None:
         trainer._tuning().check_batch_size_setup(trainer, pl_module, stage, self._batch_arg_name)
 
     def scale_batch_size(self, trainer: Any, pl_module: torch.nn.Module) -> None:

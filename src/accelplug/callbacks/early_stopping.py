@@ -61,7 +61,8 @@ class EarlyStopping(Callback):
             raise MisconfigurationException(f"EarlyStopping(monitor={monitor!r}): name the metric to watch.")
         if mode not in self.mode_dict:
             raise MisconfigurationException(
-                f"EarlyStopping(mode={mode!r}) is invalid: use 'min' or 'max'.{did_you_mean(mode, self.mode_dict)}"
+                f"EarlyStopping(mode={mode!r}) is invalid: `mode` can be {', '.join(self.mode_dict)}, got {mode}."
+                f"{did_you_mean(mode, self.mode_dict)}"
             )
         if not isinstance(patience, int) or isinstance(patience, bool) or patience < 0:
             raise MisconfigurationException(f"EarlyStopping(patience={patience!r}) is invalid: use an int >= 0.")

@@ -64,7 +64,7 @@ class OptimizerControl(Protocol):
     def schedulers(self) -> Sequence[Any]:
         """The scheduler configurations (each has ``.scheduler``)."""
 
-    def manual_backward(self, loss: torch.Tensor) -> None: ...
+    def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None: ...
 
     def clip_gradients(self, optimizer: Any, value: float | None, algorithm: str | None) -> None: ...
 
@@ -397,7 +397,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
 
     def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         """Backward for manual optimization: through the precision (loss scaling) and the backward hooks."""
-        self._control().manual_backward(loss)
+        self._control().manual_backward(loss, *args, **kwargs)
 
     def clip_gradients(
         self,
@@ -412,22 +412,43 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         self._control().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
 
     def toggle_optimizer(self, optimizer: Any) -> None:
-        """Let only ``optimizer``'s parameters require gradients (the others are frozen until untoggled)."""
-        raw = getattr(optimizer, "optimizer", optimizer)
-        own = {id(p) for group in raw.param_groups for p in group["params"]}
-        saved: dict[int, bool] = {}
-        for param in self.parameters():
-            if id(param) not in own:
-                saved[id(param)] = param.requires_grad
-                param.requires_grad_(False)
+        """Let only ``optimizer``'s parameters require gradients: the parameters of the run's other optimizers are
+        frozen until :meth:`untoggle_optimizer`, and parameters no optimizer holds are left as they are (Lightning's
+        rule: a frozen layer outside every optimizer would otherwise leave the loss without a gradient)."""
+        saved: dict[torch.nn.Parameter, bool] = {}
+        for raw in self._run_optimizers(optimizer):
+            for group in raw.param_groups:
+                for param in group["params"]:
+                    if param not in saved:
+                        saved[param] = param.requires_grad
+                        param.requires_grad_(False)
+        for group in _raw_optimizer(optimizer).param_groups:
+            for param in group["params"]:
+                param.requires_grad_(saved[param])
         self._toggled = saved
 
     def untoggle_optimizer(self, optimizer: Any) -> None:
-        saved: dict[int, bool] = getattr(self, "_toggled", {})
-        for param in self.parameters():
-            if id(param) in saved:
-                param.requires_grad_(saved[id(param)])
+        """Give the other optimizers' parameters back the ``requires_grad`` they had at :meth:`toggle_optimizer`."""
+        saved: dict[torch.nn.Parameter, bool] = getattr(self, "_toggled", {})
+        target = _raw_optimizer(optimizer)
+        for raw in self._run_optimizers(optimizer):
+            if raw is target:
+                continue
+            for group in raw.param_groups:
+                for param in group["params"]:
+                    if param in saved:
+                        param.requires_grad_(saved[param])
         self._toggled = {}
+
+    def _run_optimizers(self, optimizer: Any) -> list[Any]:
+        """The unwrapped optimizers of the running Trainer (or Fabric), ``optimizer`` included."""
+        found: list[Any] = []
+        if self._trainer is not None:
+            found = [_raw_optimizer(o) for o in getattr(self._trainer, "optimizers", [])]
+        elif self._fabric_optimizers:
+            found = [_raw_optimizer(o) for o in self._fabric_optimizers]
+        target = _raw_optimizer(optimizer)
+        return found if any(o is target for o in found) else [*found, target]
 
     @contextmanager
     def toggled_optimizer(self, optimizer: Any) -> Iterator[None]:
@@ -521,3 +542,8 @@ def check_removed_hooks(cls: type) -> None:
                 f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed, so it would never "
                 f"be called. Use {replacement} instead (see docs/migrating-from-lightning.md)."
             )
+
+
+def _raw_optimizer(optimizer: Any) -> Any:
+    """The torch optimizer inside a wrapper (``self.optimizers()``'s, Fabric's), or ``optimizer`` itself."""
+    return getattr(optimizer, "optimizer", optimizer)

@@ -132,7 +132,7 @@ class NumericPrecision:
 
     def step(self, optimizer: torch.optim.Optimizer, closure: Any = None) -> Any:
         """Step one optimizer (a scaler may skip the step when its gradients overflowed)."""
-        return optimizer.step(closure) if closure is not None else optimizer.step()
+        return optimizer.step(closure=closure) if closure is not None else optimizer.step()
 
     def update(self) -> None:
         """Once per iteration, after every optimizer stepped (a scaler adjusts its scale here)."""

@@ -185,6 +185,17 @@ class Strategy(ABC):
         return self.global_rank == 0
 
     # ---- preparing the module ------------------------------------------------------------------
+    def connect(self, model: torch.nn.Module) -> None:
+        """Lightning's call: ``model`` is the module this strategy runs (the Trainer connects it at the start of
+        each call; :attr:`lightning_module` reads it back)."""
+        self._connected_module = model
+
+    @property
+    def lightning_module(self) -> torch.nn.Module | None:
+        """The module given to :meth:`connect` (None before), unwrapped, as Lightning's strategy answers."""
+        connected: torch.nn.Module | None = getattr(self, "_connected_module", None)
+        return connected
+
     def attach_module(self, module: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Called with the user's module before its ``setup`` and ``configure_model`` hooks: a strategy that builds
         something the module parallelises itself over hands it over here (the 2D strategy's device mesh)."""
@@ -272,13 +283,14 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
-    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
-        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it).
+    def backward(self, loss: torch.Tensor, precision: NumericPrecision, *args: Any, **kwargs: Any) -> None:
+        """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it); ``args``/``kwargs``
+        are ``manual_backward``'s extra arguments (``retain_graph=True``...), for ``loss.backward``.
 
         A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
         ``backward`` call) overrides this; a module's own ``backward`` hook still takes precedence over it.
         """
-        precision.backward(loss)
+        precision.backward(loss, *args, **kwargs)
 
     def optimizer_step(
         self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision

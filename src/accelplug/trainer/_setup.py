@@ -264,6 +264,8 @@ def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
     _drop_unpicklable_hparams(module)
     if isinstance(module, LightningModule):
         module.trainer = trainer
+    trainer._datamodule = datamodule  # trainer.datamodule from the call's first hooks (setup), as in Lightning
+    trainer.strategy.connect(module)  # Lightning's strategy.lightning_module
     if datamodule is not None and hasattr(datamodule, "trainer"):
         try:
             datamodule.trainer = trainer

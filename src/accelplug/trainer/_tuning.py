@@ -264,4 +264,16 @@ def scale_batch_size(
             size = search_batch_size(trials, mode, init_val, max_trials, batch_arg_name, margin, max_val)
     finally:  # the fit goes on with loaders of the size reached (made when it asks for them)
         trainer.state.train_source = train_loader_source(trainer, None, module, run.datamodule)
+    _record_scaled_loaders(trainer, run)
     return size
+
+
+def _record_scaled_loaders(trainer: Any, run: Run) -> None:
+    """Make the loaders at the size found now, as Lightning does once the search ends, so
+    ``trainer.train_dataloader`` and ``trainer.val_dataloaders`` show it (also after ``Tuner`` ends the call)."""
+    train_source = trainer.state.train_source
+    if train_source is not None:
+        train_source()
+    val_loop = validation_loop(run, run.state.fit_given[1], run.module, run.datamodule, None)
+    if val_loop is not None:
+        val_loop.loaders  # noqa: B018 - asking records them (trainer.val_dataloaders, num_val_batches)

@@ -37,7 +37,7 @@ from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import Selection, select
 from .checkpointing.saving import attach_checkpoint_io
-from .display.defaults import configure_callbacks, progress_bar_callback
+from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -195,6 +195,9 @@ class Trainer:
         root = os.fspath(root_given) if root_given is not None and is_url(root_given) else self.default_root_dir
         self._loggers: list[Any] = trainer_loggers(self.options.logger, root)
         self._run: Run | None = None
+        #: The datamodule of the current (or last) call, set before its first hook (``setup``).
+        self._datamodule: Any = None
+        self._display_bar: DisplayProgressBar | None = None
         self._module: torch.nn.Module | None = None
         self._signals: SignalGuard | None = None
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
@@ -547,7 +550,7 @@ class Trainer:
 
     @property
     def datamodule(self) -> Any:
-        return self._run.datamodule if self._run is not None else None
+        return self._datamodule
 
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
@@ -876,8 +879,15 @@ class Trainer:
 
     @property
     def progress_bar_callback(self) -> Any:
-        """The progress-bar callback among the Trainer's callbacks, or None (``enable_progress_bar=False``)."""
-        return progress_bar_callback(self.callbacks)
+        """The progress-bar callback among the Trainer's callbacks; without one, a :class:`DisplayProgressBar`
+        reading the totals and metrics of accelplug's own display (Lightning's default bar is a callback);
+        None with ``enable_progress_bar=False``."""
+        found = progress_bar_callback(self.callbacks)
+        if found is not None or self.options.enable_progress_bar is False:
+            return found
+        if self._display_bar is None:
+            self._display_bar = DisplayProgressBar(self)
+        return self._display_bar
 
     @property
     def distributed_sampler_kwargs(self) -> dict[str, int] | None:

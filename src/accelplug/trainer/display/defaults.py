@@ -16,7 +16,7 @@ from ...callbacks.model_summary import ModelSummary, RichModelSummary
 from ...callbacks.progress import ProgressBar
 from ...errors import MisconfigurationException
 
-__all__ = ["configure_callbacks", "progress_bar_callback"]
+__all__ = ["DisplayProgressBar", "configure_callbacks", "progress_bar_callback"]
 
 
 def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
@@ -25,7 +25,8 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
     bars = [c for c in callbacks if isinstance(c, ProgressBar)]
     if len(bars) > 1:
         raise MisconfigurationException(
-            f"callbacks holds {len(bars)} progress bars ({', '.join(type(b).__name__ for b in bars)}): keep one."
+            f"You added multiple progress bar callbacks to the Trainer: callbacks holds {len(bars)} "
+            f"({', '.join(type(b).__name__ for b in bars)}); keep one."
         )
     if bars and options.enable_progress_bar is False:
         raise MisconfigurationException(
@@ -39,3 +40,24 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
 def progress_bar_callback(callbacks: list[Any]) -> ProgressBar | None:
     """The progress-bar callback that draws for this Trainer, if the callbacks hold one."""
     return next((c for c in callbacks if isinstance(c, ProgressBar)), None)
+
+
+class DisplayProgressBar(ProgressBar):
+    """accelplug's own display seen as Lightning's ``trainer.progress_bar_callback``.
+
+    Lightning's Trainer adds a progress-bar callback by default, and code reads its totals and metrics
+    (``trainer.progress_bar_callback.total_val_batches``, ``get_metrics(...)``). accelplug draws with its own
+    display instead (see the module docstring), so ``trainer.progress_bar_callback`` answers with this object:
+    the same read-only figures, computed from the Trainer, and no drawing of its own. It is never among
+    ``trainer.callbacks`` and no hook of it runs.
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        super().__init__()
+        self._trainer = trainer
+
+    def disable(self) -> None:
+        """Nothing to stop: the display itself draws only on global zero."""
+
+    def enable(self) -> None:
+        """Nothing to start: the display draws by itself."""

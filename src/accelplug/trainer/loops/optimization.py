@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -170,8 +171,9 @@ class Optimization:
         else:
             optimizer.zero_grad()
 
-    def backward(self, loss: torch.Tensor, *, step: int) -> None:
-        """``on_before_backward``, backward (the module's ``backward`` hook when defined), ``on_after_backward``."""
+    def backward(self, loss: torch.Tensor, *args: Any, step: int, **kwargs: Any) -> None:
+        """``on_before_backward``, backward (the module's ``backward`` hook when defined), ``on_after_backward``;
+        ``args``/``kwargs`` are ``manual_backward``'s extra arguments, passed on to ``loss.backward``."""
         if self.plugin_steps is not None:
             return self.plugin_steps.backward(loss, step)
         self.hooks.call("on_before_backward", loss)
@@ -179,17 +181,19 @@ class Optimization:
         try:
             with self.hooks.strategy_span("backward"):
                 if custom is not None:
-                    self.hooks.run_in("backward", custom, loss)
+                    hook = functools.partial(custom, **kwargs) if kwargs else custom
+                    self.hooks.run_in("backward", hook, loss, *args)
                 else:
-                    self.strategy.backward(loss, self.precision)
+                    self.strategy.backward(loss, self.precision, *args, **kwargs)
         except RuntimeError as exc:
             raise explain_backward(loss, step, exc) from exc
         self.hooks.call("on_after_backward")
 
-    def manual_backward(self, loss: torch.Tensor) -> None:
-        """``self.manual_backward(loss)``: the backward hooks and the precision, as automatic optimisation does."""
+    def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """``self.manual_backward(loss, ...)``: the backward hooks and the precision, as automatic optimisation does;
+        the extra arguments (``retain_graph=True``...) reach ``loss.backward``, as in Lightning."""
         self.strategy.pre_backward(loss)
-        self.backward(loss, step=self.run.state.global_step)
+        self.backward(loss, *args, step=self.run.state.global_step, **kwargs)
 
     def optimizer_step(self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None) -> Any:
         """What ``ManagedOptimizer.step`` does: closure, hooks, clipping, then the precision-aware step."""
