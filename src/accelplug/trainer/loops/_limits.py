@@ -92,7 +92,9 @@ class Limits:
             epoch_length=length,
             accumulate=options.accumulate_grad_batches,
             log_every=options.log_every_n_steps,
-            val_every=_val_every(options.val_check_interval, length) if validating else None,
+            val_every=_val_every(options.val_check_interval, length, options.check_val_every_n_epoch)
+            if validating
+            else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
         )
         if length == 0 and (max_epochs is None or max_epochs > 0):
@@ -154,11 +156,13 @@ class Limits:
                 "or set max_epochs."
             )
 
-    def validate_at_epoch_end(self, epoch: int) -> bool:
-        if self.val_every is not None:
-            return False
+    def validates_in(self, epoch: int) -> bool:
+        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
         every = self.check_val_every_n_epoch
-        return every is not None and (epoch + 1) % every == 0
+        return every is None or (epoch + 1) % every == 0
+
+    def validate_at_epoch_end(self, epoch: int) -> bool:
+        return self.val_every is None and self.validates_in(epoch)
 
     def explain_empty_epoch(self, epoch: int, *, known_empty: bool = False, loader: Any = None) -> str:
         if self.batch_limit == 0:
@@ -175,10 +179,18 @@ class Limits:
         )
 
 
-def _val_every(interval: float | int | None, length: int | None) -> int | None:
+def _val_every(interval: float | int | None, length: int | None, every_n_epoch: int | None) -> int | None:
+    """Validate after every this many training batches: of the epoch, or counted across epochs when
+    ``check_val_every_n_epoch`` is None (Lightning's ``total_batch_idx``); None: at each epoch's end."""
     if interval is None:
         return None
     if isinstance(interval, int):
+        if every_n_epoch is not None and length is not None and interval > length:
+            raise MisconfigurationException(
+                f"val_check_interval={interval} must be less than or equal to the number of the training batches "
+                f"({length}), since it counts the batches of each epoch; with check_val_every_n_epoch=None it counts "
+                "batches across epochs instead. To turn validation off, set limit_val_batches=0."
+            )
         return interval
     if length is None:
         raise MisconfigurationException(

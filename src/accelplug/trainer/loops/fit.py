@@ -69,6 +69,8 @@ class FitLoop:
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
         self._tick = progress.tick if type(progress) is not ProgressDisplay else None  # nothing to call when hidden
+        self._val_every: int | None = None  # this epoch's: None when check_val_every_n_epoch skips it
+        self._val_offset = 0  # batches before this epoch, when val_check_interval counts across epochs
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -214,8 +216,8 @@ class FitLoop:
             self._log_step(output)
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
-        every = self.limits.val_every
-        if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
+        every = self._val_every
+        if every is not None and self.val_loop is not None and (self._val_offset + batch_idx + 1) % every == 0:
             self._validate()
         state.stepped_in_batch = 0
 
@@ -241,7 +243,7 @@ class FitLoop:
         length = limits.epoch_length
         if length is not None and state.batches_done >= length:
             return False  # the epoch is complete anyway
-        if reason is StopReason.REQUESTED and self.val_loop is not None:
+        if reason is StopReason.REQUESTED and self.val_loop is not None and limits.validates_in(state.current_epoch):
             self._validate()  # Lightning validates before honouring a requested stop
         return True
 
@@ -260,7 +262,9 @@ class FitLoop:
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")
-        self.limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
+        self.limits = limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
+        self._val_every = limits.val_every if limits.validates_in(epoch) else None
+        self._val_offset = state.batches_before_epoch if limits.check_val_every_n_epoch is None else 0
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
     def _end_epoch(self, epoch: int, *, complete: bool) -> None:

@@ -198,10 +198,23 @@ def validate_options(**given: Any) -> TrainerOptions:
         except checks.Bad as exc:
             detail = f" ({exc})" if str(exc) else ""
             problems.append(f"{name}={_shown(value)} is invalid{detail}: expected {entry.accepted}")
+    problems += _contradictions(values)
     if problems:
         raise MisconfigurationException("; ".join(dict.fromkeys(problems)) + ".")
     options = TrainerOptions(**values)
     return _apply_shortcuts(options)
+
+
+def _contradictions(values: dict[str, Any]) -> list[str]:
+    """Options each valid alone that Lightning refuses together, in its words."""
+    interval = values.get("val_check_interval")
+    if values.get("check_val_every_n_epoch", 1) is None and isinstance(interval, float):
+        return [
+            f"val_check_interval={interval} should be an integer when check_val_every_n_epoch=None (then it counts "
+            "training batches across epochs, not a fraction of one); give a number of batches, or keep "
+            "check_val_every_n_epoch (1: every epoch) for a fraction"
+        ]
+    return []
 
 
 def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:
