@@ -65,7 +65,8 @@ def recording_module(framework: Any, record: Record, *, validation: bool = True,
     """A linear regression on ``framework``'s ``LightningModule`` that writes what the loop asks of it to ``record``.
 
     ``extra``: ``manual=True`` (two optimizers stepped by hand), ``stop_at_step=N`` (``trainer.should_stop`` set at
-    step N), ``hooks=True`` (an ``on_before_backward`` hook: the loop can no longer take its lean path), ``lr``.
+    step N), ``hooks=True`` (an ``on_before_backward`` hook: the loop can no longer take its lean path),
+    ``skip_from_batch=N`` (``on_train_batch_start`` returns -1 from batch N on), ``lr``.
     """
 
     class Recorded(framework.LightningModule):  # type: ignore[misc, name-defined]
@@ -111,6 +112,13 @@ def recording_module(framework: Any, record: Record, *, validation: bool = True,
             assert loss.requires_grad
 
         Recorded.on_before_backward = on_before_backward
+
+    if "skip_from_batch" in extra:
+
+        def on_train_batch_start(self: Any, batch: Any, batch_idx: int) -> int | None:
+            return -1 if batch_idx >= extra["skip_from_batch"] else None
+
+        Recorded.on_train_batch_start = on_train_batch_start
 
     if validation:
 

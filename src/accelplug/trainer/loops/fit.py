@@ -96,14 +96,16 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        stopped, length = False, self.limits.epoch_length
+        stopped = skipped = False
+        length = self.limits.epoch_length
         if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
             self.batch_step = ForwardOnly(self, self.batch_step)
         loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
         batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
-            if output is SKIP_REST_OF_EPOCH:
+            if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
+                skipped = self._epoch_has_batches = True
                 break
             after(output, batch, batch_idx)
             # the common case decided here, without a call or a clock read
@@ -111,7 +113,7 @@ class FitLoop:
                 stopped = True
                 break
         self.batch_step = getattr(self.batch_step, "normal_path", self.batch_step)  # a pass ends with its epoch
-        self._end_epoch(epoch, complete=not stopped)
+        self._end_epoch(epoch, complete=not stopped, validate=not skipped)
         self.limits.check_progress(self.state, epoch, steps_before)
 
     # ---- the three batch paths ----------------------------------------------------------------------
@@ -267,14 +269,15 @@ class FitLoop:
         self._val_offset = state.batches_before_epoch if limits.check_val_every_n_epoch is None else 0
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
-    def _end_epoch(self, epoch: int, *, complete: bool) -> None:
+    def _end_epoch(self, epoch: int, *, complete: bool, validate: bool = True) -> None:
         """Validation at the epoch's end, the epoch hooks, metrics and schedulers (after a stop inside the epoch, the
-        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it)."""
+        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it; after ``on_train_batch_start``
+        returned -1, all but the validation)."""
         state = self.state
         if not self._epoch_has_batches:
             raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
         if complete:
-            if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+            if validate and self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
                 state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it
                 self._validate()
                 state.stepped_in_batch = 0
