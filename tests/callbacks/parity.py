@@ -128,6 +128,8 @@ LIGHTNING_ONLY_WARNINGS = (
     # accelplug's fit() without ckpt_path starts fresh, as it does without that callback
     r"`\.fit\(ckpt_path=None\)` was called without a model\. The last model",
     r'\.fit\(ckpt_path="last"\) is set, but there is no last checkpoint available',
+    # resuming mid-epoch with a plain DataLoader: accelplug replays the epoch's shuffle and resumes exactly
+    r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable",
 )
 
 

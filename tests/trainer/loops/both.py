@@ -9,6 +9,8 @@ or one of their fields, directly. Each fit takes a few milliseconds of training:
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +68,8 @@ def recording_module(framework: Any, record: Record, *, validation: bool = True,
 
     ``extra``: ``manual=True`` (two optimizers stepped by hand), ``stop_at_step=N`` (``trainer.should_stop`` set at
     step N), ``hooks=True`` (an ``on_before_backward`` hook: the loop can no longer take its lean path),
-    ``skip_from_batch=N`` (``on_train_batch_start`` returns -1 from batch N on), ``lr``.
+    ``skip_from_batch=N`` (``on_train_batch_start`` returns -1 from batch N on), ``signal_at_step=N`` (a real
+    SIGTERM to this process at step N), ``nan_from_step=N`` (a NaN loss from step N on), ``lr``.
     """
 
     class Recorded(framework.LightningModule):  # type: ignore[misc, name-defined]
@@ -84,7 +87,11 @@ def recording_module(framework: Any, record: Record, *, validation: bool = True,
             record.batches.append(("train", self.current_epoch, batch_idx, self.global_step))
             if extra.get("stop_at_step") == self.global_step:
                 self.trainer.should_stop = True
+            if extra.get("signal_at_step") == self.global_step:
+                os.kill(os.getpid(), signal.SIGTERM)
             loss = torch.nn.functional.mse_loss(self(batch[0]), batch[1])
+            if extra.get("nan_from_step", float("inf")) <= self.global_step:
+                loss = loss * float("nan")
             if self.automatic_optimization:
                 return loss
             for optimizer in self.optimizers():
@@ -144,9 +151,10 @@ def fit_one(
     train: Callable[[], DataLoader[Any]] = loader,
     val: Callable[[], DataLoader[Any]] | None = lambda: loader(VAL_SAMPLES, seed=1),
     callbacks: Callable[[Any], list[Any]] | None = None,
+    ckpt_path: str | Path | None = None,
     **options: Any,
 ) -> tuple[Record, Any]:
-    """Fit a recording module with ``framework``; the record and the trainer."""
+    """Fit a recording module with ``framework`` (from ``ckpt_path`` if given); the record and the trainer."""
     record = Record()
     settings = {
         "accelerator": "cpu",
@@ -162,7 +170,7 @@ def fit_one(
     trainer = framework.Trainer(callbacks=callbacks(framework) if callbacks else None, **settings)
     model = recording_module(framework, record, validation=val is not None, **(module or {}))
     with quiet_lightning(framework):
-        trainer.fit(model, train(), val() if val is not None else None)
+        trainer.fit(model, train(), val() if val is not None else None, ckpt_path=ckpt_path)
     record.current_epoch, record.global_step = trainer.current_epoch, trainer.global_step
     record.weights = [p.detach().clone() for p in model.parameters()]
     return record, trainer

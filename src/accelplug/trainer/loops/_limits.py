@@ -71,6 +71,8 @@ class Limits:
     val_every: int | None
     check_val_every_n_epoch: int | None
     limit_option: str = "limit_train_batches"
+    #: The step and epoch limits are fast_dev_run's: reaching them is StopReason.FAST_DEV_RUN.
+    fast_dev_run: bool = False
 
     @classmethod
     def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
@@ -96,6 +98,7 @@ class Limits:
             if validating
             else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
+            fast_dev_run=bool(options.fast_dev_run),
         )
         if length == 0 and (max_epochs is None or max_epochs > 0):
             raise MisconfigurationException(limits.explain_empty_epoch(0, known_empty=True, loader=loader))
@@ -117,7 +120,7 @@ class Limits:
         if state.raise_failed_save is not None:
             state.raise_failed_save()
         if self.max_steps is not None and state.global_step >= self.max_steps:
-            return StopReason.MAX_STEPS
+            return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_STEPS
         if self.max_time_s is not None and elapsed_s >= self.max_time_s:
             return StopReason.MAX_TIME
         if state.should_stop and state.stop_reason is StopReason.SIGNAL:
@@ -127,7 +130,7 @@ class Limits:
             return state.stop_reason or StopReason.REQUESTED
         epochs = self.max_epochs
         if not within_epoch and epoch is not None and epochs is not None and epoch >= epochs + state.extra_epochs:
-            return StopReason.MAX_EPOCHS
+            return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_EPOCHS
         return None
 
     def finished(self, state: LoopState, elapsed_s: float, epoch: int) -> bool:
