@@ -86,7 +86,10 @@ LAYERS: list[Layer] = [
             "__init__",
         ),
     ),
-    Layer("the command line, and the lightning.pytorch import paths", ("cli", "__main__", "pytorch")),
+    Layer(
+        "the command line, the lightning.pytorch import paths, and Lightning interop",
+        ("cli", "__main__", "pytorch", "interop"),
+    ),
 ]
 
 
