@@ -44,7 +44,7 @@ from .loops.prediction import PredictionLoop
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
 from .process.requeue import requeue_signal, resume_path
-from .state import LoopState, Stage, StopReason
+from .state import LoopState, Stage, StopReason, TrainerStatus
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -145,6 +145,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
     failed: BaseException | None = None
+    trainer.state.status = TrainerStatus.RUNNING
     try:
         _open_loggers(trainer, run)
         setup_profiler(trainer, run)
@@ -154,10 +155,12 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         pass  # a tuner callback ended the call on purpose: torn down as a finished one (Lightning's way)
     except BaseException as exc:
         failed = exc
+        trainer.state.status = TrainerStatus.INTERRUPTED  # before the on_exception hooks, as in Lightning
         raise
     finally:
         end_run(run, failed=failed)
         if failed is None:
+            trainer.state.status = TrainerStatus.FINISHED
             run.strategy.barrier()
 
 

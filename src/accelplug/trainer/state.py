@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason"]
+__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason", "TrainerStatus"]
 
 
 class Stage(str, Enum):
@@ -23,6 +23,19 @@ class Stage(str, Enum):
     VALIDATING = "validate"
     TESTING = "test"
     PREDICTING = "predict"
+
+
+class TrainerStatus(str, Enum):
+    """Where the Trainer's last call stands (Lightning's ``trainer.state.status`` values)."""
+
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def stopped(self) -> bool:
+        return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
 
 
 class StopReason(str, Enum):
@@ -74,6 +87,8 @@ class LoopState:
     stepped_in_batch: int = 0
     should_stop: bool = False
     stop_reason: StopReason | None = None
+    #: RUNNING during a call, then FINISHED, or INTERRUPTED when it raised (Lightning's ``trainer.state.status``).
+    status: TrainerStatus = TrainerStatus.INITIALIZING
     #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
     stage: Stage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
@@ -134,6 +149,15 @@ class LoopState:
     #: Set by a callback in ``on_train_epoch_start`` (Lightning's ``fit_loop._skip_backward`` pass): this epoch
     #: runs ``training_step`` without ``zero_grad`` or backward (``trainer.loops.forward_only`` says exactly how).
     forward_only: bool = False
+
+    @property
+    def finished(self) -> bool:
+        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
+        return self.status is TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        return self.status.stopped
 
     @property
     def log_step(self) -> int:

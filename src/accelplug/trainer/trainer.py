@@ -14,6 +14,7 @@ a loader has no length (Lightning's values).
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import signal
@@ -105,7 +106,7 @@ class Trainer:
         limit_test_batches: float | None = None,
         limit_predict_batches: float | None = None,
         overfit_batches: float = 0.0,
-        val_check_interval: float | None = None,
+        val_check_interval: int | float | str | datetime.timedelta | dict[str, int] | None = None,
         check_val_every_n_epoch: int | None = 1,
         num_sanity_val_steps: int | None = None,
         log_every_n_steps: int | None = None,
@@ -555,9 +556,10 @@ class Trainer:
 
     @property
     def interrupted(self) -> bool:
-        from .state import StopReason
+        """Whether the last call raised, or a signal is stopping the fit (Lightning: ``status`` INTERRUPTED)."""
+        from .state import StopReason, TrainerStatus
 
-        return self.state.stop_reason is StopReason.SIGNAL
+        return self.state.status is TrainerStatus.INTERRUPTED or self.state.stop_reason is StopReason.SIGNAL
 
     def _checkpoint_folders(self) -> list[Path]:
         folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
@@ -647,7 +649,7 @@ class Trainer:
         return math.inf if steps == -1 else steps
 
     @property
-    def val_check_interval(self) -> float | int:
+    def val_check_interval(self) -> float | int | datetime.timedelta:
         interval = self.options.val_check_interval
         return 1.0 if interval is None else interval
 
@@ -832,6 +834,8 @@ class Trainer:
             return None
         length, interval = counts[1], self.options.val_check_interval
         length = length[0] if isinstance(length, list) else length
+        if isinstance(interval, datetime.timedelta):
+            return None  # time-based: no batch schedule, as in Lightning
         if isinstance(interval, int):
             return interval
         if length is None or length == float("inf"):

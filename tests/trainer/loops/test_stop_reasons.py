@@ -110,3 +110,23 @@ def test_sigterm_finishes_the_step_writes_a_checkpoint_and_exits_143(
     assert str(checkpoint) in line
     assert torch.load(checkpoint, weights_only=True)["loop"]["global_step"] == 3
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_state_status_says_running_during_a_call_and_finished_after_it_as_lightnings(tmp_path: Path) -> None:
+    lightning = pytest.importorskip("lightning")
+
+    seen: dict[str, list[Any]] = {}
+    for name, framework in (("lightning", lightning), ("accelplug", accelplug)):
+        _, trainer = fit_one(framework, tmp_path / name, max_steps=1, module={})
+        seen[name] = [trainer.state.status.value, trainer.state.finished, trainer.state.stopped, trainer.interrupted]
+    assert seen["lightning"] == ["finished", True, True, False]
+    assert seen["accelplug"] == seen["lightning"]
+
+
+def test_a_call_that_raised_leaves_the_trainer_interrupted_not_finished(tmp_path: Path) -> None:
+    model = recording_module(accelplug, Record())
+    model.training_step = lambda *args: (_ for _ in ()).throw(ValueError("boom"))  # type: ignore[method-assign]
+    trainer = accelplug.Trainer(logger=False, enable_checkpointing=False, max_steps=1, default_root_dir=tmp_path)
+    with pytest.raises(ValueError, match="boom"):
+        trainer.fit(model, loader())
+    assert (trainer.state.status.value, trainer.state.finished, trainer.interrupted) == ("interrupted", False, True)

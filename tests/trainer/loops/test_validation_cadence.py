@@ -114,3 +114,67 @@ def test_a_fraction_interval_without_check_val_every_n_epoch_is_refused_when_the
     with pytest.raises(MisconfigurationException, match=r"val_check_interval=0.5 should be an integer") as info:
         accelplug.Trainer(val_check_interval=0.5, check_val_every_n_epoch=None)
     assert "check_val_every_n_epoch=None" in str(info.value)
+
+
+class _Clock:
+    """A ``time.monotonic`` that moves only when a training batch ends: one second per batch, so a time-based
+    ``val_check_interval`` picks the same batches in every run and under both frameworks."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def callback(self, framework: Any) -> Any:
+        clock = self
+
+        class Tick(framework.Callback):  # type: ignore[misc, name-defined]
+            def on_train_batch_end(self, *args: Any) -> None:
+                clock.now += 1.0
+
+        return Tick()
+
+
+@pytest.mark.parametrize(
+    "interval",
+    [
+        pytest.param("00:00:00:03", id="a DD:HH:MM:SS string"),
+        pytest.param({"seconds": 3}, id="a dict of timedelta arguments"),
+        pytest.param(__import__("datetime").timedelta(seconds=3), id="a timedelta"),
+    ],
+)
+def test_a_duration_as_val_check_interval_validates_every_that_much_training_time(
+    tmp_path: Path, interval: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("time.monotonic", clock)
+    records = fit_both(tmp_path, max_epochs=2, val_check_interval=interval, callbacks=lambda fw: [clock.callback(fw)])
+    assert records["lightning"].validations, "the case must validate"
+    assert records["accelplug"].validations == records["lightning"].validations
+
+
+def test_a_duration_as_val_check_interval_is_gated_by_check_val_every_n_epoch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("time.monotonic", clock)
+    records = fit_both(
+        tmp_path,
+        max_epochs=4,
+        check_val_every_n_epoch=2,
+        val_check_interval="00:00:00:05",
+        callbacks=lambda fw: [clock.callback(fw)],
+    )
+    assert {epoch for _, epoch, _, _ in records["lightning"].validations} == {1, 3}
+    assert records["accelplug"].validations == records["lightning"].validations
+
+
+def test_a_duration_as_val_check_interval_leaves_no_batch_schedule() -> None:
+    trainer = accelplug.Trainer(val_check_interval={"minutes": 5}, logger=False)
+    assert trainer.val_check_interval.total_seconds() == 300  # type: ignore[union-attr]
+
+
+def test_a_malformed_duration_is_refused_naming_the_forms_accepted() -> None:
+    with pytest.raises(MisconfigurationException, match="DD:HH:MM:SS"):
+        accelplug.Trainer(val_check_interval="5 minutes")

@@ -9,6 +9,7 @@ after the time is up.
 
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,9 @@ class Limits:
     #: Validate after every N training batches (None: at the end of each epoch).
     val_every: int | None
     check_val_every_n_epoch: int | None
+    #: Time-based ``val_check_interval``: validate after the first batch this many seconds after the last validation
+    #: (or the start of training); no batch schedule and no forced epoch-end validation then, as in Lightning.
+    val_every_s: float | None = None
     limit_option: str = "limit_train_batches"
     #: The step and epoch limits are fast_dev_run's: reaching them is StopReason.FAST_DEV_RUN.
     fast_dev_run: bool = False
@@ -79,7 +83,7 @@ class Limits:
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
         max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
-        max_epochs = options.max_epochs
+        max_epochs, interval = options.max_epochs, options.val_check_interval
         if max_epochs is None:
             max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
         elif max_epochs == -1:
@@ -94,10 +98,9 @@ class Limits:
             epoch_length=length,
             accumulate=options.accumulate_grad_batches,
             log_every=options.log_every_n_steps,
-            val_every=_val_every(options.val_check_interval, length, options.check_val_every_n_epoch)
-            if validating
-            else None,
+            val_every=_val_every(interval, length, options.check_val_every_n_epoch) if validating else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
+            val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,
             fast_dev_run=bool(options.fast_dev_run),
         )
         if length == 0 and (max_epochs is None or max_epochs > 0):
@@ -165,7 +168,7 @@ class Limits:
         return every is None or (epoch + 1) % every == 0
 
     def validate_at_epoch_end(self, epoch: int) -> bool:
-        return self.val_every is None and self.validates_in(epoch)
+        return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
 
     def explain_empty_epoch(self, epoch: int, *, known_empty: bool = False, loader: Any = None) -> str:
         if self.batch_limit == 0:
@@ -182,10 +185,12 @@ class Limits:
         )
 
 
-def _val_every(interval: float | int | None, length: int | None, every_n_epoch: int | None) -> int | None:
+def _val_every(
+    interval: float | int | datetime.timedelta | None, length: int | None, every_n_epoch: int | None
+) -> int | None:
     """Validate after every this many training batches: of the epoch, or counted across epochs when
-    ``check_val_every_n_epoch`` is None (Lightning's ``total_batch_idx``); None: at each epoch's end."""
-    if interval is None:
+    ``check_val_every_n_epoch`` is None (Lightning's ``total_batch_idx``); None: at each epoch's end (or by time)."""
+    if interval is None or isinstance(interval, datetime.timedelta):
         return None
     if isinstance(interval, int):
         if every_n_epoch is not None and length is not None and interval > length:

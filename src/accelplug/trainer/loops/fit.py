@@ -71,6 +71,8 @@ class FitLoop:
         self._tick = progress.tick if type(progress) is not ProgressDisplay else None  # nothing to call when hidden
         self._val_every: int | None = None  # this epoch's: None when check_val_every_n_epoch skips it
         self._val_offset = 0  # batches before this epoch, when val_check_interval counts across epochs
+        self._val_every_s: float | None = None  # this epoch's time-based val_check_interval (seconds)
+        self._last_val = 0.0  # time.monotonic() at the last validation or the start of training
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -80,6 +82,7 @@ class FitLoop:
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         self.hooks.call("on_train_start")
+        self._last_val = time.monotonic()
         while not self._finished(epoch):
             with self.hooks.span("run_training_epoch"):
                 self.run_epoch(epoch, skip, saved_rng)
@@ -219,7 +222,10 @@ class FitLoop:
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
         every = self._val_every
-        if every is not None and self.val_loop is not None and (self._val_offset + batch_idx + 1) % every == 0:
+        if every is not None:
+            if self.val_loop is not None and (self._val_offset + batch_idx + 1) % every == 0:
+                self._validate()
+        elif self._val_every_s is not None and time.monotonic() - self._last_val >= self._val_every_s:
             self._validate()
         state.stepped_in_batch = 0
 
@@ -266,6 +272,7 @@ class FitLoop:
         self.hooks.call("on_train_epoch_start")
         self.limits = limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
         self._val_every = limits.val_every if limits.validates_in(epoch) else None
+        self._val_every_s = limits.val_every_s if limits.validates_in(epoch) else None
         self._val_offset = state.batches_before_epoch if limits.check_val_every_n_epoch is None else 0
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
@@ -302,4 +309,5 @@ class FitLoop:
     def _validate(self) -> None:
         assert self.val_loop is not None
         self.val_loop.run_within_fit()
+        self._last_val = time.monotonic()
         self.run_.router.enter("training_step", self.collector)

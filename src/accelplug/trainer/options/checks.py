@@ -28,6 +28,14 @@ def int_at_least(value: Any, minimum: int, allow_none: bool = False, extra: tupl
     return value
 
 
+def reload_every(value: Any) -> Any:
+    """``reload_dataloaders_every_n_epochs``: refused in Lightning's words ("should be an int >= 0")."""
+    try:
+        return int_at_least(value, 0)
+    except Bad:
+        raise Bad("it should be an int >= 0") from None
+
+
 def fraction_or_count(value: Any) -> Any:
     """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches)."""
     if value is None:
@@ -66,10 +74,14 @@ def choice(value: Any, choices: tuple[Any, ...]) -> Any:
 
 
 def val_check_interval(value: Any) -> Any:
+    """Batches (an int, or a float fraction of an epoch), or a duration as ``max_time`` takes it (Lightning 2.6's
+    time-based validation): kept as a ``timedelta``."""
     if value is None:
         return None
     if isinstance(value, bool):
         raise Bad
+    if isinstance(value, (str, Mapping, datetime.timedelta)):
+        return datetime.timedelta(seconds=max_time_seconds(value))
     if isinstance(value, int) and value >= 1:
         return value
     if isinstance(value, float) and 0.0 < value <= 1.0:

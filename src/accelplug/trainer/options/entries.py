@@ -11,6 +11,7 @@ the value given; an unknown keyword is named with the closest option.
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -81,10 +82,11 @@ class TrainerOptions:
         lambda v: "norm" if v is None else checks.choice(v.lower() if isinstance(v, str) else v, ("norm", "value")),
         "'norm' or 'value' (any case, as in Lightning)",
     )
-    val_check_interval: float | int | None = option(
+    val_check_interval: float | int | datetime.timedelta | None = option(
         None,
         checks.val_check_interval,
-        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), or None",
+        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), a duration ('DD:HH:MM:SS', a "
+        "datetime.timedelta or a dict such as {'minutes': 5}: every that much training time), or None",
     )
     check_val_every_n_epoch: int | None = option(
         1, lambda v: checks.int_at_least(v, 1, allow_none=True), "an int >= 1, or None"
@@ -125,7 +127,9 @@ class TrainerOptions:
     inference_mode: bool = option(True, *_BOOL)
     use_distributed_sampler: bool = option(True, *_BOOL)
     detect_anomaly: bool = option(False, *_BOOL)
-    reload_dataloaders_every_n_epochs: int = option(0, lambda v: checks.int_at_least(v, 0), "an int >= 0 (0: never)")
+    reload_dataloaders_every_n_epochs: int = option(
+        0, checks.reload_every, "0 (never reload) or a number of epochs between reloads"
+    )
     barebones: bool = option(False, *_BOOL)
     sync_batchnorm: bool = option(False, *_BOOL)
     enable_autolog_hparams: bool = option(True, *_BOOL)
