@@ -10,13 +10,18 @@ child's environment:
 - ``ddp``: ResNet50 bs128 and BERT-base bs64 per GPU (bf16 autocast, data pre-made on each GPU) on 1 GPU
   and on N GPUs: a hand-written loop (``torchrun``; ``DistributedDataParallel`` when N > 1), accelplug
   (``accelplug launch --devices N``, ``strategy="ddp"``) and Lightning (``torchrun``, ``strategy="ddp"``);
-  then hand-written and accelplug again with ``compile=True``. Throughput is the sum over ranks;
-  scaling is N GPUs over 1 GPU for the same loop.
+  then hand-written and accelplug again with ``compile=True`` (hand-written: ``torch.compile(DDP(model))``;
+  ``raw-inner``: ``DDP(torch.compile(model))``). Throughput is the sum over ranks; scaling is N GPUs over
+  1 GPU for the same loop (``--one-gpu no`` skips the 1-GPU runs); each loop is also compared with the
+  hand-written loop of the same round (median and range). ``--profile`` adds ``torch.profiler`` traces of
+  the hand-written and accelplug loops on every rank, with per-step counts of host synchronisations.
 - ``fsdp``: a 0.94B-parameter transformer (``examples/fsdp_example.py``'s blocks, width 2048, depth 16,
   AdamW, bf16-mixed, activation checkpointing) with each process capped at ``--cap-gib`` GiB by
   ``torch.cuda.set_per_process_memory_fraction``: accelplug ``ddp`` (expected: out of memory; fp32
   weights, gradients and AdamW state alone need 14 GiB: 16 bytes a parameter), accelplug ``fsdp`` and Lightning's
-  ``FSDPStrategy`` on the same model, on N GPUs: peak memory per GPU, tokens/s.
+  ``FSDPStrategy`` on the same model, and ``raw``, a hand-written FSDP2 loop (``fully_shard`` per block,
+  the same policies), on N GPUs: peak memory per GPU, tokens/s. ``--fsdp-groups`` says which run in one job
+  (``,``) and which in separate jobs (``+``), e.g. ``raw+fsdp+fsdp+raw``: interleaved runs, separate jobs.
 - ``checkpoint``: ``examples/fsdp_example.py`` saves a sharded (DCP) checkpoint on N GPUs; one GPU
   resumes it; its losses must equal an uninterrupted one-GPU run's.
 
@@ -69,11 +74,69 @@ def child_ddp(args: argparse.Namespace) -> None:
     steps, warmup = (4, 3) if args.quick else (args.steps, args.warmup)
     loops = args.loops.split(",")
     measured: dict[str, list[float]] = {loop: [] for loop in loops}
-    for round_index in range(1 if args.compile else args.rounds):
+    for round_index in range(args.rounds):
         for loop in loops[round_index % len(loops) :] + loops[: round_index % len(loops)]:
             measured[loop].append(measure(loop, work, config, steps, warmup)["throughput"])
+    profiles = {}
+    if args.profile_dir:
+        for loop in [lp for lp in loops if lp in ("raw", "accelplug")]:
+            profiles[loop] = _profile(loop, work, config, Path(args.profile_dir), rank)
     _end_process_group()
-    _result(args, {"rank": rank, "world": world, "throughput": measured})
+    _result(args, {"rank": rank, "world": world, "throughput": measured, "profiles": profiles})
+
+
+#: Host-side calls that wait for the device (a synchronisation a step should not need).
+_SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
+
+
+def _profile(loop: str, work: Any, config: Any, folder: Path, rank: int) -> dict[str, Any]:
+    """One short run of ``loop`` under ``torch.profiler``: per-step counts of what the host waits for, the time
+    of the step on the host and of NCCL and compute kernels on the device; a trace per rank (gzip'ed)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+    from workloads import TimedBatches, make_batches
+
+    active, warm = 5, 6
+    batches = make_batches(work, config.device, warm + active + 4)
+    folder.mkdir(parents=True, exist_ok=True)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if config.device.type == "cuda" else [])
+    with profile(activities=activities, schedule=schedule(wait=0, warmup=warm, active=active, repeat=1)) as prof:
+
+        class Stepping(TimedBatches):
+            def __iter__(self) -> Any:
+                for batch in super().__iter__():
+                    prof.step()
+                    yield batch
+
+        from workloads import LOOPS
+
+        LOOPS[loop](work, Stepping(batches, config.device, warmup=2), config)
+    prof.export_chrome_trace(str(folder / f"{loop}_rank{rank}.json"))
+    import gzip
+    import shutil
+
+    trace = folder / f"{loop}_rank{rank}.json"
+    with trace.open("rb") as src, gzip.open(f"{trace}.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    trace.unlink()
+    counts: dict[str, float] = {}
+    device_us = {"nccl": 0.0, "compute": 0.0}
+    step_us: list[float] = []
+    for event in prof.key_averages():
+        name = event.key
+        if name in _SYNCS or name in ("aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync", "aten::copy_"):
+            counts[name] = event.count / active
+        device_time = getattr(event, "device_time_total", 0.0) or 0.0
+        if getattr(event, "device_type", None) is not None and str(event.device_type).endswith("CUDA"):
+            device_us["nccl" if "nccl" in name.lower() else "compute"] += device_time
+        if name.startswith("ProfilerStep"):
+            step_us.append(event.cpu_time_total / max(1, event.count))
+    torch.cuda.synchronize() if config.device.type == "cuda" else None
+    return {
+        "per_step_calls": counts,
+        "host_step_ms": round(step_us[0] / 1000, 3) if step_us else None,
+        "device_ms_per_step": {k: round(v / 1000 / active, 3) for k, v in device_us.items()},
+    }
 
 
 def _end_process_group() -> None:
@@ -113,25 +176,88 @@ def child_fsdp(args: argparse.Namespace) -> None:
     batches = [(tokens[i].to(device), tokens[i].roll(-1, dims=1).to(device)) for i in range(steps)]
     # timed from batch 2 to the last: set-up, lazy imports (DDP's first use imports dynamo: ~1.5 s) and the
     # first steps are outside the window for every loop alike
-    data = TimedBatches(batches, device, warmup=2)
-    try:
-        model, trainer_fit = _fsdp_trainer(args, example, device, (vocab, width, depth, heads))
-        if device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(device)
-        trainer_fit(model, data)
-    except torch.cuda.OutOfMemoryError as exc:
-        _result(args, {"rank": rank, "world": world, "oom": True, "error": str(exc)[:300]})
-        os._exit(17)  # the launcher ends the other ranks (which would wait in a collective) at once
+    strategies = [name for name in args.fsdp_strategy.split(",") if name]
+    if world > 1:  # one group for every loop of this process, as in child_ddp (the Trainers reuse it)
+        import torch.distributed as dist
+
+        dist.init_process_group(
+            "nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None
+        )
+    figures: dict[str, Any] = {"rank": rank, "world": world, "oom": False, "rounds": {n: [] for n in strategies}}
+    peaks: dict[str, list[float]] = {n: [] for n in strategies}
+    for round_index in range(args.fsdp_rounds if len(strategies) > 1 else 1):
+        shift = round_index % len(strategies)
+        for strategy in strategies[shift:] + strategies[:shift]:
+            data = TimedBatches(batches, device, warmup=2)
+            try:
+                if device.type == "cuda":
+                    torch.cuda.reset_peak_memory_stats(device)
+                if strategy == "raw":
+                    model = _raw_fsdp2(example, device, (vocab, width, depth, heads), data)
+                else:
+                    model, trainer_fit = _fsdp_trainer(args, strategy, example, device, (vocab, width, depth, heads))
+                    trainer_fit(model, data)
+            except torch.cuda.OutOfMemoryError as exc:
+                peak = torch.cuda.max_memory_allocated(device) / 2**30
+                error = f"{strategy}: peak {peak:.2f} GiB allocated before: {exc}"[:700]
+                _result(args, {"rank": rank, "world": world, "oom": True, "error": error})
+                os._exit(17)  # the launcher ends the other ranks (which would wait in a collective) at once
+            figures["rounds"][strategy].append(data.timed_steps * batch * seq / data.seconds)
+            if device.type == "cuda":
+                peaks[strategy].append(torch.cuda.max_memory_allocated(device) / 2**30)
+            figures["parameters"] = sum(_local_numel(p) for p in model.parameters()) * (
+                world if strategy != "ddp" else 1
+            )
+            del model
+            import gc
+
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
     _end_process_group()
-    figures = {
-        "rank": rank,
-        "world": world,
-        "oom": False,
-        "tokens_per_s": data.timed_steps * batch * seq / data.seconds,
-        "peak_memory_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
-        "parameters": sum(p.numel() for p in model.parameters()) * (world if args.fsdp_strategy != "ddp" else 1),
-    }
+    import statistics as stats
+
+    figures["tokens_per_s"] = {n: stats.median(v) for n, v in figures["rounds"].items()}
+    figures["peak_memory_gib"] = {n: max(v) for n, v in peaks.items()} if device.type == "cuda" else None
     _result(args, figures)
+
+
+def _local_numel(parameter: Any) -> int:
+    """Elements this rank holds (a DTensor's ``numel`` is the whole tensor's)."""
+    local = getattr(parameter, "to_local", None)
+    return int(local().numel()) if callable(local) else int(parameter.numel())
+
+
+def _raw_fsdp2(example: Any, device: Any, shape: tuple[int, int, int, int], data: Any) -> Any:
+    """The hand-written FSDP2 loop on the same model: activation checkpointing and ``fully_shard`` per block
+    (innermost first), then the root; bf16 parameters and fp32 gradient reduction (what bf16-mixed gives the
+    strategy), the forward under autocast, AdamW."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed._composable.checkpoint_activation import checkpoint
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    vocab, width, depth, heads = shape
+    cuda = device.type == "cuda"
+    model = example.TinyTransformer(vocab=vocab, width=width, depth=depth, heads=heads, lr=1e-4)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if cuda else None
+    options: dict[str, Any] = {"mesh": mesh, "mp_policy": policy or MixedPrecisionPolicy()}
+    for block in model.blocks:
+        checkpoint(block)
+    for block in reversed(model.blocks):
+        fully_shard(block, **options)
+    fully_shard(model, **options)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for tokens, targets in data:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cuda):
+            logits = model(tokens)
+        loss = torch.nn.functional.cross_entropy(logits.float(), targets.flatten())
+        loss.backward()
+        optimizer.step()
+    return model
 
 
 def _result(args: argparse.Namespace, figures: dict[str, Any]) -> None:
@@ -139,7 +265,9 @@ def _result(args: argparse.Namespace, figures: dict[str, Any]) -> None:
     Path(args.result_dir, f"rank{figures['rank']}.json").write_text(json.dumps(figures))
 
 
-def _fsdp_trainer(args: argparse.Namespace, example: Any, device: Any, shape: tuple[int, int, int, int]) -> Any:
+def _fsdp_trainer(
+    args: argparse.Namespace, strategy_name: str, example: Any, device: Any, shape: tuple[int, int, int, int]
+) -> Any:
     vocab, width, depth, heads = shape
     quiet = {
         "logger": False,
@@ -148,7 +276,7 @@ def _fsdp_trainer(args: argparse.Namespace, example: Any, device: Any, shape: tu
         "enable_model_summary": False,
     }
     processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    if args.fsdp_strategy == "lightning-fsdp":
+    if strategy_name == "lightning-fsdp":
         import lightning as L
         from lightning.pytorch.strategies import FSDPStrategy as LightningFSDP
 
@@ -171,7 +299,7 @@ def _fsdp_trainer(args: argparse.Namespace, example: Any, device: Any, shape: tu
 
     model = example.TinyTransformer(vocab=vocab, width=width, depth=depth, heads=heads, lr=1e-4)
     strategy: Any = "ddp"
-    if args.fsdp_strategy == "fsdp":
+    if strategy_name == "fsdp":
         strategy = FSDPStrategy(auto_wrap_policy={example.Block}, activation_checkpointing_policy={example.Block})
     trainer = Trainer(
         accelerator=device.type, devices=processes, strategy=strategy, max_epochs=1,
@@ -228,29 +356,49 @@ def _launch(args: argparse.Namespace, loop: str, processes: int, child_args: lis
 def ddp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any, compiled: bool = False) -> None:
     """One ``torchrun`` per model and process count, running the loops side by side in the same processes."""
     runs: list[dict[str, Any]] = report.setdefault("ddp", [])
-    loops = "raw,accelplug" if compiled else "raw,accelplug,lightning"
+    loops = args.compiled_loops if compiled else args.eager_loops
+    counts = [1, *args.gpus] if args.one_gpu == "yes" else list(args.gpus)
     for model in args.models:
-        for processes in dict.fromkeys([1, *args.gpus]):  # --gpus 1: a one-GPU dry run
+        for processes in dict.fromkeys(counts):  # --gpus 1: a one-GPU dry run
             label = f"ddp {model} compile={compiled} x{processes}"
             if budget() < (150 if compiled else 60):
                 report["skipped"].append(label)
                 continue
             child = ["--child", "ddp", "--device", args.device, "--model", model, "--loops", loops]
             child += ["--precision", args.precision, "--steps", str(args.steps), "--warmup", str(args.warmup)]
-            child += ["--rounds", str(args.rounds)] + (["--compile"] if compiled else [])
-            child += ["--quick"] if args.quick else []
+            child += ["--rounds", str(args.compiled_rounds if compiled else args.rounds)]
+            child += (["--compile"] if compiled else []) + (["--quick"] if args.quick else [])
+            if args.profile and not compiled and processes > 1 and model in args.profile_models:
+                child += ["--profile-dir", str(Path(args.out) / "profiles" / model)]
             run = _launch(args, "torchrun", processes, child, timeout=570)
             ok = run["returncode"] == 0 and len(run["results"]) == processes
-            run.update(model=model, compile=compiled, processes=processes, ok=ok, throughput={})
+            run.update(model=model, compile=compiled, processes=processes, ok=ok, throughput={}, rounds={})
             if ok:  # per loop: the median over rounds of the throughput summed over ranks
                 for loop in loops.split(","):
                     per_rank = [r["throughput"][loop] for r in run["results"]]
                     totals = [sum(values) for values in zip(*per_rank, strict=True)]
+                    run["rounds"][loop] = [round(t, 1) for t in totals]
                     run["throughput"][loop] = statistics.median(totals)
+                run["ratios"] = _paired_ratios(run["rounds"])
+                run["profiles"] = {r["rank"]: r.get("profiles") for r in run["results"] if r.get("profiles")}
             else:
                 report["errors"].append({"what": label, "stderr": run["stderr_tail"][:1500]})
             runs.append(run)
             print(f"  {label}: {run['throughput']}", flush=True)
+
+
+def _paired_ratios(rounds: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Each loop over the hand-written loop of the same round: median, lowest and highest."""
+    raw = rounds.get("raw")
+    if not raw:
+        return {}
+    ratios = {}
+    for loop, values in rounds.items():
+        if loop == "raw" or len(values) != len(raw):
+            continue
+        each = [v / r for v, r in zip(values, raw, strict=True)]
+        ratios[loop] = {"median": statistics.median(each), "min": min(each), "max": max(each)}
+    return ratios
 
 
 def ddp_compile_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> None:
@@ -258,32 +406,58 @@ def ddp_compile_part(args: argparse.Namespace, report: dict[str, Any], budget: A
 
 
 def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> None:
+    """``--fsdp-groups``: each group one job; the strategies of a group run in that job's processes, in
+    ``--fsdp-rounds`` interleaved rounds with the order rotated (``raw`` is the hand-written FSDP2 loop)."""
     runs: list[dict[str, Any]] = report.setdefault("fsdp", [])
     processes = max(args.gpus)
-    for strategy in ("ddp", "fsdp", "lightning-fsdp"):
+    for group in [g for g in args.fsdp_groups.split("+") if g]:
         if budget() < 60:
-            report["skipped"].append(f"fsdp {strategy} x{processes}")
+            report["skipped"].append(f"fsdp {group} x{processes}")
             continue
-        child = ["--child", "fsdp", "--device", args.device, "--fsdp-strategy", strategy]
+        child = ["--child", "fsdp", "--device", args.device, "--fsdp-strategy", group]
         child += ["--cap-gib", str(args.cap_gib), "--fsdp-steps", str(args.fsdp_steps)]
-        child += ["--quick"] if args.quick else []
-        loop = "accelplug" if strategy in ("ddp", "fsdp") else "lightning"
-        run = _launch(args, loop, processes, child, timeout=600)
+        child += ["--fsdp-rounds", str(args.fsdp_rounds)] + (["--quick"] if args.quick else [])
+        loop = "lightning" if group == "lightning-fsdp" else ("accelplug" if group in ("ddp", "fsdp") else "torchrun")
+        run = _launch(args, loop, processes, child, timeout=min(600, max(60, budget())))
         oom = any(r.get("oom") for r in run["results"])
-        fine = run["returncode"] == 0 and len(run["results"]) == processes
-        run.update(strategy=strategy, processes=processes, oom=oom, ok=fine)
-        if fine:
-            run["tokens_per_s"] = sum(r["tokens_per_s"] for r in run["results"])
-            peaks = [r["peak_memory_gib"] for r in run["results"] if r["peak_memory_gib"] is not None]
-            run["peak_memory_gib"] = max(peaks) if peaks else None
-        runs.append(run)
-        expected_oom = strategy == "ddp" and args.device == "cuda" and not args.quick
+        fine = run["returncode"] == 0 and len(run["results"]) == processes and not oom
+        for strategy in group.split(","):
+            entry = {k: run[k] for k in ("command", "returncode", "seconds")}
+            entry.update(strategy=strategy, processes=processes, oom=oom, ok=fine)
+            entry["errors"] = [r["error"] for r in run["results"] if r.get("error")]
+            if fine:
+                per_rank = [r["rounds"][strategy] for r in run["results"]]
+                entry["rounds"] = [round(sum(v), 1) for v in zip(*per_rank, strict=True)]
+                entry["tokens_per_s"] = statistics.median(entry["rounds"])
+                peaks = [r["peak_memory_gib"][strategy] for r in run["results"] if r["peak_memory_gib"]]
+                entry["peak_memory_gib"] = max(peaks) if peaks else None
+            runs.append(entry)
+            print(f"  fsdp {strategy:15} x{processes}: ok={fine} oom={oom} {entry.get('rounds')}", flush=True)
+        expected_oom = group == "ddp" and args.device == "cuda" and not args.quick
         if not fine and not (oom and expected_oom):
-            report["errors"].append({"what": f"fsdp {strategy}", "stderr": run["stderr_tail"][:1500]})
+            report["errors"].append({"what": f"fsdp {group}", "stderr": run["stderr_tail"][:1500]})
         if expected_oom and fine:
             why = "DDP fitted under the cap: use a larger model or a lower --cap-gib"
             report["errors"].append({"what": "fsdp ddp", "error": why})
-        print(f"  fsdp {strategy:15} x{processes}: ok={fine} oom={oom} {run.get('tokens_per_s')}", flush=True)
+    merged: dict[str, dict[str, Any]] = {}  # a strategy in several jobs (--fsdp-groups "raw+fsdp+fsdp+raw")
+    for r in runs:
+        if r["strategy"] not in merged:
+            merged[r["strategy"]] = r
+            continue
+        first = merged[r["strategy"]]
+        first["ok"] = first["ok"] and r["ok"]
+        first["oom"] = first["oom"] or r["oom"]
+        first.setdefault("errors", []).extend(r.get("errors", []))
+        if r.get("rounds"):
+            first["rounds"] = first.get("rounds", []) + r["rounds"]
+            first["tokens_per_s"] = statistics.median(first["rounds"])
+            first["peak_memory_gib"] = max(first.get("peak_memory_gib") or 0, r.get("peak_memory_gib") or 0)
+    runs[:] = list(merged.values())
+    raw = next((r for r in runs if r["strategy"] == "raw" and r.get("rounds")), None)
+    for r in runs:
+        if raw is not None and r is not raw and r.get("rounds") and len(r["rounds"]) == len(raw["rounds"]):
+            each = [v / b for v, b in zip(r["rounds"], raw["rounds"], strict=True)]
+            r["ratio_to_raw"] = {"median": statistics.median(each), "min": min(each), "max": max(each)}
 
 
 def checkpoint_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> None:
@@ -337,7 +511,8 @@ def markdown(report: dict[str, Any]) -> str:
     ddp = report.get("ddp", [])
     if ddp:
         lines += [
-            f"### DDP scaling: samples/s summed over GPUs, median of {meta['rounds']} rounds (compiled: one round); "
+            f"### DDP: samples/s summed over GPUs, median of {meta['rounds']} rounds (compiled: "
+            f"{meta.get('compiled_rounds', 1)}), {meta.get('steps')} timed steps a run; "
             "in brackets N GPUs over 1 GPU for the same loop",
             "",
             "| model | compile | loop | 1 GPU | " + " | ".join(f"{n} GPUs" for n in meta["gpus"]) + " |",
@@ -357,16 +532,39 @@ def markdown(report: dict[str, Any]) -> str:
                 )
             lines.append(f"| {model} | {compiled} | {loop} | " + " | ".join(cells) + " |")
         lines.append("")
+        paired = [r for r in ddp if r.get("ratios")]
+        if paired:
+            lines += [
+                "### Against the hand-written loop, round by round (interleaved, order rotated each round)",
+                "",
+                "| model | compile | GPUs | loop | samples/s each round | to hand-written: median (lowest–highest) |",
+                "|---|---|---|---|---|---|",
+            ]
+            for r in paired:
+                for loop, values in r["rounds"].items():
+                    ratio = r["ratios"].get(loop)
+                    shown = f"{ratio['median']:.3f} ({ratio['min']:.3f}–{ratio['max']:.3f})" if ratio else "1"
+                    each = ", ".join(f"{v:.0f}" for v in values)
+                    lines.append(f"| {r['model']} | {r['compile']} | {r['processes']} | {loop} | {each} | {shown} |")
+            lines.append("")
     fsdp = report.get("fsdp", [])
     if fsdp:
         title = f"### Under a {meta['cap_gib']} GiB cap per GPU (0.94B-parameter transformer, AdamW, bf16-mixed)"
-        header = "| strategy | GPUs | result | tokens/s | peak memory per GPU (GiB) |"
-        lines += [title, "", header, "|---|---|---|---|---|"]
+        header = (
+            "| strategy | GPUs | result | tokens/s: median (each round) | to hand-written | peak memory/GPU (GiB) |"
+        )
+        lines += [title, "", header, "|---|---|---|---|---|---|"]
+        names = {"raw": "hand-written FSDP2", "fsdp": "accelplug fsdp", "ddp": "accelplug ddp"}
         for r in fsdp:
             result = "out of memory" if r["oom"] else ("trained" if r["ok"] else "failed")
             peak = f"{r['peak_memory_gib']:.2f}" if r.get("peak_memory_gib") else "—"
-            speed = f"{r['tokens_per_s']:.0f}" if r.get("tokens_per_s") else "—"
-            lines.append(f"| {r['strategy']} | {r['processes']} | {result} | {speed} | {peak} |")
+            each = ", ".join(f"{v:.0f}" for v in r.get("rounds", []))
+            speed = f"{r['tokens_per_s']:.0f} ({each})" if r.get("tokens_per_s") else "—"
+            ratio = r.get("ratio_to_raw")
+            shown = f"{ratio['median']:.3f} ({ratio['min']:.3f}–{ratio['max']:.3f})" if ratio else "—"
+            name = names.get(r["strategy"], r["strategy"])
+            lines.append(f"| {name} | {r['processes']} | {result} | {speed} | {shown} | {peak} |")
+        lines += [f"- {r['strategy']}: {e[:400]}" for r in fsdp for e in r.get("errors", [])[:1]]
         lines.append("")
     if "checkpoint" in report:
         c = report["checkpoint"]
@@ -391,6 +589,10 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--cap-gib", type=float, default=12.0)
     parser.add_argument("--fsdp-steps", type=int, default=10)
+    parser.add_argument("--fsdp-rounds", type=int, default=2)
+    parser.add_argument(
+        "--fsdp-groups", default="ddp+raw,fsdp+lightning-fsdp", help="jobs separated by +, strategies of a job by ,"
+    )
     parser.add_argument("--budget-s", type=float, default=540)
     parser.add_argument("--out", default=os.environ.get("OUT") or "multi_gpu_out")
     # what a child process does (set by the orchestrator)
@@ -398,6 +600,13 @@ def main() -> int:
     parser.add_argument("--model", default="resnet50")
     parser.add_argument("--loops", default="raw,accelplug,lightning")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--compiled-rounds", type=int, default=1)
+    parser.add_argument("--eager-loops", default="raw,accelplug,lightning")
+    parser.add_argument("--compiled-loops", default="raw,accelplug")
+    parser.add_argument("--one-gpu", default="yes", choices=["yes", "no"], help="also the 1-GPU runs (scaling)")
+    parser.add_argument("--profile", action="store_true", help="torch.profiler traces of raw and accelplug (eager)")
+    parser.add_argument("--profile-models", default="resnet50")
+    parser.add_argument("--profile-dir", default="")
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--fsdp-strategy", default="fsdp")
     parser.add_argument("--result-dir", default=".")
@@ -412,6 +621,7 @@ def main() -> int:
     import torch
 
     args.models = [m for m in args.models.split(",") if m]
+    args.profile_models = [m for m in args.profile_models.split(",") if m]
     args.gpus = [int(g) for g in args.gpus.split(",") if g]
     found = torch.cuda.device_count() if args.device == "cuda" else (os.cpu_count() or 1)
     if args.device == "cuda" and found < max(args.gpus):
@@ -430,6 +640,9 @@ def main() -> int:
             "cap_gib": args.cap_gib,
             "gpus": args.gpus,
             "rounds": args.rounds,
+            "compiled_rounds": args.compiled_rounds,
+            "steps": args.steps,
+            "warmup": args.warmup,
             "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
         },
         "errors": [],

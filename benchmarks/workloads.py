@@ -231,17 +231,24 @@ def _compile_kwargs(value: Any) -> dict[str, Any] | None:
     return {"mode": value}
 
 
-def raw_loop(workload: Workload, data: TimedBatches, config: LoopConfig) -> dict[str, Any]:
+def raw_loop(
+    workload: Workload, data: TimedBatches, config: LoopConfig, *, compile_inside_ddp: bool = False
+) -> dict[str, Any]:
     """The hand-written loop; compiled the usual way, ``torch.compile(model, ...)`` (the same forward graph the
-    Trainer compiles: its module's ``forward`` only calls the model)."""
+    Trainer compiles: its module's ``forward`` only calls the model). Under DDP in the order torch's DDP
+    tutorial gives, ``torch.compile(DDP(model))``; ``compile_inside_ddp`` (the ``raw-inner`` loop) wraps the
+    compiled model instead, ``DDP(torch.compile(model))``, the order this benchmark used before issue 31."""
     model = make_model(workload, config.device)
     kwargs = _compile_kwargs(config.compile)
-    if kwargs is not None:
+    ddp = config.strategy == "ddp"
+    if kwargs is not None and (compile_inside_ddp or not ddp):
         model = torch.compile(model, **kwargs)  # type: ignore[assignment]
-    if config.strategy == "ddp":
+    if ddp:
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[config.device] if config.device.type == "cuda" else None
         )
+        if kwargs is not None and not compile_inside_ddp:
+            model = torch.compile(model, **kwargs)  # type: ignore[assignment]
     optimizer = workload.optimizer(model.parameters())
     first_step = None
     for index, (inputs, labels) in enumerate(data):
@@ -350,8 +357,13 @@ def accelerate_loop(workload: Workload, data: TimedBatches, config: LoopConfig) 
     return {}
 
 
+def raw_inner_loop(workload: Workload, data: TimedBatches, config: LoopConfig) -> dict[str, Any]:
+    return raw_loop(workload, data, config, compile_inside_ddp=True)
+
+
 LOOPS: dict[str, Callable[[Workload, TimedBatches, LoopConfig], dict[str, Any]]] = {
     "raw": raw_loop,
+    "raw-inner": raw_inner_loop,
     "accelplug": accelplug_loop,
     "lightning": lightning_loop,
     "accelerate": accelerate_loop,

@@ -69,6 +69,9 @@ _EXPORTS = {
     "Trainer": "accelplug.trainer",
     "get_registry": "accelplug.registry",
     "hookimpl": "accelplug.hookspecs",
+    # lightning.pytorch's banner, for a script that imports accelplug where it imported lightning.pytorch
+    "cli_lightning_logo": "accelplug.lightning_cli",
+    "LIGHTNING_LOGO": "accelplug.lightning_cli",
     "select": "accelplug.selection",
 }
 
@@ -78,6 +81,7 @@ _ALIASES = {"Module": "LightningModule", "DataModule": "LightningDataModule"}
 _RENAMED = {"Precision": "accelplug.precision.base"}
 
 __all__ = [
+    "LIGHTNING_LOGO",
     "Accelerator",
     "AcceleratorRegistry",
     "AcceleratorUnavailableError",
@@ -129,6 +133,7 @@ __all__ = [
     "WandbLogger",
     "WeightAveraging",
     "__version__",
+    "cli_lightning_logo",
     "get_registry",
     "hookimpl",
     "seed_everything",

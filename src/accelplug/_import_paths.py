@@ -57,7 +57,8 @@ def lazy_submodules(
     package: str, submodules: Iterable[str], attributes: Mapping[str, str] | None = None
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: each of ``submodules`` is imported when first read as an
-    attribute, and each of ``attributes`` (name -> submodule) is read from its submodule then."""
+    attribute, and each of ``attributes`` (name -> submodule) is read from its submodule then; a module given
+    as ``accelplug.x.y`` is that module rather than a submodule of ``package`` (a name whose room is elsewhere)."""
     names = frozenset(submodules)
     elsewhere = dict(attributes or {})
 
@@ -65,7 +66,10 @@ def lazy_submodules(
         if name in names:
             return importlib.import_module(f"{package}.{name}")
         if name in elsewhere:
-            return getattr(importlib.import_module(f"{package}.{elsewhere[name]}"), name)
+            module = elsewhere[name]
+            return getattr(
+                importlib.import_module(module if module.startswith("accelplug.") else f"{package}.{module}"), name
+            )
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__

@@ -49,7 +49,9 @@ KNOWN_VARIABLES: dict[str, str] = {
     "ACCELPLUG_KEEP_TORCH_DEFAULTS": "1: do not switch on TF32/cudnn.benchmark on CUDA",
     "ACCELPLUG_DDP_TIMEOUT_S": "seconds a collective may wait for a peer before the job fails",
     "ACCELPLUG_HANG_TIMEOUT_S": "seconds one rank may keep the others waiting before it is named as hung and the "
-    "job ends (0: off)",
+    "job ends (0: off, and a failed rank's peers are no longer told to stop)",
+    "ACCELPLUG_LAUNCH_FAILURE_GRACE_S": "seconds `accelplug launch` gives the other ranks of a failed worker between "
+    "SIGTERM and SIGKILL (default 3)",
 }
 
 _TRUE = frozenset({"1", "true", "yes", "on"})

@@ -14,12 +14,21 @@ rendezvous; node ranks given by hand). ``rdzv_backend="c10d"`` (or ``etcd``/``et
 through to torchrun with ``rdzv_endpoint`` and ``rdzv_id``: the nodes meet at the endpoint and the
 rendezvous assigns node ranks, so ``node_rank``/``master_*`` must then be left out. An endpoint given
 with the static rendezvous is the master address and port, as in torchrun.
+
+When a worker fails, the agent stops the others with SIGTERM and gives them
+``ACCELPLUG_LAUNCH_FAILURE_GRACE_S`` seconds (default 3) before SIGKILL, not torchrun's 30: a peer is
+gone, so no collective (a checkpoint's barrier included) can complete, and a rank blocked inside NCCL
+never runs its Python signal handler anyway. A SIGTERM or SIGINT sent to ``accelplug launch`` itself
+(a scheduler's preemption, every rank alive) keeps torchrun's full grace period, in which the workers
+write their checkpoint; so does a worker that stopped on a signal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
+import math
 import os
 import re
 import signal
@@ -28,7 +37,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
@@ -54,6 +63,9 @@ __all__ = [
 
 MPS_FALLBACK_ENV = "PYTORCH_ENABLE_MPS_FALLBACK"
 PRECISION_ENV = "ACCELPLUG_PRECISION"
+FAILURE_GRACE_ENV = "ACCELPLUG_LAUNCH_FAILURE_GRACE_S"
+#: Seconds the survivors of a failed worker get between SIGTERM and SIGKILL.
+DEFAULT_FAILURE_GRACE_S = 3.0
 #: The rendezvous backends torchrun registers (``static`` is the master address and port).
 RDZV_BACKENDS = ("static", "c10d", "etcd", "etcd-v2")
 #: torchrun's default port for a c10d endpoint given without one.
@@ -452,7 +464,8 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="accelplug-launch-", ignore_cleanup_errors=True) as logs:
         args = get_args_parser().parse_args([f"--log-dir={logs}", *plan.torchrun_args()])
         try:
-            run(args)  # type: ignore[no-untyped-call]
+            with _short_grace_after_failures(_failure_grace()):
+                run(args)  # type: ignore[no-untyped-call]
         except ChildFailedError as exc:
             _rank, exitcode, line = _failure_line(exc, plan.max_restarts)
             print(line, file=sys.stderr, flush=True)
@@ -462,17 +475,77 @@ def run_plan(plan: LaunchPlan, *, quiet: bool = False) -> int:
     return 0
 
 
+def _failure_grace() -> float:
+    from .envvars import env_float
+
+    return env_float(FAILURE_GRACE_ENV, DEFAULT_FAILURE_GRACE_S, minimum=0.0, maximum=3600.0)
+
+
+_SIGNAL_STOPS = frozenset({128 + signal.SIGTERM, 128 + signal.SIGINT, -signal.SIGTERM, -signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _short_grace_after_failures(grace: float) -> Any:
+    """While torchrun's agent runs here: once a worker has *failed*, the others get ``grace`` seconds, not 30.
+
+    The agent's process context stops the remaining workers itself (``close``) as soon as its poll finds
+    a failed one, and again when the agent shuts down; a worker that failed on its own (not one that
+    stopped on SIGTERM/SIGINT) shortens every such wait. Without a failure, as when the agent forwards
+    its own SIGTERM, ``close`` keeps the agent's timeout. Should torch's class change shape, its
+    behaviour is left as it is.
+    """
+    import inspect
+
+    from torch.distributed.elastic.multiprocessing.api import PContext
+
+    close = PContext.close
+    if "timeout" not in inspect.signature(close).parameters:
+        yield
+        return
+
+    whole = math.ceil(grace)  # torch's timeout is whole seconds
+
+    def closed(context: Any, death_sig: Any = None, timeout: int = 30) -> None:
+        failures = getattr(context, "_failures", None) or {}
+        if any(getattr(f, "exitcode", 0) not in _SIGNAL_STOPS for f in failures.values()):
+            timeout = min(timeout, whole)
+        close(context, death_sig, timeout)
+
+    PContext.close = closed  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        PContext.close = close  # type: ignore[method-assign]
+
+
 def _failure_line(exc: Exception, max_restarts: int) -> tuple[int, int, str]:
     """``(rank, exit code, the line to print)`` for the failure that ended the job.
 
     A rank ended by the hang watchdog is reported first, with the message it recorded in torchrun's
-    error file (it names the hung rank); otherwise torchrun's first failure.
+    error file (it names the hung rank); then torchrun's first failure among the ranks that failed on
+    their own; a rank that only stopped because a peer failed last, with its message (it names that peer).
     """
-    from .strategies.watchdog import HUNG_EXIT_CODE
+    from .strategies.watchdog import HUNG_EXIT_CODE, PEER_FAILED_EXIT_CODE
 
     failures = exc.failures  # type: ignore[attr-defined]
     hung = sorted(r for r, f in failures.items() if f.exitcode == HUNG_EXIT_CODE)
-    rank, failure = (hung[0], failures[hung[0]]) if hung else exc.get_first_failure()  # type: ignore[attr-defined]
+    # Not the ranks that only stopped for another's failure, nor those the agent's SIGTERM/SIGKILL ended after it.
+    own = {
+        r: f for r, f in failures.items() if f.exitcode not in (PEER_FAILED_EXIT_CODE, -signal.SIGTERM, -signal.SIGKILL)
+    }
+    peers = sorted(r for r, f in failures.items() if f.exitcode == PEER_FAILED_EXIT_CODE)
+    if hung:
+        rank, failure = hung[0], failures[hung[0]]
+    elif own or not peers:
+        pool = own or failures
+        rank = min(pool, key=lambda r: (pool[r].timestamp, r))
+        failure = pool[rank]
+    else:  # the failed rank was still exiting when the agent stopped it: a survivor's message names it
+        rank, failure = peers[0], failures[peers[0]]
+        recorded = failure.message.get("message") if isinstance(failure.message, dict) else None
+        restarts = f" after {max_restarts} restart(s)" if max_restarts else ""
+        what = recorded or f"rank {rank} stopped because another rank failed"
+        return rank, failure.exitcode, f"accelplug launch: {what} The job ended{restarts}; the error is printed above."
     restarts = f" after {max_restarts} restart(s)" if max_restarts else ""
     if failure.exitcode in (128 + signal.SIGTERM, 128 + signal.SIGINT):
         name = signal.Signals(failure.exitcode - 128).name

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from jsonargparse import ArgumentParser, Namespace
 
 __all__ = [
+    "LIGHTNING_LOGO",
     "ArgsType",
     "CLINotInstalledError",
     "LRSchedulerTypeUnion",
@@ -306,6 +307,26 @@ def _add_class_path(cls: type) -> Callable[[Any], dict[str, Any] | None]:
     return compute
 
 
+def _refuse_nul_bytes(parser: ArgumentParser, args: Iterable[Any]) -> None:
+    """An argument with a NUL byte (a ``--config`` path from ``args=``; a real command line cannot hold one) is
+    refused in one line with exit code 2, as the parser refuses other bad arguments, instead of the bare
+    ``ValueError: embedded null byte`` opening the file would raise (Lightning's CLI raises that one)."""
+    previous = None
+    for value in args:
+        if isinstance(value, str) and "\x00" in value:
+            option, _, given = value.partition("=") if value.startswith("-") and "=" in value else (previous, "", value)
+            where = f"{option} " if isinstance(option, str) and option.startswith("-") else "argument "
+            error = MisconfigurationException(
+                f"{where}{given!r} contains a NUL byte, which no file path or command-line argument can hold; give "
+                "the path of a YAML config file (or the value itself) without it."
+            )
+            if not getattr(parser, "exit_on_error", True):
+                raise error
+            print(f"error: {error}", file=sys.stderr)
+            raise SystemExit(2)
+        previous = value
+
+
 def _plain(value: Any) -> Any:
     """An unset-marked default as the built-in value it stands for (``False``, ``1``, ``"auto"``)."""
     if isinstance(value, str):
@@ -487,6 +508,7 @@ class LightningCLI:
         if isinstance(args, (dict, Namespace)):
             self.config = parser.parse_object(args)
         else:
+            _refuse_nul_bytes(parser, sys.argv[1:] if args is None else args)
             self.config = parser.parse_args(args)
 
     def _read_hparams_of_ckpt_path(self) -> None:
@@ -650,7 +672,8 @@ class LightningCLI:
         return arguments
 
 
-_LOGO = r"""
+#: The banner ``cli_lightning_logo`` prints (Lightning's ``LIGHTNING_LOGO`` name; accelplug's own art).
+LIGHTNING_LOGO: str = r"""
     ___                __      __
    /   | ______________/ /___  / /_  ______ _
   / /| |/ ___/ ___/ _ \/ / __ \/ / / / / __ `/
@@ -662,4 +685,4 @@ _LOGO = r"""
 
 def cli_lightning_logo() -> None:
     """Print the banner Lightning's example scripts print at start (accelplug's name, not Lightning's)."""
-    print(_LOGO)
+    print(LIGHTNING_LOGO)

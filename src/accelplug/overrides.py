@@ -34,14 +34,27 @@ def default_method(function: _F) -> _F:
     return function
 
 
+#: Lightning's own base classes, which a library's module or callback may subclass instead of accelplug's: the
+#: methods they define are Lightning's defaults, not overrides (as Lightning's ``is_overridden`` tells them).
+_LIGHTNING_BASE_MODULES = frozenset(
+    f"{root}.{path}"
+    for root in ("lightning.pytorch", "pytorch_lightning")
+    for path in ("core.hooks", "core.module", "core.datamodule", "callbacks.callback")
+)
+
+
 def overrides(obj: object, name: str) -> bool:
-    """Whether ``obj`` has its own ``name``: a callable that is not a base class's marked default."""
+    """Whether ``obj`` has its own ``name``: a callable that is not a base class's marked default (nor a default of
+    Lightning's own base classes)."""
     if name in getattr(obj, "__dict__", ()):  # set on this instance (LambdaCallback): it wins over the class's
         return callable(vars(obj)[name])
     attr = getattr(type(obj), name, None)
     if attr is None:
         return callable(getattr(obj, name, None))  # set on the instance
-    return callable(attr) and not getattr(attr, _MARK, False) and not getattr(attr, _METHOD_MARK, False)
+    if not callable(attr) or getattr(attr, _MARK, False) or getattr(attr, _METHOD_MARK, False):
+        return False
+    owner = next((klass for klass in type(obj).__mro__ if name in vars(klass)), None)
+    return owner is None or owner.__module__ not in _LIGHTNING_BASE_MODULES
 
 
 def hook_names(cls: type) -> tuple[str, ...]:

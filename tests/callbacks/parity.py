@@ -130,6 +130,9 @@ LIGHTNING_ONLY_WARNINGS = (
     r'\.fit\(ckpt_path="last"\) is set, but there is no last checkpoint available',
     # resuming mid-epoch with a plain DataLoader: accelplug replays the epoch's shuffle and resumes exactly
     r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable",
+    # an empty training loader: Lightning warns for the user's loader (as accelplug does) and again for its own
+    # CombinedLoader around it
+    r"Total length of `CombinedLoader` across ranks is zero",
 )
 
 

@@ -174,3 +174,47 @@ def test_named_parameter_groups_get_lightnings_names() -> None:
     ours = [names for _, names in LearningRateMonitor()._named(Holder())]
     theirs, _ = Theirs()._find_names_from_optimizers(Holder().optimizers, [], collections.defaultdict(int))
     assert ours == theirs == [["lr-Adam/weights", "lr-Adam/pg2"], ["lr-Adam-1"]]
+
+
+# ---- DeviceStatsMonitor ----------------------------------------------------------------------------------------
+def _stats_logger(framework: Any, root: Path) -> Any:
+    logger = _recording_logger(framework, root)
+
+    def log_metrics(metrics: dict[str, Any], step: int | None = None) -> None:
+        names = sorted(k for k in metrics if k.startswith("DeviceStatsMonitor."))
+        if names:
+            logger.rows.append((step, names))
+
+    logger.log_metrics = log_metrics
+    return logger
+
+
+@pytest.mark.parametrize("cpu_stats", [None, True, False])
+def test_device_stats_monitor_logs_lightnings_keys_at_lightnings_steps(cpu_stats: bool | None, tmp_path: Path) -> None:
+    sides = fit_both(
+        tmp_path,
+        lambda f: [_callbacks(f).DeviceStatsMonitor(cpu_stats=cpu_stats)],
+        logger=_stats_logger,
+        enable_checkpointing=False,
+        log_every_n_steps=2,
+    )
+    theirs, ours = sides["lightning"].trainer.logger.rows, sides["accelplug"].trainer.loggers[0].rows
+    assert [step for step, _ in ours] == [step for step, _ in theirs]
+    if cpu_stats is False:  # on the CPU: nothing at all
+        assert ours == theirs == []
+        return
+    for (_, our_keys), (_, their_keys) in zip(ours, theirs, strict=True):
+        # Lightning's three psutil figures under each hook; accelplug's CPU adds its peak resident memory
+        assert set(our_keys) - set(their_keys) == {their_keys[0].rsplit("/", 1)[0] + "/max_rss_bytes"}
+        assert set(their_keys) < set(our_keys)
+    hooks = {key.split("/")[0] for _, keys in ours for key in keys}
+    assert hooks == {f"DeviceStatsMonitor.on_{h}" for h in ("train_batch_start", "train_batch_end")} | {
+        f"DeviceStatsMonitor.on_validation_batch_{e}" for e in ("start", "end")
+    }
+
+
+def test_device_stats_monitor_without_a_logger_is_refused_as_in_lightning(tmp_path: Path) -> None:
+    sides = fit_both(tmp_path, lambda f: [_callbacks(f).DeviceStatsMonitor()], expect_error=Exception)
+    assert type(sides["lightning"].error).__name__ == "MisconfigurationException"
+    assert isinstance(sides["accelplug"].error, MisconfigurationException)
+    assert "Cannot use `DeviceStatsMonitor` callback with `Trainer(logger=False)`" in str(sides["accelplug"].error)

@@ -38,3 +38,50 @@ def test_a_module_overrides_only_what_it_writes() -> None:
 
     module = Module()
     assert [n for n in MODULE_HOOKS if overrides(module, n)] == ["on_fit_start", "backward"]
+
+
+def test_lightnings_own_base_class_defaults_are_no_overrides() -> None:
+    # a library's module built on Lightning's LightningModule (not accelplug's): Lightning's defaults of
+    # configure_model/configure_sharded_model, on_fit_start... are not the library's, as Lightning's is_overridden says
+    class LibraryModule(pl.LightningModule):
+        def training_step(self, batch: Any, batch_idx: int) -> Any: ...
+
+        def on_fit_start(self) -> None: ...
+
+    module = LibraryModule()
+    assert [n for n in MODULE_HOOKS if overrides(module, n)] == ["on_fit_start"]
+    assert overrides(module, "training_step")
+    assert not overrides(module, "configure_sharded_model") and not overrides(module, "configure_model")
+
+
+def test_a_lightning_callbacks_base_defaults_are_no_overrides_but_its_own_hooks_are() -> None:
+    from lightning.pytorch.callbacks import EarlyStopping
+
+    callback = EarlyStopping(monitor="x")
+    assert overrides(callback, "on_validation_end")  # Lightning's callback implements it
+    assert not overrides(callback, "on_fit_start")  # only Callback's default
+    assert not overrides(pl.Callback(), "on_train_start")
+
+
+def test_a_module_of_a_library_built_on_lightning_fits_without_both_configure_hooks_refused(tmp_path: Any) -> None:
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from accelplug import Trainer
+
+    class LibraryRegression(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+            return self.layer(batch[0]).pow(2).mean()
+
+        def configure_optimizers(self) -> Any:
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = Trainer(
+        accelerator="cpu", max_epochs=1, logger=False, enable_progress_bar=False, default_root_dir=tmp_path
+    )
+    trainer.fit(LibraryRegression(), DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
+    assert trainer.global_step == 2

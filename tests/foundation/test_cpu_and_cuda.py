@@ -42,9 +42,12 @@ def test_cpu_supports_ddp_over_gloo() -> None:
     assert CPUAccelerator.distributed_backend == "gloo"
 
 
-def test_cpu_reports_peak_memory() -> None:
+def test_cpu_reports_peak_memory_and_lightnings_load_figures() -> None:
     stats = CPUAccelerator().get_device_stats(torch.device("cpu"))
     assert stats["max_rss_bytes"] > 1e6
+    pytest.importorskip("psutil", reason="the load figures are read through psutil, not installed here")
+    assert {"cpu_percent", "cpu_vm_percent", "cpu_swap_percent"} <= set(stats)  # Lightning's names
+    assert 0 < stats["cpu_vm_percent"] <= 100
 
 
 def test_cuda_reason_names_a_torch_without_cuda(mocker) -> None:  # type: ignore[no-untyped-def]

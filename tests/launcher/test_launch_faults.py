@@ -1,4 +1,5 @@
-"""Faults under ``accelplug launch --cpu --devices 2``: a hung rank, a crash with a restart, SIGTERM.
+"""Faults under ``accelplug launch --cpu --devices 2``: a hung rank, a crash (with a restart, or with a peer
+that ignores SIGTERM the way a rank blocked inside NCCL does), SIGTERM.
 
 Real worker processes on gloo, started by torchrun's agent; the script is ``scripts/survivor.py``.
 Every run that finishes prints a digest of its final weights, so a run that was interrupted (or
@@ -17,7 +18,7 @@ from typing import IO
 
 import pytest
 
-from accelplug.strategies.watchdog import HUNG_EXIT_CODE
+from accelplug.strategies.watchdog import HUNG_EXIT_CODE, PEER_FAILED_EXIT_CODE
 from tests.processes import REPO, child_env
 
 pytestmark = pytest.mark.slow
@@ -103,6 +104,72 @@ def test_max_restarts_resumes_a_crashed_job_from_its_checkpoint_and_finishes_as_
     assert len(resumed) == 1, result.stderr  # one line, from rank 0
     assert re.search(r"resuming from .*version_0/checkpoints/last\.ckpt \(step 8\)\.$", resumed[0]), resumed[0]
     assert _digests(result.stdout) == {uninterrupted}
+
+
+def _crash_beside_a_rank_deaf_to_sigterm(root: Path, env: dict[str, str]) -> tuple[float, int, str]:
+    """Rank 1 raises at step 3 while rank 0 sleeps in that step; seconds from the raise to the job's end.
+
+    Rank 0 stands for a rank blocked inside an NCCL collective: the agent's SIGTERM only sets the flag of
+    its Python handler (the sleep goes on), so only something else can end it before SIGKILL.
+    """
+    faults = ("--crash-rank", "1", "--crash-step", "3", "--hang-rank", "0", "--hang-step", "3")
+    child = subprocess.Popen(
+        _launch(root, *faults), env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
+    assert child.stdout is not None
+    crashing = _script_line(child.stdout, "CRASHING rank=1")
+    crashed_at = time.monotonic()
+    assert crashing, "rank 1 never reported that it crashes"
+    _out, err = child.communicate(timeout=120)
+    return time.monotonic() - crashed_at, child.returncode, err
+
+
+def test_a_crashed_rank_tells_the_others_through_the_store_and_the_job_ends_in_seconds(tmp_path: Path) -> None:
+    # torchrun's grace set to a minute: only the published failure can end rank 0 sooner
+    took, code, err = _crash_beside_a_rank_deaf_to_sigterm(tmp_path, {"ACCELPLUG_LAUNCH_FAILURE_GRACE_S": "60"})
+    print(f"the job ended {took:.1f} s after rank 1 raised")
+    assert took < 8, f"took {took:.1f} s"
+    assert code in (1, PEER_FAILED_EXIT_CODE), err
+    final = err.strip().splitlines()[-1]
+    assert final.startswith("accelplug launch: rank 1 failed"), final
+    assert "rank 0 failed" not in err
+    assert "rank 1 failed (RuntimeError: rank 1 crashes on purpose at step 3); rank 0 stopped at" in err
+
+
+def test_without_the_watchdog_the_launcher_still_kills_a_failed_jobs_survivors_after_a_short_grace(
+    tmp_path: Path,
+) -> None:
+    env = {"ACCELPLUG_HANG_TIMEOUT_S": "0", "ACCELPLUG_LAUNCH_FAILURE_GRACE_S": "1"}
+    took, code, err = _crash_beside_a_rank_deaf_to_sigterm(tmp_path, env)
+    print(f"the job ended {took:.1f} s after rank 1 raised (torchrun alone: 30 s grace)")
+    assert took < 8, f"took {took:.1f} s"
+    assert code == 1, err
+    assert err.strip().splitlines()[-1].startswith("accelplug launch: rank 1 failed (exit code 1)"), err[-2000:]
+
+
+def test_a_preempted_job_keeps_torchruns_grace_for_its_checkpoint_despite_a_short_failure_grace(
+    tmp_path: Path,
+) -> None:
+    command = _launch(tmp_path, "--ready-step", "4", "--step-sleep", "0.1")
+    env = {"ACCELPLUG_LAUNCH_FAILURE_GRACE_S": "1", "SURVIVOR_SAVE_SLEEP_S": "4"}
+    child = subprocess.Popen(
+        [*command, "--slow-interrupt-save"], env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, cwd=REPO,
+    )  # fmt: skip
+    assert child.stdout is not None
+    assert _script_line(child.stdout, "READY"), "the workers ended without reporting READY"
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 143, err
+    assert "SAVING" in out, "the save that outlasts the failure grace was not reached"
+    line = next(ln for ln in err.splitlines() if ln.startswith("accelplug: SIGTERM"))
+    assert "checkpoint saved to " in line, line
+    import torch
+
+    saved = torch.load(
+        tmp_path / "lightning_logs" / "version_0" / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False
+    )
+    assert saved["global_step"] >= 4
 
 
 def _interrupted(root: Path, target: str) -> tuple[subprocess.Popen[str], str, str]:

@@ -4,6 +4,7 @@ accelplug's own objects (never copies), and ``import accelplug`` still loads non
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Callable
 from subprocess import CompletedProcess
@@ -102,3 +103,24 @@ def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "True", "False"]  # the CLI's jsonargparse loads with the CLI only
+
+
+@pytest.mark.parametrize("where", ["accelplug", "accelplug.pytorch"])
+def test_the_examples_banner_is_where_a_swapped_lightning_pytorch_import_looks(
+    where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `from lightning.pytorch import cli_lightning_logo` becomes one of these two, depending on the swap
+    module = importlib.import_module(where)
+    module.cli_lightning_logo()
+    assert capsys.readouterr().out.strip() == module.LIGHTNING_LOGO.strip() != ""
+
+
+@pytest.mark.parametrize("where", ["accelplug.fabric.strategies", "accelplug.pytorch.strategies"])
+def test_deepspeed_strategy_imports_by_lightnings_name_and_names_its_plugin(where: str) -> None:
+    if importlib.util.find_spec("accelplug_deepspeed") is not None:
+        pytest.skip("accelplug-deepspeed is installed here: the name is its class (its own tests cover it)")
+    strategy = importlib.import_module(where).DeepSpeedStrategy
+    assert strategy is accelplug.fabric.strategies.DeepSpeedStrategy
+    # Lightning raises an ImportError when DeepSpeed is missing; accelplug's is one too, naming the plugin
+    with pytest.raises(ImportError, match="pip install accelplug-deepspeed"):
+        strategy(stage=2)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 import yaml
 
 pytest.importorskip("lightning", reason="the CLI is compared against Lightning's, not installed here")
@@ -209,3 +210,36 @@ def test_a_class_the_cli_cannot_configure_is_refused_by_name() -> None:
         parser.add_optimizer_args(int)  # type: ignore[arg-type]
     with pytest.raises(MisconfigurationException, match="save_to_log_dir=False"):
         SaveConfigCallback(parser, {}, save_to_log_dir=False)  # type: ignore[arg-type]
+
+
+def _nul_config_cli(args: list[str], **parser_kwargs: Any) -> None:
+    from accelplug.pytorch import LightningModule
+    from accelplug.pytorch.cli import LightningCLI
+
+    class Tiny(LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+    LightningCLI(Tiny, args=args, run=False, parser_kwargs=parser_kwargs)
+
+
+@pytest.mark.parametrize("args", [["--config", "con\x00fig.yaml"], ["--config=con\x00fig.yaml"]])
+def test_a_config_path_with_a_nul_byte_ends_with_one_error_line_and_exit_2(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["train.py"])  # args= alone
+    with pytest.raises(SystemExit) as exited:
+        _nul_config_cli(args)
+    assert exited.value.code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: --config 'con\\x00fig.yaml' contains a NUL byte, which no file path")
+
+
+def test_a_nul_byte_under_exit_on_error_false_is_a_misconfiguration_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelplug.errors import MisconfigurationException
+
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    # a ValueError, as Lightning's CLI raises here, that names the value
+    with pytest.raises(MisconfigurationException, match=r"--config 'con\\x00fig.yaml' contains a NUL byte"):
+        _nul_config_cli(["--config", "con\x00fig.yaml"], exit_on_error=False)

@@ -75,7 +75,7 @@ def test_autoencoder_with_hyperparameters_trains_validates_and_tests(tmp_path: P
     ]
     checkpoint = torch.load(trainer.checkpoint_callback.best_model_path, weights_only=True)  # type: ignore[union-attr]
     assert checkpoint["hyper_parameters"] == {"code_dim": 4, "lr": 1e-2}
-    assert yaml.safe_load((trainer.log_dir / "hparams.yaml").read_text()) == {"code_dim": 4, "lr": 1e-2}
+    assert yaml.safe_load((Path(trainer.log_dir) / "hparams.yaml").read_text()) == {"code_dim": 4, "lr": 1e-2}
 
 
 def test_classifier_logs_torchmetrics_objects_and_a_plateau_scheduler_watches_one(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from accelplug.plugins import (
     TorchSyncBatchNorm,
     TransformerEnginePrecision,
 )
+from accelplug.plugins.precision import Float8Precision
 from tests.callbacks.parity import data, make_module
 from tests.processes import REPO, child_env
 
@@ -81,6 +82,7 @@ def test_lightnings_import_paths_hold_the_same_classes(path: str) -> None:
         (lambda: BitsandbytesPrecision("nf4", ignore_modules="lm_head"), r"ignore_modules='lm_head'"),
         (lambda: TransformerEnginePrecision(weights_dtype=torch.int8), r"weights_dtype=torch.int8\) is invalid"),
         (lambda: TransformerEnginePrecision(weights_dtype=torch.bfloat16, replace_layers="yes"), r"replace_layers"),
+        (lambda: Float8Precision(ignore_modules="output"), r"ignore_modules='output'\) is invalid"),
     ],
 )
 def test_bad_arguments_are_named_with_what_is_accepted(make: Any, words: str) -> None:
@@ -94,6 +96,7 @@ def test_bad_arguments_are_named_with_what_is_accepted(make: Any, words: str) ->
         (lambda: BitsandbytesPrecision("nf4"), "bitsandbytes"),
         (lambda: BitsandbytesPrecision("int8", dtype=torch.float16, ignore_modules={"lm_head"}), "bitsandbytes"),
         (lambda: TransformerEnginePrecision(weights_dtype=torch.bfloat16), "transformer_engine"),
+        (lambda: Float8Precision(ignore_modules={"lm_head"}), "torchao"),
     ],
 )
 def test_a_plugin_whose_package_is_missing_names_it(make: Any, package: str) -> None:

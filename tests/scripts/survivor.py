@@ -37,7 +37,10 @@ class ReportStop(Callback):
 
 
 def slow_down_interrupt_saves(trainer: Trainer) -> None:
-    """The save a signal triggers writes half the file, says SAVING, then waits (a second signal lands here)."""
+    """The save a signal triggers writes half the file, says SAVING, then waits (a second signal lands here).
+
+    The wait is ``SURVIVOR_SAVE_SLEEP_S`` seconds (default 60).
+    """
     real_save = torch.save
 
     def save(obj: object, handle: io.BufferedWriter) -> None:
@@ -50,7 +53,7 @@ def slow_down_interrupt_saves(trainer: Trainer) -> None:
         handle.write(data[: len(data) // 2])
         handle.flush()
         _say("SAVING")
-        time.sleep(60)
+        time.sleep(float(os.environ.get("SURVIVOR_SAVE_SLEEP_S", "60")))
         handle.write(data[len(data) // 2 :])
 
     checkpoint_io.torch.save = save  # type: ignore[attr-defined]
@@ -73,6 +76,7 @@ class Net(torch.nn.Module):
             _say(f"HANGING rank={self.rank} at={time.time():.3f}")
             time.sleep(10**6)
         if self.rank == args.crash_rank and step == args.crash_step and restart == 0:
+            _say(f"CRASHING rank={self.rank} at={time.time():.3f}")
             raise RuntimeError(f"rank {self.rank} crashes on purpose at step {step}")
         if args.step_sleep:
             time.sleep(args.step_sleep)

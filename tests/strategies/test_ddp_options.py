@@ -84,7 +84,6 @@ def test_device_ids_is_refused_because_the_strategy_sets_it() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"accelerator": "cpu"}, r"accelerator='cpu'.*Trainer\(accelerator=\.\.\.\)"),
         ({"parallel_devices": ["cpu"]}, r"parallel_devices=.*Trainer\(devices=\.\.\.\)"),
         ({"precision_plugin": object()}, r"precision_plugin=.*Trainer\(precision=\.\.\.\)"),
         ({"start_method": "spwn"}, r"start_method='spwn'.*Did you mean 'spawn'"),
@@ -171,3 +170,32 @@ def test_post_local_sgd_averages_the_model_after_each_optimizer_step() -> None:
         assert strategy._model_averager.step == 4  # torch's averager counted every step it was handed
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("accelerator", ["cpu", "CPUAccelerator()"])
+def test_a_strategy_built_with_an_accelerator_selects_it_as_in_lightning(accelerator: str) -> None:
+    for framework in (accelplug, lightning):
+        accelerators = framework.pytorch.accelerators
+        given = accelerators.CPUAccelerator() if accelerator == "CPUAccelerator()" else accelerator
+        strategy = framework.pytorch.strategies.DDPStrategy(accelerator=given)
+        trainer = framework.Trainer(strategy=strategy, devices=1, logger=False)
+        assert type(trainer.accelerator).__name__ == "CPUAccelerator", framework.__name__
+        assert trainer.strategy is strategy
+
+
+def test_an_accelerator_given_to_both_the_strategy_and_the_trainer_is_refused_as_in_lightning() -> None:
+    for framework in (accelplug, lightning):
+        strategy = framework.pytorch.strategies.DDPStrategy(accelerator="cpu")
+        with pytest.raises(MisconfigurationException if framework is accelplug else Exception) as refused:
+            framework.Trainer(strategy=strategy, accelerator="cpu", devices=1, logger=False)
+        assert "accelerator set through both strategy class and accelerator flag, choose one" in str(refused.value)
+    assert accelplug.Trainer(strategy=DDPStrategy(accelerator="cpu"), accelerator="auto", logger=False)
+
+
+def test_fabric_takes_the_accelerator_of_its_strategy_as_lightning_fabric_does() -> None:
+    from accelplug.fabric.strategies import DDPStrategy as FabricDDP
+
+    fabric = accelplug.Fabric(strategy=FabricDDP(accelerator="cpu"), devices=1)
+    assert fabric.device.type == "cpu"
+    with pytest.raises(MisconfigurationException, match="accelerator set through both strategy class"):
+        accelplug.Fabric(strategy=FabricDDP(accelerator="cpu"), accelerator="cpu", devices=1)

@@ -206,6 +206,33 @@ def test_a_sharded_checkpoint_without_its_folder_is_explained(example: ModuleTyp
         _run(example, "--strategy", "single_device", "--max-steps", "3", "--resume", str(path))
 
 
+def test_compiled_activation_checkpointing_recomputes_the_forward_inside_it_and_keeps_the_keys() -> None:
+    torch.manual_seed(0)
+    block = _example().Block(16, 2)
+    plain = _example().Block(16, 2)
+    plain.load_state_dict(block.state_dict())
+    keys = list(block.state_dict())
+    calls: list[str] = []
+    block.mlp.register_forward_pre_hook(lambda *_: calls.append("mlp"))
+    FSDPStrategy._checkpoint_activations(block, compiling=True)
+    x = torch.randn(2, 5, 16)
+    block(x).sum().backward()
+    plain(x).sum().backward()
+    assert calls == ["mlp", "mlp"], "the forward runs again in backward (its activations were not kept)"
+    assert list(block.state_dict()) == keys and type(block).__name__ == "Block"
+    for (name, p), q in zip(block.named_parameters(), plain.parameters(), strict=True):
+        assert p.grad is not None and torch.allclose(p.grad, q.grad, atol=1e-6), name  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+# torch's own inductor imports still use torch.jit.script_method, which torch 2.13 deprecates
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_compiled_fsdp_with_activation_checkpointing_follows_the_eager_loss_curve(example: ModuleType) -> None:
+    compiled = _run(example, "--activation-checkpointing", "--compile", "--max-steps", "4")
+    eager = _run(example, "--strategy", "single_device", "--max-steps", "4")
+    assert _close(compiled["losses"], eager["losses"], tol=1e-3), (compiled["losses"], eager["losses"])
+
+
 # ---- two gloo processes ---------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_two_processes_follow_the_single_device_loss_curve_with_clipping(example: ModuleType, tmp_path: Path) -> None:

@@ -52,7 +52,8 @@ def test_fsdp1_mixed_precision_becomes_fsdp2s_policy() -> None:
 
 
 def test_activation_checkpointing_is_the_older_name_of_the_policy() -> None:
-    strategy = FSDPStrategy(activation_checkpointing=[torch.nn.Linear])
+    with pytest.deprecated_call(match="activation_checkpointing_policy"):
+        strategy = FSDPStrategy(activation_checkpointing=[torch.nn.Linear])
     assert strategy.activation_checkpointing_policy is not None
     assert strategy.activation_checkpointing_policy(torch.nn.Linear(1, 1))
     with pytest.raises(MisconfigurationException, match="pass only activation_checkpointing_policy"):
@@ -63,11 +64,28 @@ def test_use_orig_params_true_is_what_fsdp2_does() -> None:
     assert FSDPStrategy(use_orig_params=True).sharding_strategy == "FULL_SHARD"
 
 
+DEPRECATED = (
+    r"`FSDPStrategy\(activation_checkpointing=.*\)` is deprecated, use `FSDPStrategy\(activation_checkpointing_policy="
+)
+
+
+@pytest.mark.parametrize("path", ["pytorch", "fabric"])
+def test_an_llm_scripts_fsdp_options_are_taken_as_lightning_takes_them(path: str) -> None:
+    # activation_checkpointing (deprecated, with Lightning's warning) and limit_all_gathers=True (what FSDP2 does)
+    ours = importlib.import_module(f"accelplug.{path}.strategies").FSDPStrategy
+    theirs = importlib.import_module(f"lightning.{path}.strategies").FSDPStrategy
+    for strategy_class in (theirs, ours):
+        with pytest.warns(DeprecationWarning, match=DEPRECATED):
+            strategy = strategy_class(activation_checkpointing=torch.nn.Linear, limit_all_gathers=True)
+    assert strategy.activation_checkpointing_policy(torch.nn.Linear(1, 1))
+    assert not strategy.activation_checkpointing_policy(torch.nn.ReLU())
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         ({"use_orig_params": False}, r"use_orig_params=.*FSDP1.*always keeps the original parameters"),
-        ({"limit_all_gathers": True}, r"limit_all_gathers=.*FSDP1"),
+        ({"limit_all_gathers": False}, r"limit_all_gathers=.*FSDP1"),
         ({"backward_prefetch": None}, r"backward_prefetch=.*set_modules_to_backward_prefetch"),
         ({"sync_module_states": True}, r"sync_module_states=.*FSDP1"),
         ({"auto_wrap_polcy": {torch.nn.Linear}}, r"auto_wrap_polcy=.*Did you mean 'auto_wrap_policy'"),
@@ -77,7 +95,6 @@ def test_use_orig_params_true_is_what_fsdp2_does() -> None:
         ({"mixed_precision": MixedPrecision(buffer_dtype=torch.float16)}, r"buffer_dtype.*FSDP1"),
         ({"device_mesh": (2,)}, r"device_mesh=\(2,\).*\(replicas, shards\)"),
         ({"device_mesh": (0, 2)}, r"device_mesh=\(0, 2\)"),
-        ({"accelerator": "cpu"}, r"FSDPStrategy\(accelerator='cpu'\).*Trainer\(accelerator=\.\.\.\)"),
         ({"timeout": 5}, r"timeout=5"),
     ],
 )

@@ -12,8 +12,19 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
-from accelplug.strategies.watchdog import BUSY, RUNNING, WAITING, HangWatchdog, Report, classify, find_hung
+from accelplug.errors import TunerExit
+from accelplug.strategies.watchdog import (
+    BUSY,
+    RUNNING,
+    WAITING,
+    HangWatchdog,
+    Report,
+    _ends_the_job,
+    classify,
+    find_hung,
+)
 
 SITE = "/venv/lib/python3.11/site-packages"
 
@@ -123,3 +134,30 @@ def test_every_accelplug_file_the_watchdog_names_exists() -> None:
     named = [p for p in (*watchdog._COLLECTIVE_FILES, *watchdog._BUSY_FILES) if p.startswith("accelplug/")]
     assert named
     assert all((src / p).exists() for p in named), [p for p in named if not (src / p).exists()]
+
+
+def test_the_first_failure_is_published_for_the_other_ranks_and_not_read_back_by_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore  # type: ignore[attr-defined]
+
+    store = TCPStore("127.0.0.1", 0, 1, is_master=True, timeout=timedelta(seconds=10), wait_for_workers=False)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(store.port))
+    failed, other, later = (HangWatchdog(rank=r, world_size=3, timeout=60, progress=lambda: 0) for r in (1, 0, 2))
+    assert other._peer_failure(store) is None
+    failed._publish_failure(RuntimeError("rank 1 crashes\nsecond line of the message"))
+    later._publish_failure(ValueError("a consequence, after the cause"))
+    assert other._peer_failure(store) == {"rank": 1, "error": "RuntimeError: rank 1 crashes"}
+    assert later._peer_failure(store) == {"rank": 1, "error": "RuntimeError: rank 1 crashes"}
+    assert failed._peer_failure(store) is None, "a rank does not stop for its own failure"
+
+
+def test_what_a_caller_may_recover_from_is_not_a_failure_of_the_job() -> None:
+    assert _ends_the_job(RuntimeError("boom"))
+    assert not _ends_the_job(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"))
+    assert not _ends_the_job(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried... out of memory"))
+    assert not _ends_the_job(TunerExit())
+    assert not _ends_the_job(KeyboardInterrupt())

@@ -49,6 +49,17 @@ def test_log_dir_with_a_logger_is_the_loggers_folder(tmp_path: Path) -> None:
     assert found["accelplug"] == found["lightning"] == Path("lightning_logs/version_0")
 
 
+@pytest.mark.parametrize("logger", [False, None])
+def test_log_dir_and_default_root_dir_are_strings_as_in_lightning(tmp_path: Path, logger: Any) -> None:
+    """Scripts join them with ``+`` and write them to JSON: a ``Path`` breaks both."""
+    found = {}
+    for name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        trainer = framework.Trainer(default_root_dir=tmp_path / name, logger=logger, accelerator="cpu", devices=1)
+        found[name] = (type(trainer.log_dir), type(trainer.default_root_dir), trainer.default_root_dir)
+    assert found["accelplug"][:2] == found["lightning"][:2] == (str, str)
+    assert found["accelplug"][2] == str(tmp_path / "accelplug")
+
+
 def _cli_files(framework: Any, folder: Path, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     class Tiny(framework.LightningModule):  # type: ignore[misc, name-defined]
         def __init__(self, width: int = 2) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -11,7 +12,24 @@ import torch
 
 from ..accelerator import Accelerator
 
-__all__ = ["CPUAccelerator"]
+__all__ = ["CPUAccelerator", "get_cpu_stats"]
+
+
+def get_cpu_stats() -> dict[str, float]:
+    """The host's load under Lightning's names (``cpu_percent``, ``cpu_vm_percent``, ``cpu_swap_percent``, each
+    system-wide, in %), read through psutil; ``ModuleNotFoundError`` naming it where it is not installed."""
+    try:
+        import psutil
+    except ImportError:
+        raise ModuleNotFoundError(
+            "The CPU's device stats (cpu_percent, cpu_vm_percent, cpu_swap_percent) are read through psutil, which "
+            "is not installed here: pip install psutil."
+        ) from None
+    return {
+        "cpu_vm_percent": float(psutil.virtual_memory().percent),
+        "cpu_percent": float(psutil.cpu_percent()),
+        "cpu_swap_percent": float(psutil.swap_memory().percent),
+    }
 
 
 @functools.cache
@@ -67,10 +85,16 @@ class CPUAccelerator(Accelerator):
         return torch.device("cpu")
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
+        """Lightning's CPU figures (:func:`get_cpu_stats`, where psutil is installed) and this process's peak
+        resident memory, ``max_rss_bytes`` (where the platform tells it)."""
+        stats: dict[str, float] = {}
+        with contextlib.suppress(ModuleNotFoundError):
+            stats.update(get_cpu_stats())
         try:
             import resource
         except ImportError:  # Windows
-            return {}
+            return stats
         peak = float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         # ru_maxrss is in kilobytes on Linux and in bytes on macOS.
-        return {"max_rss_bytes": peak if sys.platform == "darwin" else peak * 1024}
+        stats["max_rss_bytes"] = peak if sys.platform == "darwin" else peak * 1024
+        return stats

@@ -96,6 +96,19 @@ def _bert_forward(model: nn.Module, inputs: Any) -> torch.Tensor:
     return logits
 
 
+def _tiny_mlp() -> nn.Module:
+    """64 -> 256 -> 256 -> 10 (the tiny MLP of the peers' per-step measurements): matrix products only, the
+    workload a young backend or a software device (Vulkan on Mesa's lavapipe) runs in well under a second."""
+    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def _features(width: int) -> Callable[[int, torch.device], torch.Tensor]:
+    def make(batch_size: int, device: torch.device) -> torch.Tensor:
+        return torch.randn(batch_size, width, device=device)
+
+    return make
+
+
 def _tiny_cnn() -> nn.Module:
     """Four conv blocks on 32x32 images: real convolutions and a backward pass, done in milliseconds."""
 
@@ -158,6 +171,7 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload("vgg16", "VGG16", 64, "images", True, _vgg16, _images(224), 1000, _call, ("torchvision",)),
         Workload("tinycnn", "tiny CNN", 64, "images", True, _tiny_cnn, _images(32), 10, _call),
+        Workload("tinymlp", "tiny MLP", 64, "samples", False, _tiny_mlp, _features(64), 10, _call),
         Workload("tinybert", "tiny BERT", 32, "sequences", False, TinyBert, _token_inputs, 2, _tiny_bert_forward),
     )
 }

@@ -1,7 +1,8 @@
 """Callbacks that report on the run: learning rates and device statistics, written to the loggers.
 
-``DeviceStatsMonitor`` is where ``Accelerator.get_device_stats()`` is consumed: at each logging step
-it asks the run's accelerator for its figures (CUDA memory, CPU peak RSS, a plugin's own) and logs them.
+``DeviceStatsMonitor`` is where ``Accelerator.get_device_stats()`` is consumed: around the batches of each logging
+step it asks the run's accelerator for its figures (CUDA memory, the CPU's load and peak RSS, a plugin's own) and
+logs them under Lightning's keys.
 """
 
 from __future__ import annotations
@@ -151,14 +152,85 @@ class LearningRateMonitor(Callback):
 
 
 class DeviceStatsMonitor(Callback):
-    """Logs the accelerator's ``get_device_stats()`` every logging step (prefixed with the accelerator name)."""
+    """Logs the accelerator's ``get_device_stats()`` around each training, validation and test batch, as Lightning's.
+
+    Keys are ``DeviceStatsMonitor.<hook>`` and the stat's name, joined by each logger's ``group_separator``
+    (``DeviceStatsMonitor.on_train_batch_start/cpu_percent``), at the logger step of the batches that stepped; only
+    where Lightning updates the logs (every ``log_every_n_steps``-th batch, or when the fit is stopping).
+    ``cpu_stats``: None logs the CPU's figures (:func:`~accelplug.accelerators.cpu.get_cpu_stats`, psutil) when the
+    run is on the CPU; True adds them to another accelerator's; False logs nothing on the CPU.
+    """
 
     def __init__(self, cpu_stats: bool | None = None) -> None:
-        self.cpu_stats = cpu_stats
+        self._cpu_stats = cpu_stats
+        #: batches started in the running validation or test (Lightning's evaluation ``batch_progress`` count)
+        self._evaluated = 0
+
+    def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        if stage != "fit":
+            return
+        if not trainer.loggers:
+            raise MisconfigurationException(
+                "Cannot use `DeviceStatsMonitor` callback with `Trainer(logger=False)`: it writes to the loggers. "
+                "Pass a logger (the default one, or e.g. logger=CSVLogger('logs')), or drop the callback."
+            )
+        if self._cpu_stats is None and trainer.strategy.root_device.type == "cpu":
+            from ..accelerators.cpu import get_cpu_stats
+
+            get_cpu_stats()  # ModuleNotFoundError naming psutil, at setup rather than at the first batch
+
+    def _log_device_stats(self, trainer: Any, hook: str) -> None:
+        stepped = trainer.state.log_step  # Lightning's _batches_that_stepped now (the current batch not yet counted)
+        # Lightning's should_update_logs: training counts the batches that stepped, evaluation its own batches
+        count = stepped + 1 if hook.startswith("on_train") else self._evaluated
+        every = trainer.log_every_n_steps
+        if not every or (count % every and not trainer.should_stop):
+            return
+        device = trainer.strategy.root_device
+        if self._cpu_stats is False and device.type == "cpu":
+            return
+        stats = dict(trainer.accelerator.get_device_stats(device))
+        if self._cpu_stats and device.type != "cpu":
+            from ..accelerators.cpu import get_cpu_stats
+
+            stats.update(get_cpu_stats())
+        if not stats or not trainer.is_global_zero:
+            return
+        for logger in trainer.loggers:
+            separator = getattr(logger, "group_separator", "/")
+            prefix = f"{type(self).__qualname__}.{hook}{separator}"
+            logger.log_metrics({prefix + name: value for name, value in stats.items()}, step=stepped)
+
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
+        self._log_device_stats(trainer, "on_train_batch_start")
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        if trainer.global_step % trainer.options.log_every_n_steps:
-            return
-        stats = trainer.accelerator.get_device_stats(trainer.root_device)
-        prefix = trainer.accelerator.name
-        _log(trainer, {f"{prefix}/{k}": float(v) for k, v in stats.items()})
+        self._log_device_stats(trainer, "on_train_batch_end")
+
+    def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
+        self._evaluated = 0
+
+    def on_test_start(self, trainer: Any, pl_module: Any) -> None:
+        self._evaluated = 0
+
+    def on_validation_batch_start(
+        self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
+        self._evaluated += 1
+        self._log_device_stats(trainer, "on_validation_batch_start")
+
+    def on_validation_batch_end(
+        self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
+        self._log_device_stats(trainer, "on_validation_batch_end")
+
+    def on_test_batch_start(
+        self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
+        self._evaluated += 1
+        self._log_device_stats(trainer, "on_test_batch_start")
+
+    def on_test_batch_end(
+        self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
+        self._log_device_stats(trainer, "on_test_batch_end")

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
+from ..hardware.runtime import synchronize
 from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
 from .base import Callback
 
@@ -74,8 +75,7 @@ class ThroughputMonitor(Callback):
     @torch.inference_mode()
     def _update(self, trainer: Any, pl_module: torch.nn.Module, batch: Any, stage: str) -> None:
         throughput = self._throughputs[stage]
-        if trainer.strategy.root_device.type == "cuda":
-            torch.cuda.synchronize()
+        synchronize(trainer.strategy.root_device)  # queued work counts: any device, through its capability probe
         elapsed = time.perf_counter() - self._t0s[stage]
         if self.length_fn is not None:
             self._lengths[stage] += self.length_fn(batch)

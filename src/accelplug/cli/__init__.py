@@ -13,6 +13,7 @@ for ``ACCELPLUG_DEVICES``) are reported as warnings with the closest known name,
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 import traceback
@@ -67,6 +68,29 @@ def _usage_error_message(exc: Exception) -> str:
     return f"{message} See '{command} --help'."
 
 
+#: Commands that diagnose this machine: they run again without torch's backend autoloading when a backend breaks
+#: ``import torch``, and report it; every other command stops with the facts (:mod:`accelplug.hardware.torch_backends`).
+_DIAGNOSING = ("list", "env")
+
+
+def _survive_a_failing_torch_backend(args: list[str]) -> None:
+    """Before any command imports torch: when an autoloaded device backend makes ``import torch`` fail, run
+    ``list``/``env`` again with autoloading off (they report the backend), and stop any other command with exit 2."""
+    from ..hardware import torch_backends
+
+    if not any(True for _ in importlib.metadata.entry_points(group=torch_backends.GROUP)):
+        return  # nothing for torch to autoload: nothing can fail here, and torch is not imported early
+    failure = torch_backends.torch_import_failure()
+    if failure is None:
+        return
+    if args[:1] and args[0] in _DIAGNOSING and torch_backends.FAILURE_ENV not in os.environ:
+        env = {**os.environ, torch_backends.AUTOLOAD_ENV: "0", torch_backends.FAILURE_ENV: failure.to_json()}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "accelplug", *args], env)
+    _fail(failure.describe())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; ``argv`` defaults to ``sys.argv[1:]``."""
     import typer
@@ -78,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     if "_ACCELPLUG_COMPLETE" not in os.environ:  # the shell is asking for completions: print nothing else
         for warning in unreported_unknown_variables():
             print(f"accelplug: warning: {warning}", file=sys.stderr, flush=True)
+    _survive_a_failing_torch_backend(sys.argv[1:] if argv is None else argv)
     try:
         code = app(args=argv, prog_name="accelplug", standalone_mode=False)
     except MisconfigurationException as exc:

@@ -97,7 +97,8 @@ def bench(
         str | None,
         typer.Option(
             metavar="NAMES",
-            help="Models: resnet50, bert, vgg16, tinycnn, tinybert (default: resnet50,bert,vgg16; --quick: tinycnn).",
+            help="Models: resnet50, bert, vgg16, tinycnn, tinybert, tinymlp "
+            "(default: resnet50,bert,vgg16; --quick: tinycnn).",
         ),
     ] = None,
     accelerators: Annotated[

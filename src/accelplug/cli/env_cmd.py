@@ -259,10 +259,23 @@ def _accelerator_env(cls: type[Accelerator]) -> AcceleratorEnv:
         devices, details = _cuda_devices()  # names even when CUDA is hidden, to explain why
     elif cls.name == "mps" and reason is None:
         devices, details = _mps_devices()
+    elif reason is None:
+        details = _capability_details(cls.device_type)
     count = status.device_count
     return AcceleratorEnv(
         name=cls.name, available=reason is None, device_count=count, reason=reason, devices=devices, details=details
     )
+
+
+def _capability_details(device_type: str) -> dict[str, str]:
+    """For an out-of-tree (PrivateUse1) device: each optional capability and the function that serves it, or
+    why it is missing (:mod:`accelplug.hardware.capabilities`; read without starting the device's runtime)."""
+    from ..hardware.capabilities import capabilities
+
+    found = capabilities(device_type)
+    if not found.is_privateuse1():
+        return {}
+    return {f"capability {c.name}": c.describe().split(": ", 1)[1] for c in found.report()}
 
 
 def _config_report() -> ConfigReport:

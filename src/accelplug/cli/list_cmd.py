@@ -16,6 +16,7 @@ def collect() -> ListReport:
     The answers come from the registry's checked status: a plugin that raises, hangs or answers
     nonsense shows as unavailable with the cause, and is listed among the failed plugins.
     """
+    from ..hardware.torch_backends import recorded_failure
     from ..registry import get_registry
     from .reports import AcceleratorInfo, FailedPlugin, ListReport
 
@@ -46,6 +47,15 @@ def collect() -> ListReport:
         FailedPlugin(plugin=f.plugin, distribution=f.distribution, version=f.version, error=f.error)
         for f in registry.failures()
     ]
+    backend = recorded_failure()  # a torch.backends entry point that broke `import torch` (see cli.main)
+    if backend is not None:
+        error = backend.describe()
+        failed.insert(
+            0,
+            FailedPlugin(
+                plugin=backend.plugin, distribution=backend.distribution, version=backend.version, error=error
+            ),
+        )
     return ListReport(accelerators=accelerators, available=registry.available(), failed_plugins=failed)
 
 

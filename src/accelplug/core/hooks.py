@@ -59,9 +59,14 @@ class ModuleHooks:
     @default_hook
     def on_validation_model_zero_grad(self) -> None: ...
     @default_hook
-    def on_validation_model_eval(self) -> None: ...
+    def on_validation_model_eval(self) -> None:
+        self.trainer.model.eval()  # type: ignore[attr-defined]  # what the loop does unless this is overridden
+
     @default_hook
-    def on_validation_model_train(self) -> None: ...
+    def on_validation_model_train(self) -> None:
+        # Unless overridden, the loop gives each submodule back its own mode; this is for super() calls.
+        self.trainer.model.train()  # type: ignore[attr-defined]
+
     @default_hook
     def on_test_start(self) -> None: ...
     @default_hook
@@ -75,9 +80,14 @@ class ModuleHooks:
     @default_hook
     def on_test_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
     @default_hook
-    def on_test_model_eval(self) -> None: ...
+    def on_test_model_eval(self) -> None:
+        self.trainer.model.eval()  # type: ignore[attr-defined]  # what the loop does unless this is overridden
+
     @default_hook
-    def on_test_model_train(self) -> None: ...
+    def on_test_model_train(self) -> None:
+        # Unless overridden, the loop gives each submodule back its own mode; this is for super() calls.
+        self.trainer.model.train()  # type: ignore[attr-defined]
+
     @default_hook
     def on_predict_start(self) -> None: ...
     @default_hook
@@ -91,7 +101,9 @@ class ModuleHooks:
     @default_hook
     def on_predict_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
     @default_hook
-    def on_predict_model_eval(self) -> None: ...
+    def on_predict_model_eval(self) -> None:
+        self.trainer.model.eval()  # type: ignore[attr-defined]  # what the loop does unless this is overridden
+
     @default_hook
     def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
         return batch

@@ -337,7 +337,7 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     @property
     def trainer(self) -> Any:
         if self._trainer is None and not self._jit_is_scripting:
-            raise RuntimeError(f"{type(self).__qualname__} is not attached to a Trainer (call trainer.fit first).")
+            raise RuntimeError(f"{type(self).__qualname__} is not attached to a `Trainer` (call trainer.fit first).")
         return self._trainer
 
     @trainer.setter
@@ -433,17 +433,24 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         )
 
     def optimizers(self, use_pl_optimizer: bool = True) -> Any:
-        """The optimizer(s) of the current fit: one object when there is one, else a list."""
+        """The optimizer(s) of the current or last fit: one object when there is one, else a list (``[]`` on a
+        Trainer that has not fitted this module, as in Lightning)."""
         if self._optimizer_control is None and self._fabric is not None:
             fabric_optimizers = self._fabric_optimizers
             return fabric_optimizers[0] if len(fabric_optimizers) == 1 else list(fabric_optimizers)
-        control = self._control()
+        control = self._optimizer_control
+        if control is None:
+            _ = self.trainer  # unattached: Lightning's RuntimeError
+            return []
         found = control.managed if use_pl_optimizer else control.optimizers
         return found[0] if len(found) == 1 else list(found)
 
     def lr_schedulers(self) -> Any:
-        """The scheduler(s) of the current fit: None, one object, or a list."""
-        schedulers = [c.scheduler for c in self._control().schedulers]
+        """The scheduler(s) of the current or last fit: None, one object, or a list."""
+        if self._optimizer_control is None:
+            _ = self.trainer  # unattached: Lightning's RuntimeError
+            return None
+        schedulers = [c.scheduler for c in self._optimizer_control.schedulers]
         if not schedulers:
             return None
         return schedulers[0] if len(schedulers) == 1 else schedulers
@@ -492,7 +499,10 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
 
     def _control(self) -> OptimizerControl:
         if self._optimizer_control is None:
-            raise RuntimeError(f"{type(self).__name__}.optimizers()/manual_backward() work during trainer.fit() only.")
+            raise RuntimeError(
+                f"{type(self).__name__}.manual_backward()/clip_gradients() need a fit's optimizers: call them inside "
+                "trainer.fit()."
+            )
         return self._optimizer_control
 
     # ---- how a runner attaches (the Trainer today, a custom loop next): it hands over, never imported ------
@@ -506,13 +516,14 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
             self._log_sink = previous
 
     @contextmanager
-    def _optimizing_with(self, control: OptimizerControl) -> Iterator[None]:
-        """While the block runs, ``optimizers()``, ``manual_backward``... reach ``control``."""
+    def _optimizing_with(self, control: OptimizerControl, *, keep: bool = False) -> Iterator[None]:
+        """While the block runs, ``optimizers()``, ``manual_backward``... reach ``control``; with ``keep`` they
+        still do afterwards (a fit's optimizers, which Lightning's ``optimizers()`` returns after the fit)."""
         previous, self._optimizer_control = self._optimizer_control, control
         try:
             yield
         finally:
-            self._optimizer_control = previous
+            self._optimizer_control = control if keep else previous
 
     # ---- data hooks (override to give the Trainer your loaders) ----------------------------------------
     def predict_step(self, batch: Any, batch_idx: int = 0, dataloader_idx: int = 0) -> Any:

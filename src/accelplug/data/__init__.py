@@ -2,7 +2,7 @@
 
 - :mod:`.sources`: which loaders a stage uses (passed, the datamodule's, the module's) and refusing
   what cannot be trained on;
-- :mod:`.loaders`: this process's view of a loader (pinned for CUDA, sharded under DDP), rebuilt
+- :mod:`.loaders`: this process's view of a loader (sharded under DDP, ``pin_memory`` left as given), rebuilt
   with every setting of the user's kept;
 - :mod:`.batches`: moving a batch to the device (in the run's precision) and its size.
 

@@ -1,8 +1,9 @@
-"""Rebuilding a user's ``DataLoader`` with one setting changed: a sharding sampler, pinned memory.
+"""Rebuilding a user's ``DataLoader`` with one setting changed: a sharding sampler.
 
 Kept below the Trainer and the strategies (both use it). A rebuilt loader copies every setting of
-the user's and changes only the sampler (DDP) or ``pin_memory`` (CUDA), so what the user chose
-(workers, collate_fn, generator...) survives.
+the user's and changes only the sampler (DDP), so what the user chose (workers, collate_fn, generator,
+``pin_memory``...) survives. ``pin_memory`` stays the user's, as in Lightning 2.6: a dataset that already
+holds CUDA tensors cannot be pinned, and pinning is the user's call.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
 from ..errors import MisconfigurationException
+from ..hardware.capabilities import capabilities
 
-__all__ = ["Sharding", "pin_for_cuda", "prepare_loader", "rebuild_loader", "with_distributed_sampler"]
+__all__ = ["Sharding", "prepare_loader", "rebuild_loader", "unpin_where_unsupported", "with_distributed_sampler"]
 
 
 class Sharding(Protocol):
@@ -57,13 +59,15 @@ def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
     return DataLoader(**kwargs)
 
 
-def pin_for_cuda(loader: Any, device: torch.device) -> Any:
-    """``loader`` with ``pin_memory=True`` when batches go to a CUDA device, so copies can be async."""
-    if device.type != "cuda" or not isinstance(loader, DataLoader) or loader.pin_memory:
+def unpin_where_unsupported(loader: Any, device: torch.device) -> Any:
+    """``loader`` without ``pin_memory`` when the user asked for pinning but batches go to an out-of-tree device
+    whose runtime cannot pin host memory (no pinned allocator): its loader's pinning thread would raise on the first
+    batch. :mod:`accelplug.hardware.capabilities` finds that on the first try. Every other loader is left as given
+    (Lightning 2.6 never changes ``pin_memory``)."""
+    pins = isinstance(loader, DataLoader) and loader.pin_memory
+    if not pins or device.type in ("cpu", "cuda", "mps") or isinstance(loader.dataset, IterableDataset):
         return loader
-    if isinstance(loader.dataset, IterableDataset):
-        return loader
-    return rebuild_loader(loader, pin_memory=True)
+    return loader if capabilities(device.type).pins_memory() else rebuild_loader(loader, pin_memory=False)
 
 
 def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int, *, shuffle: bool | None = None) -> Any:
@@ -137,8 +141,8 @@ def prepare_loader(
     distributed_sampler: bool,
     seed: int | None,
 ) -> Any:
-    """This process's view of ``loader``: pinned for CUDA, sharded across processes when distributed, then
-    as the strategy feeds its device (``Strategy.process_dataloader``).
+    """This process's view of ``loader``: sharded across processes when distributed, then as the strategy feeds
+    its device (``Strategy.process_dataloader``); ``pin_memory`` and every other setting stay the user's.
 
     ``shuffle=False`` replaces a DataLoader's sampler with a sequential one (prediction keeps the order,
     ``overfit_batches`` takes the same batches every epoch). ``train=True`` shuffles the shards of a training
@@ -165,7 +169,7 @@ def prepare_loader(
         return TrainingBatches(loader)
     if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
-    loader = pin_for_cuda(loader, device)
+    loader = unpin_where_unsupported(loader, device)
     if strategy.is_distributed and distributed_sampler:
         from .samplers import sampler_seed
 

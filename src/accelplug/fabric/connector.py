@@ -21,7 +21,7 @@ from ..errors import MisconfigurationException
 from ..precision.base import NumericPrecision
 from ..registry import get_registry
 from ..selection import Selection, select, sort_plugins
-from ..strategies.base import Strategy
+from ..strategies.base import Strategy, accelerator_of
 
 __all__ = ["FabricPlan", "plan"]
 
@@ -57,6 +57,7 @@ def plan(
 ) -> FabricPlan:
     """Validate Fabric's arguments and resolve them into strategy and precision objects."""
     num_nodes = _check_num_nodes(num_nodes)
+    accelerator = accelerator_of(strategy, accelerator, given=True)  # a strategy built with one: Lightning's rule
     start_method = "popen"
     if isinstance(strategy, str) and strategy.strip().lower() in START_METHODS:
         start_method = START_METHODS[strategy.strip().lower()]

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from .capabilities import capabilities
+
 __all__ = ["copies_may_overlap", "device_module", "device_rng_state", "set_device_rng_state", "synchronize"]
 
 #: Device types whose host-to-device copies are kept blocking: the CPU has nothing to overlap, and MPS's
@@ -22,8 +24,13 @@ _BLOCKING_COPIES = frozenset({"cpu", "mps", "meta"})
 
 
 def copies_may_overlap(device: torch.device) -> bool:
-    """Whether a ``non_blocking`` copy to ``device`` is both safe and useful."""
-    return device.type not in _BLOCKING_COPIES
+    """Whether a ``non_blocking`` copy to ``device`` is both safe and useful: on CUDA and XPU, and on an
+    out-of-tree backend only where host memory can be pinned for it (a backend that cannot pin copies
+    from pageable memory, where asking for an asynchronous copy gains nothing and promises what the
+    backend may not keep)."""
+    if device.type in _BLOCKING_COPIES:
+        return False
+    return device.type in ("cuda", "xpu") or capabilities(device.type).pins_memory()
 
 
 def device_module(device_type: str) -> Any | None:
@@ -38,36 +45,21 @@ def device_module(device_type: str) -> Any | None:
 def synchronize(device: torch.device) -> None:
     """Wait until the work queued on ``device`` has finished, so a clock read next measures it.
 
-    Through the device module's own ``synchronize`` (``torch.cuda``, ``torch.mps``, a backend's registered
-    module), which waits for the current device, the one ``setup_device`` chose; a backend that registered
-    no such function is asked through the device-neutral ``torch.accelerator.synchronize``. The CPU runs
-    synchronously and needs nothing.
+    Through :mod:`accelplug.hardware.capabilities`: the device module's own ``synchronize`` (``torch.cuda``,
+    ``torch.mps``, a backend's registered module), which waits for the current device, the one
+    ``setup_device`` chose, else the device-neutral ``torch.accelerator.synchronize``; a backend that can do
+    neither is not waited for (the reason is logged once at debug level). The CPU runs synchronously.
     """
-    if device.type in ("cpu", "meta"):
-        return
-    sync = getattr(device_module(device.type), "synchronize", None)
-    if callable(sync):
-        sync()
-    else:
-        torch.accelerator.synchronize(device)
+    capabilities(device.type).synchronize(device)
 
 
 def device_rng_state(device_type: str) -> torch.Tensor | None:
     """The random-number state of ``device_type``'s current device, when its runtime is already running
-    (asking an idle runtime would initialise it, which a checkpoint must never do); None otherwise."""
-    if device_type in ("cpu", "meta"):
-        return None
-    module = device_module(device_type)
-    get_state = getattr(module, "get_rng_state", None)
-    is_initialized = getattr(module, "is_initialized", None)
-    if not callable(get_state) or (callable(is_initialized) and not is_initialized()):
-        return None
-    state = get_state()
-    return state.cpu() if isinstance(state, torch.Tensor) else None
+    (asking an idle runtime would initialise it, which a checkpoint must never do); None otherwise, and
+    None for a backend without a generator of its own (see :mod:`accelplug.hardware.capabilities`)."""
+    return capabilities(device_type).rng_state()
 
 
 def set_device_rng_state(device_type: str, state: torch.Tensor) -> None:
     """Put back a state :func:`device_rng_state` returned, on ``device_type``'s current device."""
-    set_state = getattr(device_module(device_type), "set_rng_state", None)
-    if callable(set_state):
-        set_state(state.cpu())
+    capabilities(device_type).set_rng_state(state)

@@ -35,6 +35,12 @@ class NumericPrecision:
     #: Other accepted spellings (compared case-insensitively; ints are given as strings, e.g. "16").
     aliases: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
+    #: Whether an autocast forward context keeps torch's cache of low-precision weight copies while it lasts.
+    #: Fabric keeps torch's default (its context lasts one ``model(...)`` call, whose end empties the cache, as in
+    #: Lightning Fabric); the Trainer turns it off (:func:`~accelplug.trainer._setup.start_run`), as Lightning's
+    #: Trainer does, because a ``training_step`` may step an optimizer and then run a forward that must see the
+    #: new weights.
+    cache_casts: bool = True
 
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type

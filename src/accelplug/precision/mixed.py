@@ -33,7 +33,7 @@ class _AutocastPrecision(NumericPrecision):
     def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         import torch
 
-        return torch.autocast(self.device_type, dtype=self.autocast_dtype)
+        return torch.autocast(self.device_type, dtype=self.autocast_dtype, cache_enabled=self.cache_casts)
 
     def fsdp_mixed_precision(self) -> Any:
         import torch

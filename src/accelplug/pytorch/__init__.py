@@ -19,7 +19,8 @@ from ..trainer import Trainer
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
 
 # The sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first, and
-# ``cli_lightning_logo``, which Lightning's examples call first and which lives with the CLI (jsonargparse).
+# ``cli_lightning_logo`` (and its ``LIGHTNING_LOGO``), which Lightning's examples call first and which lives
+# with the CLI (jsonargparse).
 __getattr__ = lazy_submodules(
     __name__,
     (
@@ -36,5 +37,5 @@ __getattr__ = lazy_submodules(
         "tuner",
         "utilities",
     ),
-    {"cli_lightning_logo": "cli"},
+    {"cli_lightning_logo": "cli", "LIGHTNING_LOGO": "cli"},
 )

@@ -45,6 +45,20 @@ if TYPE_CHECKING:
 __all__ = ["PreparedModule", "StepRouter", "Strategy", "training_step_caller"]
 
 
+def accelerator_of(strategy: object, accelerator: Any, *, given: bool) -> Any:
+    """The accelerator a run selects: Lightning's rule for a strategy built with ``accelerator=...`` (it chooses,
+    when the Trainer's or Fabric's ``accelerator`` is not ``given`` or is ``"auto"``; both is refused)."""
+    chosen = getattr(strategy, "_accelerator_given", None)
+    if chosen is None:
+        return accelerator
+    if given and not (isinstance(accelerator, str) and accelerator.strip().lower() == "auto"):
+        raise MisconfigurationException(
+            f"accelerator set through both strategy class and accelerator flag, choose one: "
+            f"{type(strategy).__name__}(accelerator={chosen!r}) and accelerator={accelerator!r}. Keep one of them."
+        )
+    return chosen
+
+
 class Strategy(ABC):
     """A way to run training on the selected devices (registered through ``register_strategies``).
 
@@ -83,18 +97,17 @@ class Strategy(ABC):
         precision_plugin: NumericPrecision | None = None,
     ) -> None:
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
-        None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`); ``accelerator`` and
-        ``precision_plugin`` are chosen by accelplug's Trainer (``accelerator=``, ``precision=``), so they are
-        refused rather than ignored."""
-        for option, value, chosen_by in (
-            ("accelerator", accelerator, "Trainer(accelerator=...)"),
-            ("precision_plugin", precision_plugin, "Trainer(precision=...)"),
-        ):
-            if value is not None:
-                raise MisconfigurationException(
-                    f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
-                    f"{chosen_by} and leave {option} at None."
-                )
+        None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`). ``accelerator`` (a name, an
+        ``Accelerator`` class or instance) chooses the run's accelerator as Lightning's does, when the Trainer or
+        Fabric is given none (:func:`accelerator_of`); ``precision_plugin`` is chosen by accelplug's Trainer
+        (``precision=``), so it is refused rather than ignored."""
+        if precision_plugin is not None:
+            raise MisconfigurationException(
+                f"{type(self).__name__}(precision_plugin={precision_plugin!r}): accelplug's Trainer chooses this "
+                "itself; use Trainer(precision=...) and leave precision_plugin at None."
+            )
+        #: the accelerator this strategy was built with, which the Trainer or Fabric then selects
+        self._accelerator_given: Any = accelerator
         self.accelerator: Accelerator | None = None
         self.root_device: torch.device | None = None
         self._checkpoint_io: CheckpointIO | None = None

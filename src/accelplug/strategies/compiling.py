@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
+from ..hardware.capabilities import capabilities
 from .prepared import training_step_caller
 
 __all__ = [
@@ -120,6 +121,11 @@ def check_compile_support(device_type: str, options: dict[str, Any] | None) -> N
             f"compile=... on the CPU needs a C++ compiler: torch.compile's inductor backend builds C++ kernels, and "
             f"no {where} was found on PATH (nor $CXX). Install one (e.g. `apt install g++`, `xcode-select --install`), "
             f"train without compile, {remedy}."
+        )
+    lacking = capabilities(device_type).compile_refusal()
+    if lacking is not None:
+        raise MisconfigurationException(
+            f"compile=... cannot run on {device_type!r}: {lacking}. Train without compile, {remedy}."
         )
     if device_type == "cuda":
         import importlib.util

@@ -124,7 +124,6 @@ START_METHODS = ("popen", "spawn", "fork", "forkserver")
 
 #: Arguments Lightning's strategy takes from its Trainer's connector; accelplug's Trainer chooses them itself.
 _CHOSEN_BY_TRAINER = {
-    "accelerator": "Trainer(accelerator=...)",
     "parallel_devices": "Trainer(devices=...)",
     "cluster_environment": "the environment detected from the launcher's variables (torchrun, SLURM, LSF, MPI...)",
     "precision_plugin": "Trainer(precision=...)",
@@ -203,7 +202,6 @@ class DDPStrategy(ParallelStrategy):
         **kwargs: Any,
     ) -> None:
         given = {
-            "accelerator": accelerator,
             "parallel_devices": parallel_devices,
             "cluster_environment": cluster_environment,
             "precision_plugin": precision_plugin,
@@ -214,7 +212,7 @@ class DDPStrategy(ParallelStrategy):
                     f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
                     f"{_CHOSEN_BY_TRAINER[option]} and leave {option} at None."
                 )
-        super().__init__(checkpoint_io=checkpoint_io)
+        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io)  # the accelerator: as Lightning's
         accepted = ddp_keyword_names()
         for option in kwargs:
             if option not in accepted:

@@ -105,10 +105,30 @@ def _module_list_elements(root: torch.nn.Module) -> ModulePolicy:
     return lambda module: id(module) in elements
 
 
+def warn_activation_checkpointing_deprecated(value: Any, *, stacklevel: int) -> None:
+    """Lightning's deprecation of ``activation_checkpointing`` (the same modules are checkpointed), with its key
+    phrase; a ``DeprecationWarning`` pointing ``stacklevel`` frames up, at the user's line."""
+    import warnings
+
+    classes = value if isinstance(value, (list, tuple, set)) else [value]
+    warnings.warn(
+        f"`FSDPStrategy(activation_checkpointing={value})` is deprecated, use "
+        f"`FSDPStrategy(activation_checkpointing_policy={set(classes)})` instead (it checkpoints the same modules).",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+#: FSDP1 options whose value asks for what FSDP2 always does: accepted (as Lightning accepts them) and dropped.
+_FSDP2_ALWAYS = {"use_orig_params": True, "limit_all_gathers": True}
+
+
 def _check_fsdp1_options(options: dict[str, Any]) -> None:
-    """``**kwargs`` meant for torch's FSDP1: ``use_orig_params=True`` is what FSDP2 does; the rest are named."""
-    if options.get("use_orig_params", True) is True:
-        options.pop("use_orig_params", None)
+    """``**kwargs`` meant for torch's FSDP1: ``use_orig_params=True`` and ``limit_all_gathers=True`` are what FSDP2
+    does; the rest are named."""
+    for name, value in _FSDP2_ALWAYS.items():
+        if options.get(name, value) is value:
+            options.pop(name, None)
     for name in options:
         if name in _FSDP1_ONLY:
             raise MisconfigurationException(
@@ -238,6 +258,7 @@ class FSDPStrategy(DDPStrategy):
                     "FSDPStrategy got both activation_checkpointing and activation_checkpointing_policy; pass only "
                     "activation_checkpointing_policy (Lightning's newer name for the same thing)."
                 )
+            warn_activation_checkpointing_deprecated(activation_checkpointing, stacklevel=3)
             activation_checkpointing_policy = activation_checkpointing
         self.auto_wrap_policy = _policy(auto_wrap_policy, "auto_wrap_policy")
         self.activation_checkpointing_policy = _policy(
@@ -349,7 +370,9 @@ class FSDPStrategy(DDPStrategy):
             check_compile_device(self._device(), compile_options)
         units: list[torch.nn.Module] | None = getattr(module, "_accelplug_shard_units", None)
         if units is None:  # not sharded by an earlier fit/validate of this module
-            units = [] if isinstance(module, FSDPModule) else self._shard(module, precision)
+            units = (
+                [] if isinstance(module, FSDPModule) else self._shard(module, precision, compile_options is not None)
+            )
             object.__setattr__(module, "_accelplug_shard_units", units)  # a user's own fully_shard: kept as is
         self.shard_units = units
         _materialize_meta(module, self._device())
@@ -369,7 +392,9 @@ class FSDPStrategy(DDPStrategy):
 
         register_fsdp_forward_method(module, name)
 
-    def _shard(self, module: torch.nn.Module, precision: NumericPrecision) -> list[torch.nn.Module]:
+    def _shard(
+        self, module: torch.nn.Module, precision: NumericPrecision, compiling: bool = False
+    ) -> list[torch.nn.Module]:
         """``fully_shard`` the shard units (innermost first), then the root; the units, root not included."""
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
@@ -392,16 +417,40 @@ class FSDPStrategy(DDPStrategy):
         wrap = self.auto_wrap_policy or _module_list_elements(module)
         units = [m for m in module.modules() if m is not module and wrap(m)]
         if self.activation_checkpointing_policy is not None:
-            from torch.distributed._composable.checkpoint_activation import checkpoint
-
             for sub in module.modules():
                 if sub is not module and self.activation_checkpointing_policy(sub):
-                    checkpoint(sub)
+                    self._checkpoint_activations(sub, compiling)
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
         fully_shard(module, **options)
         return units
+
+    @staticmethod
+    def _checkpoint_activations(module: torch.nn.Module, compiling: bool) -> None:
+        """Recompute ``module``'s activations in backward instead of keeping them.
+
+        Eager: torch's composable ``checkpoint`` (hooks around the forward). Compiled: the forward itself
+        is replaced by ``torch.utils.checkpoint`` of the original forward, so the checkpoint lies inside the
+        frame ``compile`` traces (as ``checkpoint_wrapper`` under ``torch.compile`` gives torchtitan) and
+        inductor plans the recomputation; the module object and its ``state_dict`` keys stay the same.
+        """
+        if not compiling:
+            from torch.distributed._composable.checkpoint_activation import checkpoint
+
+            checkpoint(module)
+            return
+        import functools
+
+        from torch.utils.checkpoint import checkpoint as recompute
+
+        forward = module.forward
+
+        @functools.wraps(forward)
+        def recomputed(*args: Any, **kwargs: Any) -> Any:
+            return recompute(forward, *args, use_reentrant=False, **kwargs)
+
+        module.forward = recomputed  # type: ignore[method-assign]
 
     def _mesh(self, device: torch.device, init_device_mesh: Callable[..., Any], world_size: int) -> Any:
         """The processes' layout: one dimension to shard over, or (replicate, shard) for hybrid sharding (HSDP)."""
@@ -560,14 +609,22 @@ class FabricFSDPStrategy(FSDPStrategy):
 
     Lightning Fabric's ``FSDPStrategy`` (``accelplug.fabric.strategies.FSDPStrategy`` is this class).
 
-    Lightning's FSDP1 option ``use_orig_params=True`` is accepted (FSDP2 always keeps the original
-    parameters); any other option this strategy does not have is refused by name.
+    Lightning's FSDP1 options ``use_orig_params=True`` and ``limit_all_gathers=True`` are accepted (FSDP2 always
+    does what they ask), ``activation_checkpointing`` with Lightning's deprecation; any other option this strategy
+    does not have is refused by name.
     """
 
     def __init__(self, auto_wrap_policy: Any = None, *, state_dict_type: str = "sharded", **options: Any) -> None:
-        if options.get("use_orig_params", True) is True:
-            options.pop("use_orig_params", None)
-        unknown = [name for name in options if name not in _FABRIC_OPTIONS]
+        older = options.pop("activation_checkpointing", None)
+        if older is not None:
+            if options.get("activation_checkpointing_policy") is not None:  # both: the strategy refuses that
+                options["activation_checkpointing"] = older
+            else:
+                warn_activation_checkpointing_deprecated(older, stacklevel=3)
+                options["activation_checkpointing_policy"] = older
+        # torch FSDP1 options Lightning passes through: the strategy accepts those FSDP2 always honours, explains others
+        known = (*_FABRIC_OPTIONS, *_FSDP1_ONLY, "activation_checkpointing")
+        unknown = [name for name in options if name not in known]
         if unknown:
             accepted = ["auto_wrap_policy", *_FABRIC_OPTIONS]
             raise MisconfigurationException(

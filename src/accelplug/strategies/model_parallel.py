@@ -129,7 +129,9 @@ class ModelParallelStrategy(FSDPStrategy):
         if hasattr(module, "_device_mesh"):
             module._device_mesh = self._device_mesh
 
-    def _shard(self, module: torch.nn.Module, precision: NumericPrecision) -> list[torch.nn.Module]:
+    def _shard(
+        self, module: torch.nn.Module, precision: NumericPrecision, compiling: bool = False
+    ) -> list[torch.nn.Module]:
         """Nothing to shard: ``configure_model`` parallelised the module itself (refused if it has none)."""
         from ..overrides import overrides
 

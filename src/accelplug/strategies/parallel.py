@@ -34,15 +34,15 @@ class ParallelStrategy(Strategy):
         checkpoint_io: Any = None,
         precision_plugin: Any = None,
     ) -> None:
-        chosen = {"accelerator": accelerator, "cluster_environment": cluster_environment}
-        chosen |= {"precision_plugin": precision_plugin}
+        chosen = {"cluster_environment": cluster_environment, "precision_plugin": precision_plugin}
         given = next((name for name, value in chosen.items() if value is not None), None)
         if given is not None:
             raise MisconfigurationException(
                 f"{type(self).__name__}({given}=...): accelplug's Trainer chooses this itself from its own arguments "
-                f"(accelerator=, plugins=, precision=); leave {given} at None."
+                f"(plugins=, precision=); leave {given} at None."
             )
-        super().__init__(checkpoint_io=checkpoint_io)  # the writer every checkpoint goes through, as in Lightning
+        # the writer every checkpoint goes through, and the accelerator to select, as in Lightning
+        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io)
         self._parallel_devices: list[torch.device] | None = parallel_devices
 
     @property

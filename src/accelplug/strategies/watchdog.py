@@ -23,6 +23,16 @@ training loop nothing:
 
 All ranks busy in long work (a slow step, a long validation) is not a hang: nobody waits in a
 collective, so nothing happens. Only one rank making the others wait that long is.
+
+The same thread ends a rank whose peer has *failed*. A rank that raises out of the training loop
+publishes ``rank N failed: <error>`` in the store as it leaves; every other rank's watcher looks for it
+every :data:`FAILURE_POLL_S` seconds and, on seeing it, prints it, records it in torchrun's error file
+and exits with :data:`PEER_FAILED_EXIT_CODE`. This is what ends a job on NCCL in about a second: there
+a rank blocked in a collective whose peer is gone never returns to Python (NCCL does not notice a dead
+peer over NVLink or shared memory before the collective timeout), so a SIGTERM from the agent only
+sets the flag of Python's handler, which would run after the collective, and torchrun waits its grace
+period before killing it. A thread can act meanwhile: torch releases the GIL while it waits. Out of
+memory and the tuner's own stop are not published (a caller may recover from them).
 """
 
 from __future__ import annotations
@@ -45,8 +55,10 @@ from ..envvars import env_float
 
 __all__ = [
     "DEFAULT_HANG_TIMEOUT_S",
+    "FAILURE_POLL_S",
     "HANG_TIMEOUT_ENV",
     "HUNG_EXIT_CODE",
+    "PEER_FAILED_EXIT_CODE",
     "HangWatchdog",
     "Report",
     "classify",
@@ -61,6 +73,10 @@ HANG_TIMEOUT_ENV = "ACCELPLUG_HANG_TIMEOUT_S"
 DEFAULT_HANG_TIMEOUT_S = 60.0
 #: Exit code of a rank ended by the watchdog (``timeout(1)``'s code for "timed out").
 HUNG_EXIT_CODE = 124
+#: Exit code of a rank that stopped because another rank failed (the job's cause is that rank's error).
+PEER_FAILED_EXIT_CODE = 125
+#: How often each rank's watcher looks for a peer's failure in the store (one small request).
+FAILURE_POLL_S = 0.2
 
 WAITING, BUSY, RUNNING = "waiting", "busy", "running"
 
@@ -167,6 +183,8 @@ class HangWatchdog:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is not None and _ends_the_job(exc):
+            self._publish_failure(exc)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.interval + 1.0)
@@ -208,27 +226,30 @@ class HangWatchdog:
             )
             return
         seq = 0
+        next_report = 0.0
         while True:
-            report, stack = self.sample()
-            seq += 1
             try:
-                store.set(self.prefix + str(self.rank), json.dumps({"seq": seq, **report.__dict__}))
-                reports = self._read(store)
+                if time.monotonic() >= next_report:
+                    report, stack = self.sample()
+                    seq += 1
+                    store.set(self.prefix + str(self.rank), json.dumps({"seq": seq, **report.__dict__}))
+                    reports = self._read(store)
+                    reports[self.rank] = report
+                    hung, waiters = find_hung(self.rank, reports, self.timeout, fresh_s=3 * self.interval + 1.0)
+                    if hung and not self._stop.is_set():
+                        self._end_job(hung, waiters, reports, stack)
+                    next_report = time.monotonic() + self.interval
+                failed = self._peer_failure(store)
             except Exception:  # the store went away: the job is ending anyway
                 return
-            reports[self.rank] = report
-            hung, waiters = find_hung(self.rank, reports, self.timeout, fresh_s=3 * self.interval + 1.0)
-            if hung and not self._stop.is_set():
-                self._end_job(hung, waiters, reports, stack)
-            if self._stop.wait(self.interval):
+            if failed is not None and not self._stop.is_set():
+                self._end_for_peer(failed)
+            if self._stop.wait(FAILURE_POLL_S):
                 return
 
     def _connect(self) -> Any:
-        from torch.distributed import TCPStore  # type: ignore[attr-defined]
-
         host, port = _store_address().rsplit(":", 1)
-        wait = timedelta(seconds=max(10.0, 2 * self.interval))
-        return TCPStore(host, int(port), is_master=False, timeout=wait, wait_for_workers=False)
+        return _store_client(host, int(port), timedelta(seconds=max(10.0, 2 * self.interval)))
 
     def _read(self, store: Any) -> dict[int, Report]:
         """The other ranks' latest reports, with how long each has been silent (measured here)."""
@@ -249,6 +270,39 @@ class HangWatchdog:
             data.pop("silent_s", None)
             reports[rank] = Report(**data, silent_s=now - since)
         return reports
+
+    # ---- a peer that failed ---------------------------------------------------------------------------
+    def _publish_failure(self, exc: BaseException) -> None:
+        """Tell the other ranks that this one leaves on ``exc`` (the first rank to fail is the one named)."""
+        text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+        record = json.dumps({"rank": self.rank, "error": (text[0] if text else type(exc).__name__)[:300]})
+        try:
+            host, port = _store_address().rsplit(":", 1)
+            store = _store_client(host, int(port), timedelta(seconds=5))
+            store.compare_set(self.prefix + "failed", "", record)  # the first failure wins
+        except Exception:  # the store is gone: nobody is left to tell
+            pass
+
+    def _peer_failure(self, store: Any) -> dict[str, Any] | None:
+        """Another rank's published failure, or None."""
+        key = self.prefix + "failed"
+        if not store.check([key]):
+            return None
+        failure: dict[str, Any] = json.loads(store.get(key))
+        return None if failure.get("rank") == self.rank else failure
+
+    def _end_for_peer(self, failure: dict[str, Any]) -> None:
+        report, _stack = self.sample()
+        doing = f"while waiting at {report.where}" if report.state == WAITING else f"at {report.where}"
+        message = (
+            f"rank {failure['rank']} failed ({failure['error']}); rank {self.rank} stopped {doing} instead of waiting "
+            "for it."
+        )
+        sys.stdout.flush()
+        sys.stderr.write(f"accelplug: {message}\n")
+        sys.stderr.flush()
+        _record_error(message)
+        os._exit(PEER_FAILED_EXIT_CODE)
 
     def _end_job(self, hung: list[int], waiters: list[int], reports: dict[int, Report], stack: list[str]) -> None:
         waited = max(reports[r].waited_s for r in waiters)
@@ -278,6 +332,24 @@ def _describe(report: Report) -> str:
     if report.state == RUNNING:
         return f"still running at {report.where} instead of ending itself"
     return f"its watchdog silent for {report.silent_s:.0f} s: frozen, suspended, or holding the GIL"
+
+
+def _ends_the_job(exc: BaseException) -> bool:
+    """An exception leaving the loop that the other ranks must hear of: not an interrupt, the tuner's stop or
+    running out of memory (which a batch-size search catches and retries)."""
+    from ..errors import TunerExit
+
+    if not isinstance(exc, Exception) or isinstance(exc, TunerExit):
+        return False
+    import torch
+
+    return not isinstance(exc, torch.OutOfMemoryError) and "out of memory" not in str(exc)
+
+
+def _store_client(host: str, port: int, timeout: timedelta) -> Any:
+    from torch.distributed import TCPStore  # type: ignore[attr-defined]
+
+    return TCPStore(host, port, is_master=False, timeout=timeout, wait_for_workers=False)
 
 
 def _store_address() -> str:

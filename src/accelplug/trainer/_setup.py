@@ -95,6 +95,7 @@ def start_run(
     hooks.call_module("configure_model")
     state.clear_metrics()
     precision = trainer.precision_plugin
+    getattr(precision, "numerics", precision).cache_casts = False  # Lightning's Trainer: no weight-cast cache
     layer_sync = trainer._layer_sync
     prepared = prepare_module(
         strategy,

@@ -79,7 +79,7 @@ class StageHost(Protocol):
     def is_global_zero(self) -> bool: ...
 
     @property
-    def log_dir(self) -> Path: ...
+    def log_dir(self) -> str: ...
 
     @property
     def checkpoint_callback(self) -> Any: ...
@@ -110,11 +110,15 @@ def _chatty(trainer: StageHost) -> bool:
 def _open_loggers(trainer: StageHost, run: Run) -> None:
     """The run folder and the file loggers' versions agreed by every rank (rank 0's); loggers on rank 0 only."""
     file_loggers = [lg for lg in trainer._loggers if isinstance(lg, _FILE_LOGGERS)]
-    if any(lg._version is None for lg in file_loggers):
-        chosen = run.strategy.broadcast_object([lg.version for lg in file_loggers])
+    if file_loggers:
+        # Every rank takes part, whatever it knows already: a rank whose versions were fixed earlier (a callback
+        # read ``log_dir``) skipping this broadcast would pair its next one with the others' and receive the wrong
+        # object. Only rank 0 chooses, so the others never scan the folder.
+        mine = [lg.version for lg in file_loggers] if trainer.is_global_zero else None
+        chosen = run.strategy.broadcast_object(mine)
         for logger, version in zip(file_loggers, chosen, strict=True):
             logger._version = version
-    trainer._log_dir = run.strategy.broadcast_object(trainer.log_dir)
+    trainer._log_dir = Path(run.strategy.broadcast_object(trainer.log_dir))
     run.loggers = list(trainer._loggers) if trainer.is_global_zero else []
     csv_logger = next((lg for lg in run.loggers if isinstance(lg, CSVLogger)), None)
     run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
@@ -224,12 +228,13 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
 
 
 def _optimizing(module: torch.nn.Module, loop: FitLoop) -> contextlib.ExitStack:
-    """While the loop trains, a LightningModule's ``optimizers()``/``manual_backward`` reach the loop's optimisation."""
+    """While the loop trains (and after it, as in Lightning), a LightningModule's ``optimizers()``/``manual_backward``
+    reach the loop's optimisation."""
     from ..core.module import LightningModule
 
     stack = contextlib.ExitStack()
     if isinstance(module, LightningModule):
-        stack.enter_context(module._optimizing_with(loop.opt))
+        stack.enter_context(module._optimizing_with(loop.opt, keep=True))  # optimizers() after the fit too
     if loop.opt.plugin_steps is not None:  # a precision plugin that drives the step reaches the loop meanwhile
         stack.enter_context(loop.opt.plugin_steps.lent())
     return stack

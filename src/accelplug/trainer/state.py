@@ -48,6 +48,7 @@ class StopReason(str, Enum):
     SIGNAL = "stopped by a signal"
     NON_FINITE_LOSS = "the loss was not finite"
     FAST_DEV_RUN = "fast_dev_run finished"
+    NO_TRAINING_BATCHES = "no training batches"
 
 
 @dataclass

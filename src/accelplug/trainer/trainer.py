@@ -473,16 +473,21 @@ class Trainer:
         return settle_bar(self.state.progress_bar_metrics)
 
     @property
-    def default_root_dir(self) -> Path:
-        return self.options.root_dir
+    def default_root_dir(self) -> str:
+        """The root folder as Lightning gives it: a string (``os.path`` style, user folder expanded)."""
+        return os.fspath(self.options.root_dir)
 
     @property
-    def log_dir(self) -> Path:
+    def log_dir(self) -> str:
         """This run's folder: the logger's; with no logger (``logger=False``), ``default_root_dir`` itself, as in
-        Lightning (``LightningCLI`` writes ``config.yaml`` there, next to ``checkpoints/``)."""
+        Lightning (``LightningCLI`` writes ``config.yaml`` there, next to ``checkpoints/``). A string, as
+        Lightning's: scripts join it with ``+`` and write it to JSON."""
+        return os.fspath(self._log_path())
+
+    def _log_path(self) -> Path:
         if self._log_dir is None:
             if not self._loggers:
-                return self.default_root_dir
+                return self.options.root_dir
             for logger in self._loggers:
                 folder = getattr(logger, "log_dir", None)
                 if folder is not None:
@@ -491,7 +496,7 @@ class Trainer:
             else:
                 from ..loggers._files import next_version_dir
 
-                self._log_dir = next_version_dir(self.default_root_dir)
+                self._log_dir = next_version_dir(self.options.root_dir)
         return self._log_dir
 
     @property
@@ -563,8 +568,8 @@ class Trainer:
 
     def _checkpoint_folders(self) -> list[Path]:
         folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
-        folders.append(self.default_root_dir / "checkpoints")  # ModelCheckpoint's folder when there is no logger
-        base = self.default_root_dir / "lightning_logs"
+        folders.append(self.options.root_dir / "checkpoints")  # ModelCheckpoint's folder when there is no logger
+        base = self.options.root_dir / "lightning_logs"
         if base.is_dir():
             folders += sorted(base.glob("version_*/checkpoints"))
         if self._log_dir is not None:

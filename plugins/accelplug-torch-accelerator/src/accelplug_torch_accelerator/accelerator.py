@@ -26,6 +26,7 @@ import torch
 
 from accelplug import Accelerator, get_registry
 from accelplug.envvars import env_flag
+from accelplug.hardware.capabilities import capabilities
 
 __all__ = ["FORCE_ENV", "TorchAcceleratorBridge", "torch_accelerator_type"]
 
@@ -60,27 +61,6 @@ def torch_accelerator_type() -> str | None:
 def _forced() -> bool:
     """``ACCELPLUG_TORCH_ACCELERATOR_FORCE``: 1/true/yes/on or 0/false/no/off; anything else is refused."""
     return env_flag(FORCE_ENV)
-
-
-def _autocast_available(device_type: str) -> bool:
-    probe = getattr(torch.amp, "is_autocast_available", None)
-    return bool(probe(device_type)) if callable(probe) else False
-
-
-def _autocast_dtypes(device_type: str) -> tuple[torch.dtype, ...]:
-    """The dtypes torch's autocast accepts on ``device_type``: a PrivateUse1 backend declares them through
-    its module's ``get_amp_supported_dtype()`` (torch's autocast asks the same function and refuses the
-    others); a built-in type (cuda, xpu) has no such list, and its autocast takes both half types."""
-    if not _autocast_available(device_type):
-        return ()
-    try:
-        module = torch.get_device_module(device_type)
-    except (RuntimeError, AttributeError):
-        module = None
-    declared = getattr(module, "get_amp_supported_dtype", None)
-    if callable(declared):
-        return tuple(declared())
-    return (torch.bfloat16, torch.float16)
 
 
 def _distributed_backend(device_type: str | None) -> str | None:
@@ -173,8 +153,9 @@ class TorchAcceleratorBridge(Accelerator):
 
     @classmethod
     def supported_precisions(cls) -> tuple[str, ...]:
-        """Mixed precision in each half type torch's autocast accepts on the device; float64 is not promised."""
-        dtypes = _autocast_dtypes(cls.device_type)
+        """Mixed precision in each half type torch's autocast accepts on the device (a PrivateUse1 backend
+        lists them in ``get_amp_supported_dtype()``); float64 is not promised."""
+        dtypes = capabilities(cls.device_type).autocast_dtypes()
         mixed = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
         return ("32-true", *(name for name, dtype in mixed.items() if dtype in dtypes))
 
@@ -191,22 +172,17 @@ class TorchAcceleratorBridge(Accelerator):
         self._device = device
 
     def teardown(self) -> None:
-        """Wait for queued work, then return cached memory where torch.accelerator offers it."""
+        """Wait for queued work, then return cached memory, each where the backend can (a backend may keep
+        no caching allocator: torchvulkan's ``torch.accelerator.empty_cache()`` raises "not a
+        DeviceAllocator"); :mod:`accelplug.hardware.capabilities` asks, and logs what it lacks at debug level."""
         if self._device is None:
             return  # never set up: touching the device now would initialise its runtime for nothing
-        torch.accelerator.synchronize(self._device)
-        # The memory API (empty_cache, memory_stats, ...) joined torch.accelerator with
-        # pytorch/pytorch#152932 (2025); an older torch lacks it.
-        empty_cache = getattr(torch.accelerator, "empty_cache", None)
-        if callable(empty_cache):
-            empty_cache()
+        found = capabilities(self._device.type)
+        found.synchronize(self._device)
+        found.empty_cache()
         self._device = None
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
-        """The allocator statistics of ``torch.accelerator.memory_stats`` (pytorch/pytorch#152932), where
-        torch has it; empty otherwise."""
-        memory_stats = getattr(torch.accelerator, "memory_stats", None)
-        if not callable(memory_stats):
-            return {}
-        stats = memory_stats(device.index if device.index is not None else 0)
-        return {k: float(v) for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        """The allocator's statistics (the backend module's ``memory_stats``, else ``torch.accelerator``'s);
+        empty for a backend that keeps none."""
+        return capabilities(device.type).memory_stats(device)

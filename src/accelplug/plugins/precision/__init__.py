@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...precision.lightning import (
     BitsandbytesPrecision,
     DoublePrecision,
+    Float8Precision,
     FSDPPrecision,
     HalfPrecision,
     MixedPrecision,
@@ -19,6 +20,7 @@ __all__ = [
     "BitsandbytesPrecision",
     "DoublePrecision",
     "FSDPPrecision",
+    "Float8Precision",
     "HalfPrecision",
     "MixedPrecision",
     "Precision",

@@ -5,6 +5,7 @@ subclass that rewrites a step method (``optimizer_step``, ``backward``...) has i
 """
 
 from .base import Precision
+from .float8 import Float8Precision
 from .fsdp import FSDPPrecision
 from .half import DoublePrecision, HalfPrecision
 from .mixed import MixedPrecision
@@ -14,6 +15,7 @@ __all__ = [
     "BitsandbytesPrecision",
     "DoublePrecision",
     "FSDPPrecision",
+    "Float8Precision",
     "HalfPrecision",
     "MixedPrecision",
     "Precision",

@@ -95,7 +95,9 @@ class Precision(NumericPrecision):
         return "32-true"
 
     def _make_numerics(self) -> NumericPrecision:
-        return _BY_NAME[self._numerics_name()](self.device_type)
+        numerics = _BY_NAME[self._numerics_name()](self.device_type)
+        numerics.cache_casts = False  # Lightning's Trainer plugins autocast without the weight-cast cache
+        return numerics
 
     @property
     def numerics(self) -> NumericPrecision:

@@ -28,10 +28,11 @@ The map (each name is the module that holds it; ``_stages.py`` calls in, nothing
       on_fit_end
 
     validate / test / sanity check                         # evaluation.EvaluationLoop.evaluate
-      eval mode; on_{stage}_model_eval; on_{stage}_start; on_{stage}_epoch_start
+      eval mode (or on_{stage}_model_eval); on_{stage}_start; on_{stage}_epoch_start
       for each loader, each batch: transfer hooks; on_{stage}_batch_start; {stage}_step (inference mode);
                                    on_{stage}_batch_end
-      on_{stage}_epoch_end; the epoch's values reduced and read back once; on_{stage}_end; train mode again
+      on_{stage}_epoch_end; the epoch's values reduced and read back once; on_{stage}_end;
+      each submodule's mode as it was (or on_{stage}_model_train)   # _modes.py; training never calls .train()
 
     predict                                                 # prediction.PredictionLoop.predict: the same
                                                             # walk, returning every predict_step output

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException
 from ..state import StopReason
 
@@ -39,6 +40,13 @@ def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
             f"{option}={limit} is a fraction of an epoch, but this data loader has no length (an IterableDataset?); "
             "pass an int number of batches."
         ) from None
+    if length > 0 and int(length * limit) == 0 and limit > 0:  # Lightning refuses a fraction that rounds to nothing
+        stage = option.removeprefix("limit_").removesuffix("_batches")
+        raise MisconfigurationException(
+            f"You requested to check {limit} of the `{stage}_dataloader` but {limit} * {length} < 1 batch: "
+            f"{option}={limit} leaves no batch of its {length}. Try at least `{option}={1.0 / length}`, or an int "
+            "number of batches."
+        )
     return int(length * limit)
 
 
@@ -103,8 +111,12 @@ class Limits:
             val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,
             fast_dev_run=bool(options.fast_dev_run),
         )
-        if length == 0 and (max_epochs is None or max_epochs > 0):
-            raise MisconfigurationException(limits.explain_empty_epoch(0, known_empty=True, loader=loader))
+        if length == 0 and limit != 0:  # an empty loader: Lightning warns and fit() returns without training
+            rank_zero_warn(
+                f"Total length of `{type(loader).__name__}` across ranks is zero, so fit() trains nothing (an empty "
+                "dataset, or drop_last=True with fewer samples than batch_size?). Please make sure this was your "
+                "intention."
+            )
         return limits
 
     @property
@@ -122,6 +134,8 @@ class Limits:
         """Why the fit must stop now, or None to go on (a failed background checkpoint save raises here)."""
         if state.raise_failed_save is not None:
             state.raise_failed_save()
+        if self.epoch_length == 0 and not within_epoch:  # limit_train_batches=0 or an empty loader (Lightning's)
+            return StopReason.NO_TRAINING_BATCHES
         if self.max_steps is not None and state.global_step >= self.max_steps:
             return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_STEPS
         if self.max_time_s is not None and elapsed_s >= self.max_time_s:
@@ -170,18 +184,13 @@ class Limits:
     def validate_at_epoch_end(self, epoch: int) -> bool:
         return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
 
-    def explain_empty_epoch(self, epoch: int, *, known_empty: bool = False, loader: Any = None) -> str:
-        if self.batch_limit == 0:
-            return (
-                f"{self.limit_option}=0 leaves no training batches, so fit() could make no progress. "
-                f"Raise {self.limit_option}, or call trainer.validate() if you only want to evaluate."
-            )
+    def explain_empty_epoch(self, epoch: int, *, loader: Any = None) -> str:
+        """A loader without a length that yielded nothing: an epoch loop that could never end (a loader known to
+        be empty never gets here: :meth:`stop_reason` ends the fit first, as in Lightning)."""
         what = f"a {type(loader).__name__}" if loader is not None else "the training data"
-        when = "has no batches" if known_empty else f"yielded no batches in epoch {epoch}"
         return (
-            f"{what} {when}, so fit() could make no progress (an empty dataset, a batch_size larger than the "
-            "dataset with drop_last=True, or a generator that is already used up?). Pass a DataLoader over a "
-            "non-empty dataset."
+            f"{what} yielded no batches in epoch {epoch}, so fit() could make no progress (an empty dataset, or "
+            "a generator that is already used up?). Pass a DataLoader over a non-empty dataset."
         )
 
 

@@ -26,7 +26,17 @@ __all__ = [
     "output_scalars",
     "read_step_metrics",
     "reduce_to_floats",
+    "returns_metrics",
 ]
+
+
+def returns_metrics(module: object) -> bool:
+    """Whether the scalars a step returns are metrics: for a plain ``torch.nn.Module`` (accelplug's own module
+    protocol, which Lightning cannot run) they are; a ``LightningModule`` logs only what ``self.log`` records, as
+    in Lightning, so a Lightning project's metrics and logger rows hold nothing more under accelplug."""
+    from ...core.module import LightningModule
+
+    return not isinstance(module, LightningModule)
 
 
 def output_scalars(output: Any, loss_name: str) -> dict[str, torch.Tensor]:
@@ -76,18 +86,29 @@ def _publish(
 
 
 def read_step_metrics(
-    run: Run, collector: LogCollector, output: Any, private: dict[str, torch.Tensor] | None = None
+    run: Run,
+    collector: LogCollector,
+    output: Any,
+    private: dict[str, torch.Tensor] | None = None,
 ) -> dict[str, float]:
     """At a logging step: the step values and the loss, reduced, published and returned as floats.
 
-    ``private`` values (the ranks' stop flags) ride on the same all-reduce: returned, never published.
+    ``private`` values (the ranks' stop flags) ride on the same all-reduce: returned, never published. For a
+    ``LightningModule`` (:func:`returns_metrics`) the returned loss is read back as ``train_loss`` for accelplug's
+    display and the non-finite check only, and nothing else the step returned is.
     """
     pending = collector.drain_step()
     prog_bar, no_logger = set(collector.step_prog_bar), set(collector.step_no_logger)
-    values = reduce_to_floats(run, {**output_scalars(output, "train_loss"), **pending, **(private or {})})
+    returned = output_scalars(output, "train_loss")
+    if not returns_metrics(run.module):  # the loss alone, read back like the private values: returned, never published
+        loss = returned.get("train_loss")
+        returned = {}
+        if loss is not None and "train_loss" not in pending:
+            private = {"train_loss": loss, **(private or {})}
+    values = reduce_to_floats(run, {**returned, **pending, **(private or {})})
     public = {k: v for k, v in values.items() if k not in private} if private else values
-    # The returned loss goes to the loggers (and accelplug's own display, through the value returned); the
-    # progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's do.
+    # A plain module's returned loss goes to the loggers (and accelplug's own display, through the value
+    # returned); the progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's.
     automatic = frozenset() if "train_loss" in pending else frozenset({"train_loss"})
     _publish(run, public, collector, no_logger, prog_bar, automatic)
     return values

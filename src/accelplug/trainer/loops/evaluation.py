@@ -27,7 +27,8 @@ from ..logging.collector import LogCollector
 from ..state import Stage
 from ._counters import EvaluationRecord
 from ._limits import batch_limit, count_batches, epoch_length
-from ._readback import finish_eval_epoch, output_scalars
+from ._modes import ModuleModes
+from ._readback import finish_eval_epoch, output_scalars, returns_metrics
 from ._transfer import transfer_batch
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ class EvaluationLoop:
         self._seen: dict[int, int] = {}
         self._recorded = False
         self.arity = step_accepts(self.method)
+        #: whether returned scalars are metrics (a plain module's are; a LightningModule logs with self.log only)
+        self.returned_metrics = returns_metrics(run.module)
         #: The epoch whose validation last asked the provider (``reload_dataloaders_every_n_epochs``).
         self._loaded_epoch = -math.inf
 
@@ -172,9 +175,11 @@ class EvaluationLoop:
         """One pass over every loader; the metrics (all loaders together) as floats."""
         hooks, module = self.run.hooks, self.run.module
         loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
-        was_training = module.training
-        module.eval()
-        hooks.call_module(f"on_{self.prefix}_model_eval")
+        modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
+        if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
+            module.eval()
+        else:
+            hooks.call_module(f"on_{self.prefix}_model_eval")  # the module's own way into eval mode
         hooks.call(f"on_{self.prefix}_start")
         collector = LogCollector(bar=self.run.state.progress_bar_metrics)
         self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
@@ -200,8 +205,9 @@ class EvaluationLoop:
         hooks.call(f"on_{self.prefix}_epoch_end")
         metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
         hooks.call(f"on_{self.prefix}_end")
-        if was_training:
-            module.train()
+        if hooks.module_hook(f"on_{self.prefix}_model_train") is None:
+            modes.restore(module)
+        else:
             hooks.call_module(f"on_{self.prefix}_model_train")
         return metrics
 
@@ -233,7 +239,7 @@ class EvaluationLoop:
             run.router.fx = f"{self.prefix}_step"
             with self.step_context(), hooks.strategy_span(self.step_name):
                 output = self._step(batch, batch_idx, extra)
-            for name, value in output_scalars(output, f"{self.short}_loss").items():
+            for name, value in output_scalars(output if self.returned_metrics else None, f"{self.short}_loss").items():
                 key = name + suffix
                 value = value.to(device=run.device, dtype=torch.float32)
                 returned[key] = returned[key] + value if key in returned else value

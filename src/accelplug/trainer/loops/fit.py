@@ -28,6 +28,7 @@ from ._counters import leave_epoch
 from ._forward_only import ForwardOnly
 from ._limits import Limits
 from ._losses import explain_backward, loss_of
+from ._modes import warn_if_modules_in_eval_mode
 from ._readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
 from ._resume import epoch_batches, resume_position
 from ._transfer import SKIP_REST_OF_EPOCH
@@ -81,6 +82,7 @@ class FitLoop:
         epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
             return self.state.stop_reason or StopReason.MAX_EPOCHS
+        warn_if_modules_in_eval_mode(self.run_.module)  # which stay so: Lightning never calls .train() on them
         self.hooks.call("on_train_start")
         self._last_val = time.monotonic()
         while not self._finished(epoch):
@@ -266,7 +268,6 @@ class FitLoop:
         self._epoch_has_batches = skip > 0
         self.run_.strategy.set_epoch(self.loader, epoch)
         state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
-        self.opt.module.train()
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")

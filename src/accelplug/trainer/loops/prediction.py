@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...callbacks.prediction_writer import BasePredictionWriter
 from ...data.batch_indices import record_batch_indices
 from ._limits import batch_limit, count_batches, epoch_length
+from ._modes import ModuleModes
 from ._transfer import transfer_batch
 from .evaluation import grad_context, step_accepts
 
@@ -47,8 +48,11 @@ class PredictionLoop:
         record.current_batch_indices = []
         step = getattr(module, "predict_step", None)
         arity = step_accepts(step) if callable(step) else 1
-        module.eval()
-        hooks.call_module("on_predict_model_eval")
+        modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
+        if hooks.module_hook("on_predict_model_eval") is None:
+            module.eval()
+        else:
+            hooks.call_module("on_predict_model_eval")
         hooks.call("on_predict_start")
         run.state.eval_batches["predict"] = done = 0
         hooks.call("on_predict_epoch_start")
@@ -87,4 +91,5 @@ class PredictionLoop:
             record.outputs = []
         record.epoch_batch_indices = []
         hooks.call("on_predict_end")
+        modes.restore(module)
         return results if several else results[0]

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from ...strategies.base import accelerator_of
+
 __all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "resolve_defaults"]
 
 _SETTINGS = ("accelerator", "devices", "strategy", "precision", "mps_fallback", "num_nodes")
@@ -67,7 +69,12 @@ def _anything_configured() -> bool:
 
 
 def resolve_defaults(**arguments: Any) -> ResolvedDefaults:
-    """Fill the arguments that were not passed from the environment and the config file."""
+    """Fill the arguments that were not passed from the environment and the config file (a strategy object built
+    with ``accelerator=`` passes that one, as in Lightning: :func:`~accelplug.strategies.base.accelerator_of`)."""
+    if "accelerator" in arguments:
+        accelerator = arguments["accelerator"]
+        passed = not is_unset(accelerator)
+        arguments["accelerator"] = accelerator_of(arguments.get("strategy"), accelerator, given=passed)
     given = {k: v for k, v in arguments.items() if not is_unset(v)}
     builtin = {k: _plain(v) for k, v in arguments.items() if is_unset(v)}
     origins = dict.fromkeys(given, "argument") | dict.fromkeys(builtin, "built-in default")

@@ -180,7 +180,7 @@ def checkpoint_target(trainer: Any) -> Path:
     what ``ckpt_path="last"`` (which takes the newest checkpoint that verifies) then resumes from.
     """
     callback = trainer.checkpoint_callback
-    folder = callback.folder(trainer) if callback is not None else trainer.log_dir / "checkpoints"
+    folder = callback.folder(trainer) if callback is not None else Path(trainer.log_dir) / "checkpoints"
     return Path(folder) / "last.ckpt"
 
 
