@@ -111,9 +111,10 @@ def test_an_interval_longer_than_the_epoch_is_fine_without_validation(tmp_path: 
 
 
 def test_a_fraction_interval_without_check_val_every_n_epoch_is_refused_when_the_trainer_is_built() -> None:
-    with pytest.raises(MisconfigurationException, match=r"val_check_interval=0.5 should be an integer") as info:
+    # the value named, and Lightning's key phrase
+    with pytest.raises(MisconfigurationException, match=r"val_check_interval=0.5 is a fraction") as info:
         accelplug.Trainer(val_check_interval=0.5, check_val_every_n_epoch=None)
-    assert "check_val_every_n_epoch=None" in str(info.value)
+    assert "`val_check_interval` should be an integer or a time-based duration" in str(info.value)
 
 
 class _Clock:

@@ -214,9 +214,10 @@ def _contradictions(values: dict[str, Any]) -> list[str]:
     interval = values.get("val_check_interval")
     if values.get("check_val_every_n_epoch", 1) is None and isinstance(interval, float):
         return [
-            f"val_check_interval={interval} should be an integer when check_val_every_n_epoch=None (then it counts "
-            "training batches across epochs, not a fraction of one); give a number of batches, or keep "
-            "check_val_every_n_epoch (1: every epoch) for a fraction"
+            f"val_check_interval={interval} is a fraction of an epoch, but with check_val_every_n_epoch=None it counts "
+            "training batches across epochs: `val_check_interval` should be an integer or a time-based duration "
+            "(str 'DD:HH:MM:SS', datetime.timedelta, or dict kwargs for timedelta) when `check_val_every_n_epoch=None`."
+            " Keep check_val_every_n_epoch (1: every epoch) for a fraction"
         ]
     return []
 
