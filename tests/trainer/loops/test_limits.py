@@ -72,12 +72,6 @@ def test_a_batch_limit_that_cuts_an_accumulation_window_steps_on_the_epochs_last
     assert records["accelplug"].global_step == 6  # 3 steps an epoch: 2 + 2 + the 5th batch alone
 
 
-def test_limit_train_batches_zero_is_refused_with_what_to_do_instead(tmp_path: Path) -> None:
-    """Lightning skips the fit in silence; accelplug says that nothing could train (documented in ``_limits``)."""
-    with pytest.raises(MisconfigurationException, match=r"limit_train_batches=0 leaves no training batches"):
-        fit_one(accelplug, tmp_path, max_epochs=1, limit_train_batches=0)
-
-
 def test_a_fraction_limit_on_a_loader_without_length_asks_for_a_number_of_batches(tmp_path: Path) -> None:
     import torch
 

@@ -35,7 +35,7 @@ def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
         return None
     try:
         length = len(loader)
-    except TypeError:
+    except (TypeError, NotImplementedError):
         raise MisconfigurationException(
             f"{option}={limit} is a fraction of an epoch, but this data loader has no length (an IterableDataset?); "
             "pass an int number of batches."
@@ -54,7 +54,7 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
     """Batches in one epoch after the limit, or None when the loader cannot tell its length."""
     try:
         length = len(loader)
-    except TypeError:
+    except (TypeError, NotImplementedError):  # no length, or a __len__ that says so (as Lightning's has_len)
         return limit
     return length if limit is None else min(length, limit)
 
@@ -185,12 +185,13 @@ class Limits:
         return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
 
     def explain_empty_epoch(self, epoch: int, *, loader: Any = None) -> str:
-        """A loader without a length that yielded nothing: an epoch loop that could never end (a loader known to
-        be empty never gets here: :meth:`stop_reason` ends the fit first, as in Lightning)."""
+        """A loader without a length that yielded nothing, with no epoch limit: empty epochs that could never end (a
+        loader known to be empty never gets here: :meth:`stop_reason` ends the fit first, as in Lightning)."""
         what = f"a {type(loader).__name__}" if loader is not None else "the training data"
         return (
-            f"{what} yielded no batches in epoch {epoch}, so fit() could make no progress (an empty dataset, or "
-            "a generator that is already used up?). Pass a DataLoader over a non-empty dataset."
+            f"{what} yielded no batches in epoch {epoch} and max_epochs is unlimited, so fit() would run empty "
+            "epochs forever (an empty dataset, or a generator that is already used up?). Pass a DataLoader over a "
+            "non-empty dataset, or set max_epochs."
         )
 
 

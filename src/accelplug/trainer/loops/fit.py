@@ -282,8 +282,10 @@ class FitLoop:
         hooks only, as in Lightning: the epoch stays not done, so a resume finishes it; after ``on_train_batch_start``
         returned -1, all but the validation)."""
         state = self.state
-        if not self._epoch_has_batches:
-            raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+        if not self._epoch_has_batches:  # an iterable that yielded nothing this epoch: Lightning ends the epoch
+            if self.limits.max_epochs is None:  # ... and would start empty epochs forever
+                raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+            validate = False  # Lightning validates after a batch only
         if complete:
             if validate and self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
                 state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it

@@ -36,19 +36,26 @@ def reload_every(value: Any) -> Any:
         raise Bad("it should be an int >= 0") from None
 
 
+#: Lightning's key phrase for a batch limit that is neither a fraction nor a whole number of batches.
+_INVALID_LIMIT = "passed invalid value: neither a fraction in [0, 1] nor a whole number of batches"
+
+
 def fraction_or_count(value: Any) -> Any:
-    """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches)."""
+    """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches); a whole float above 1
+    (``2.0``, ``1e50``) is that many batches, as in Lightning."""
     if value is None:
         return 1.0
     if isinstance(value, bool):
         raise Bad
     if isinstance(value, int):
         if value < 0:
-            raise Bad
+            raise Bad(_INVALID_LIMIT)
         return value
     if isinstance(value, float) and 0.0 <= value <= 1.0:
         return value
-    raise Bad
+    if isinstance(value, float) and value > 1.0 and math.isfinite(value) and value.is_integer():
+        return int(value)
+    raise Bad(_INVALID_LIMIT)
 
 
 def boolean(value: Any, default: bool | None = None) -> bool:
@@ -86,7 +93,9 @@ def val_check_interval(value: Any) -> Any:
         return value
     if isinstance(value, float) and 0.0 < value <= 1.0:
         return value
-    raise Bad
+    if isinstance(value, float) and value > 1.0 and math.isfinite(value) and value.is_integer():
+        return int(value)  # a whole number of batches, as Lightning reads it
+    raise Bad(_INVALID_LIMIT)
 
 
 def root_dir(value: Any) -> Any:
