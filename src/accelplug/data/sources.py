@@ -99,9 +99,10 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
             value = CombinedLoader(value, "max_size_cycle")
         if isinstance(value, CombinedLoader):
             if value.mode == "sequential":
-                raise MisconfigurationException(
-                    f"{what} is a CombinedLoader(mode='sequential'), which fit() cannot train on (one loader per "
-                    "step); use mode 'max_size_cycle', 'min_size' or 'max_size'."
+                raise _SequentialFit(
+                    f"{what} is a CombinedLoader(mode='sequential'): `FitLoop` does not support the "
+                    '`CombinedLoader(mode="sequential")` (it trains on one batch of every loader per step); use '
+                    "mode 'max_size_cycle', 'min_size' or 'max_size'."
                 )
             value.flattened = [check_loader(loader, what) for loader in value.flattened]
             return [value]
@@ -118,6 +119,10 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
     else:
         loaders = [value]
     return [check_loader(loader, what) for loader in loaders]
+
+
+class _SequentialFit(MisconfigurationException, ValueError):
+    """Lightning raises a ``ValueError`` here; this is also accelplug's configuration error."""
 
 
 def check_loader(loader: Any, what: str) -> Any:
