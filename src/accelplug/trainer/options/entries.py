@@ -12,6 +12,7 @@ the value given; an unknown keyword is named with the closest option.
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -205,8 +206,46 @@ def validate_options(**given: Any) -> TrainerOptions:
     problems += _contradictions(values)
     if problems:
         raise MisconfigurationException("; ".join(dict.fromkeys(problems)) + ".")
+    if values.get("barebones"):
+        _check_barebones(given)
     options = TrainerOptions(**values)
     return _apply_shortcuts(options)
+
+
+class BarebonesConflict(MisconfigurationException, ValueError):
+    """An option ``barebones=True`` turns off, asked for anyway (Lightning raises a ``ValueError``)."""
+
+
+#: What ``barebones=True`` turns off, and why each would cost speed: an option given a value that turns it on is
+#: refused, as Lightning refuses it.
+_BAREBONES_OFF = {
+    "enable_checkpointing": "Checkpointing can impact raw speed",
+    "logger": "Logging can impact raw speed",
+    "enable_progress_bar": "The progress bar can impact raw speed",
+    "log_every_n_steps": "Logging can impact raw speed",
+    "enable_model_summary": "Model summary can impact raw speed",
+    "num_sanity_val_steps": "Sanity checking can impact raw speed",
+    "fast_dev_run": "A development run is not meant for raw speed evaluation",
+    "detect_anomaly": "Anomaly detection can impact raw speed",
+    "profiler": "Profiling can impact raw speed",
+}
+
+
+def _check_barebones(given: dict[str, Any]) -> None:
+    """Refuse what ``barebones=True`` turns off; say what it turned off (Lightning's message, at INFO level)."""
+    for name, why in _BAREBONES_OFF.items():
+        value = given.get(name)
+        if value is None or value is False or (name in ("log_every_n_steps", "num_sanity_val_steps") and value == 0):
+            continue
+        raise BarebonesConflict(
+            f"`Trainer(barebones=True, {name}={value!r})` was passed. {why}, so barebones mode turns it off: "
+            f"drop {name}=..., or barebones=True."
+        )
+    logging.getLogger(__name__).info(
+        "You are running in `Trainer(barebones=True)` mode: checkpointing, loggers, the progress bar, the model "
+        "summary, the sanity check, development runs, anomaly detection and profiling are off, so that the "
+        "Trainer's own overhead can be measured."
+    )
 
 
 def _contradictions(values: dict[str, Any]) -> list[str]:
