@@ -50,7 +50,14 @@ from .options.arguments import (
     require_tensorboard,
     warn_unknown_variables,
 )
-from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
+from .options.defaults import (
+    UNSET_AUTO,
+    UNSET_FALSE,
+    UNSET_ONE,
+    UNSET_PRECISION,
+    lightning_env_defaults,
+    resolve_defaults,
+)
 from .options.entries import TrainerOptions, validate_options
 from .options.precision_and_sync import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
@@ -86,6 +93,7 @@ class Trainer:
     """
 
     # ---- construction: validate and select, nothing heavy imported -----------------------------------------
+    @lightning_env_defaults
     def __init__(
         self,
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
