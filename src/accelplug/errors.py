@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "AcceleratorUnavailableError",
+    "CheckpointNotFoundError",
     "MisconfigurationException",
     "PluginLoadWarning",
     "PossibleUserWarning",
@@ -52,6 +53,11 @@ class AcceleratorUnavailableError(MisconfigurationException):
             f"Accelerators available here: {listed}. "
             "Use accelerator='auto' to pick the best of them."
         )
+
+
+class CheckpointNotFoundError(MisconfigurationException, FileNotFoundError):
+    """A checkpoint path that names no file: a configuration error naming the path, and the
+    ``FileNotFoundError`` Lightning raises, so either ``except`` catches it."""
 
 
 class PluginLoadWarning(UserWarning):

@@ -17,6 +17,7 @@ from typing import Any
 from ..checkpoint.file import filesystem
 
 __all__ = [
+    "SaveDirFolders",
     "VersionedFolders",
     "filesystem",
     "is_directory",
@@ -55,28 +56,18 @@ def version_folder(version: int | str) -> str:
     return version if isinstance(version, str) else f"version_{version}"
 
 
-def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
-    """``hparams.yaml`` as Lightning writes it: a mapping, one key per hyper-parameter.
-
-    Values YAML cannot represent safely (a module, a tensor) are written as their ``repr`` rather than
-    dropped, so the file always says what the run was given. Without PyYAML (not a dependency of
-    accelplug) the file is written as JSON, which every YAML 1.2 reader accepts.
-    """
-    import json
-
+def write_hparams_yaml(fs: Any, path: str, params: Any) -> None:
+    """``hparams.yaml`` as Lightning writes it (:func:`accelplug.core.saving.hparams_yaml_text`: a value YAML
+    cannot hold is left out with a warning). Without PyYAML (not a dependency of accelplug) the file is
+    written as JSON, which every YAML 1.2 reader accepts."""
     try:
-        import yaml
+        from ..core.saving import hparams_yaml_text
+
+        text = hparams_yaml_text(params)
     except ImportError:
-        text = json.dumps(params, indent=2, default=repr, sort_keys=True) + "\n"
-    else:
-        representable: dict[str, Any] = {}
-        for key, value in params.items():
-            try:
-                yaml.safe_dump(value)
-            except yaml.YAMLError:
-                value = repr(value)
-            representable[str(key)] = value
-        text = yaml.safe_dump(representable)
+        import json
+
+        text = json.dumps(dict(params), indent=2, default=repr, sort_keys=True) + "\n"
     parent = os.path.dirname(path)
     if parent:
         fs.makedirs(parent, exist_ok=True)
@@ -85,12 +76,17 @@ def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
 
 
 class VersionedFolders:
-    """``save_dir/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
-    class that sets ``_name``, ``_version`` (None: the next free number), ``_save_dir`` and ``_fs``."""
+    """``root/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
+    class that sets ``_root_dir`` (the folder it was given), ``_name``, ``_version`` (None: the next free
+    number) and ``_fs``.
 
+    Lightning Fabric's loggers call the given folder ``root_dir``; the Trainer's call it ``save_dir`` and
+    answer ``root_dir`` with ``save_dir/name`` (:class:`SaveDirFolders`). The run folder is the same for both.
+    """
+
+    _root_dir: str
     _name: str
     _version: int | str | None
-    _save_dir: str
     _fs: Any
 
     @property
@@ -101,17 +97,30 @@ class VersionedFolders:
     def version(self) -> int | str:
         """The version given, else the next free ``version_N`` number (fixed on first use)."""
         if self._version is None:
-            self._version = next_version(self._fs, self.root_dir)
+            self._version = next_version(self._fs, os.path.join(self._root_dir, self._name))
         return self._version
 
     @property
+    def root_dir(self) -> str:
+        """The folder the logger was given (Lightning Fabric's meaning)."""
+        return self._root_dir
+
+    def _run_folder(self) -> str:
+        """``root/name/version_N`` (or ``root/name/<version>`` for a version given as text)."""
+        return os.path.join(self._root_dir, self._name, version_folder(self.version))
+
+
+class SaveDirFolders(VersionedFolders):
+    """The Trainer's loggers' names for the same layout: ``save_dir`` is the folder given, ``root_dir`` is
+    ``save_dir/name`` (the folder holding every version)."""
+
+    @property
     def save_dir(self) -> str:
-        return self._save_dir
+        return self._root_dir
 
     @property
     def root_dir(self) -> str:
-        """``save_dir/name``: the folder holding every version."""
-        return os.path.join(self._save_dir, self.name)
+        return os.path.join(self._root_dir, self._name)
 
 
 def next_version_dir(root: Path, name: str = "lightning_logs") -> Path:

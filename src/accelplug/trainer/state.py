@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason", "TrainerStatus"]
+__all__ = ["LoopState", "PredictionRecord", "RunningStage", "Stage", "StopReason", "TrainerFn", "TrainerStatus"]
 
 
 class Stage(str, Enum):
@@ -25,8 +25,28 @@ class Stage(str, Enum):
     PREDICTING = "predict"
 
 
+class TrainerFn(str, Enum):
+    """The Trainer method a call runs (Lightning's ``TrainerFn``); equal to the matching :class:`Stage` and to its
+    string, so ``trainer.state.fn == TrainerFn.FITTING`` reads as in Lightning."""
+
+    FITTING = "fit"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class RunningStage(str, Enum):
+    """Lightning's ``RunningStage``: what runs inside a call (training, the sanity check, an evaluation...)."""
+
+    TRAINING = "train"
+    SANITY_CHECKING = "sanity_check"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
 class TrainerStatus(str, Enum):
-    """Where the Trainer's last call stands (Lightning's ``trainer.state.status`` values)."""
+    """Lightning's ``TrainerStatus``: ``trainer.state.status`` (equal to its string value)."""
 
     INITIALIZING = "initializing"
     RUNNING = "running"
@@ -35,6 +55,7 @@ class TrainerStatus(str, Enum):
 
     @property
     def stopped(self) -> bool:
+        """Whether the call is over, finished or interrupted."""
         return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
 
 
@@ -88,12 +109,13 @@ class LoopState:
     stepped_in_batch: int = 0
     should_stop: bool = False
     stop_reason: StopReason | None = None
-    #: RUNNING during a call, then FINISHED, or INTERRUPTED when it raised (Lightning's ``trainer.state.status``).
-    status: TrainerStatus = TrainerStatus.INITIALIZING
     #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
     stage: Stage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
     fn: Stage | None = None
+    #: Lightning's ``trainer.state.status`` values: "initializing" until a call starts, "running" during it, then
+    #: "finished", or "interrupted" when it raised (a signal, Ctrl-C, an error in user code).
+    status: TrainerStatus = TrainerStatus.INITIALIZING
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
@@ -127,7 +149,8 @@ class LoopState:
     fit_given: tuple[Any, Any] = (None, None)
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
-    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it (``trainer.ckpt_path = path``), and
+    #: every call restores it until it is set back to None.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
     #: ``trainer.accumulate_grad_batches`` once set during a run (GradientAccumulationScheduler); None: the option.
@@ -152,15 +175,6 @@ class LoopState:
     forward_only: bool = False
 
     @property
-    def finished(self) -> bool:
-        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
-        return self.status is TrainerStatus.FINISHED
-
-    @property
-    def stopped(self) -> bool:
-        return self.status.stopped
-
-    @property
     def log_step(self) -> int:
         """The ``step`` a logger row carries now (Lightning's ``_batches_that_stepped`` at this point)."""
         return self.batches_stepped - self.stepped_in_batch
@@ -168,6 +182,16 @@ class LoopState:
     #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
     #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
     raise_failed_save: Callable[[], None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
+        return self.status is TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the last call is over, finished or interrupted (Lightning's ``trainer.state.stopped``)."""
+        return self.status.stopped
 
     @property
     def epoch(self) -> int:

@@ -14,6 +14,7 @@ a loader has no length (Lightning's values).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import os
@@ -298,7 +299,8 @@ class Trainer:
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
-        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+        given = {"model_given": model is not None}
+        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
     def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
@@ -759,6 +761,15 @@ class Trainer:
         return self.state.is_last_batch
 
     # ---- the rest ------------------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled Trainer (``torch.save(trainer)``, as Lightning allows) keeps its options, counters, callbacks,
+        loggers and model; the last call's live objects (hook caches, the lazy training-loader maker, the signal
+        guard) stay behind: they hold closures, and a call makes them anew."""
+        kept = dict(self.__dict__)
+        kept["_run"] = kept["_signals"] = None
+        kept["state"] = dataclasses.replace(self.state, train_source=None)
+        return kept
+
     @property
     def ckpt_path(self) -> str | None:
         """The checkpoint the last call restored (set it to have the next call restore that one)."""
@@ -766,8 +777,9 @@ class Trainer:
 
     @ckpt_path.setter
     def ckpt_path(self, path: Any) -> None:
+        """Restored by every later call until set back to None (a call's own ``ckpt_path`` wins, and clears it)."""
         self.state.ckpt_path = None if path is None else str(path)
-        self.state.ckpt_path_set = path is not None
+        self.state.ckpt_path_set = bool(path)
 
     @property
     def received_sigterm(self) -> bool:
@@ -799,8 +811,8 @@ class Trainer:
     @contextmanager
     def init_module(self, empty_init: bool | None = None) -> Iterator[None]:
         """Build a model inside: its tensors are made on the Trainer's device in the precision's dtype at once."""
-        from ..fabric.init import module_init_context
         from ..strategies.fsdp import FSDPStrategy
+        from ..strategies.init_contexts import module_init_context
 
         sharded = isinstance(self._strategy, FSDPStrategy)
         device = self.selection.root_device
