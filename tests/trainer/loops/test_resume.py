@@ -17,7 +17,6 @@ import torch
 from torch.utils.data import DataLoader
 
 import accelplug
-from accelplug.errors import MisconfigurationException
 from tests.trainer.loops.both import FRAMEWORKS, Record, fit_one, loader
 
 
@@ -99,11 +98,3 @@ def test_ckpt_path_last_resumes_from_the_checkpoint_callbacks_last_file_as_light
             )
     assert records["accelplug"].batches[0] == ("train", 1, 0, 8)
     assert records["accelplug"].story == records["lightning"].story
-
-
-def test_ckpt_path_last_without_a_checkpoint_is_refused_naming_where_it_looked(tmp_path: Path) -> None:
-    """Lightning warns and trains from scratch; accelplug refuses and offers ``ckpt_path='auto'`` for that."""
-    saving = _checkpoints(tmp_path / "checkpoints", save_last=True)
-    with pytest.raises(MisconfigurationException, match=r"ckpt_path='last' found no checkpoint") as info:
-        fit_one(accelplug, tmp_path, callbacks=saving, enable_checkpointing=True, max_epochs=1, ckpt_path="last")
-    assert str(tmp_path / "checkpoints") in str(info.value) and "ckpt_path='auto'" in str(info.value)
