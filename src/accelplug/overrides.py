@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["default_hook", "default_method", "hook_names", "overrides"]
+__all__ = ["default_hook", "default_method", "hook_names", "overrides", "writes_own"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _MARK = "__accelplug_default_hook__"
@@ -55,6 +55,29 @@ def overrides(obj: object, name: str) -> bool:
         return False
     owner = next((klass for klass in type(obj).__mro__ if name in vars(klass)), None)
     return owner is None or owner.__module__ not in _LIGHTNING_BASE_MODULES
+
+
+def writes_own(obj: object, name: str) -> bool:
+    """:func:`overrides`, seeing through what wraps a hook set on the instance (``functools.wraps``/
+    ``update_wrapper``, ``functools.partial``, ``Mock(wraps=...)``): such a wrapper around the base class's default
+    is no override of the hook's meaning (Lightning's ``is_overridden``), for checks that refuse a combination."""
+    if not overrides(obj, name):
+        return False
+    from functools import partial
+    from unittest.mock import Mock
+
+    attr: Any = getattr(obj, name)
+    for _ in range(8):  # a few layers at most
+        if isinstance(attr, Mock):
+            inner = attr._mock_wraps
+        elif hasattr(attr, "__wrapped__"):  # functools.wraps/update_wrapper, a partial's included
+            inner = attr.__wrapped__
+        else:
+            inner = attr.func if isinstance(attr, partial) else None
+        if inner is None or inner is attr:
+            break
+        attr = inner
+    return not getattr(attr, _MARK, False) and not getattr(attr, _METHOD_MARK, False)
 
 
 def hook_names(cls: type) -> tuple[str, ...]:

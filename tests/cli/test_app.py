@@ -94,9 +94,9 @@ def test_help_offers_shell_completion(cli: RunCli) -> None:
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash to run the installed completion script")
-def test_installed_bash_completion_completes_commands_and_options(cli: RunCli, cli_env: dict[str, str]) -> None:
+def test_installed_bash_completion_completes_commands_and_options(cli_process: RunCli, cli_env: dict[str, str]) -> None:
     home = Path(cli_env["HOME"])
-    installed = cli("--install-completion", "bash")
+    installed = cli_process("--install-completion", "bash")
     assert installed.returncode == 0, installed.stderr
     script = home / ".bash_completions" / "accelplug.sh"
     assert f"source '{script}'" in (home / ".bashrc").read_text()

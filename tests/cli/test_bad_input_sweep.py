@@ -1,7 +1,9 @@
 """Every command refuses bad input the same way: exit 2, one line on stderr, no traceback, no leftovers.
 
-Each case is a real ``python -m accelplug`` process. None of them reaches training or starts a
-worker: every mistake is caught while the options are checked. (``bench`` has its own tests.)
+Each case runs ``accelplug.cli.main`` in the test process (``conftest.cli``: milliseconds a case where a
+process costs a torch import); ``test_entry_point.py`` runs one refusal through ``python -m accelplug``.
+None of them reaches training or starts a worker: every mistake is caught while the options are checked.
+(``bench`` has its own tests.)
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def test_bad_input_exits_2_with_one_error_line(cli: RunCli, tmp_path: Path, bad:
     script = tmp_path / "train.py"
     script.write_text("raise SystemExit('the script must never run in these cases')\n")
     replace = {SCRIPT: str(script), FOLDER: str(tmp_path)}
-    temporary = tmp_path / "tmp"  # the child's temporary folder: a refused command leaves nothing there
+    temporary = tmp_path / "tmp"  # the command's temporary folder: a refused command leaves nothing there
     temporary.mkdir()
     env = {"TMPDIR": str(temporary), **bad.env}
     if bad.config is not None:

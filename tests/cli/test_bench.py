@@ -1,7 +1,8 @@
 """``accelplug bench`` as a user runs it: real ``python -m accelplug bench`` processes on the tiny CNN.
 
 Each run is a few steps (seconds); the child gets ``OMP_NUM_THREADS=1`` so that it does not fight
-the other tests for the cores. What is checked is what a person relies on: the files appear by
+the other tests for the cores. The refusals, which never reach a run, are ``accelplug.cli.main`` in the
+test process (``conftest.cli``). What is checked is what a person relies on: the files appear by
 default and decode, the spread is there, a CPU-only machine says so instead of printing a 1.00×
 speed-up, the progress advances per step, every bad input is one line and exit code 2 before
 anything runs, and ``--baseline`` reports the ratio to a hand-written loop.
@@ -24,6 +25,7 @@ import pytest
 from accelplug.bench.report import BenchReport
 
 RunBench = Callable[..., subprocess.CompletedProcess[str]]
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
 #: 2 rounds of 1 warm-up + 2 timed steps per phase: enough for a spread, seconds on any machine.
 FAST = ("--quick", "--steps", "2", "--warmup", "1", "--repeats", "2")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -249,11 +251,11 @@ def test_the_progress_bar_advances_during_the_timed_steps_on_a_terminal(tmp_path
     ids=["precision-8", "precision-fp16", "model", "repeats-0", "json-dir", "out-file"],
 )
 def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
-    bench: RunBench, tmp_path: Path, args: tuple[str, ...], expected: str
+    cli: RunCli, tmp_path: Path, args: tuple[str, ...], expected: str
 ) -> None:
     (tmp_path / "a_folder").mkdir()
     (tmp_path / "a_file").write_text("not a folder")
-    line = _one_line_error(bench("--quick", *args))
+    line = _one_line_error(cli("bench", "--quick", *args))
     assert expected in line
     assert not (tmp_path / "accelplug_bench").exists()
     assert list((tmp_path / "a_folder").iterdir()) == []
@@ -271,8 +273,8 @@ def test_a_precision_the_accelerator_cannot_do_names_the_ones_it_can(
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torchvision") is not None, reason="torchvision is installed")
-def test_a_model_whose_package_is_missing_is_refused_with_the_pip_command(bench: RunBench) -> None:
-    line = _one_line_error(bench("--models", "resnet50,vgg16", "--cpu-steps", "1"))
+def test_a_model_whose_package_is_missing_is_refused_with_the_pip_command(cli: RunCli) -> None:
+    line = _one_line_error(cli("bench", "--models", "resnet50,vgg16", "--cpu-steps", "1"))
     assert "resnet50 and vgg16 need torchvision, not installed here" in line
     assert "pip install 'accelplug[bench]'" in line
 
@@ -285,8 +287,11 @@ def test_without_matplotlib_the_run_says_so_first_and_skips_the_chart(without_ma
     assert result.stdout.rstrip().endswith(note)
 
 
-def test_without_matplotlib_asking_for_the_chart_is_an_error_before_the_run(bench: RunBench, tmp_path: Path) -> None:
-    line = _one_line_error(bench(*FAST, "--chart", "c.png", hide=("matplotlib",)))
+def test_without_matplotlib_asking_for_the_chart_is_an_error_before_the_run(
+    cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # Python's own marker for "no such module"
+    line = _one_line_error(cli("bench", *FAST, "--chart", "c.png"))
     assert "--chart needs matplotlib" in line and "pip install 'accelplug[bench]'" in line
     assert not (tmp_path / "accelplug_bench").exists()
 
@@ -301,7 +306,7 @@ def test_a_plugin_accelerator_is_measured_against_the_cpu(bench: RunBench, plugi
     fake = next(m for m in report.results if m.accelerator == "fakegpu" and m.phase == "train")
     cpu = next(m for m in report.results if m.accelerator == "cpu" and m.phase == "train")
     assert fake.speedup_vs_cpu == pytest.approx(fake.throughput / cpu.throughput)
-    assert fake.speedup_min is not None and fake.speedup_max is not None
+    assert fake.speedup_vs_cpu is not None and fake.speedup_min is not None and fake.speedup_max is not None
     assert fake.speedup_min <= fake.speedup_vs_cpu <= fake.speedup_max
     assert cpu.speedup_vs_cpu is None
     assert "speed-up" in run.result.stdout and "(ref.)" in run.result.stdout

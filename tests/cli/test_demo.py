@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.processes import REPO, child_env
 
 from accelplug.demos.classifier import ACCURACY_BAR, run_demo
+from tests.processes import REPO, child_env
 
 
 @pytest.mark.slow

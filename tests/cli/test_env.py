@@ -19,10 +19,11 @@ from accelplug.hardware import _nvml
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_env_json_validates_and_never_initialises_cuda(cli: RunCli, config_file: Path) -> None:
+def test_env_json_validates_and_never_initialises_cuda(cli_process: RunCli, config_file: Path) -> None:
+    """A process of its own (the command's smoke test): CUDA state and ``CUDA_VISIBLE_DEVICES`` are per process."""
     config_file.parent.mkdir(parents=True)
     env = {"CUDA_VISIBLE_DEVICES": "0", "SECRET_TOKEN": "x", "ACCELPLUG_CONFIG_FILE": str(config_file)}
-    result = cli("env", "--json", env=env)
+    result = cli_process("env", "--json", env=env)
     assert result.returncode == 0, result.stderr
     report = EnvReport.model_validate_json(result.stdout)
     assert report.torch.cuda_initialized is False

@@ -48,9 +48,9 @@ def test_help_reads_like_torchruns_usage(cli: RunCli) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("spelling", [["--nproc-per-node", "2"], ["--nproc_per_node=2"], ["--devices", "2"]])
 def test_nproc_per_node_spellings_start_that_many_workers(
-    cli: RunCli, report_script: Path, spelling: list[str]
+    cli_process: RunCli, report_script: Path, spelling: list[str]
 ) -> None:
-    result = cli("launch", "--cpu", *spelling, str(report_script), "--lr", "1")
+    result = cli_process("launch", "--cpu", *spelling, str(report_script), "--lr", "1")
     assert result.returncode == 0, result.stderr
     assert _workers(result.stdout) == [
         "WORKER 0 2 None cpu ['--lr', '1']",
@@ -59,29 +59,31 @@ def test_nproc_per_node_spellings_start_that_many_workers(
 
 
 @pytest.mark.slow
-def test_precision_reaches_every_worker(cli: RunCli, report_script: Path) -> None:
-    result = cli("launch", "--cpu", "--devices", "2", "--precision", "bf16", str(report_script))
+def test_precision_reaches_every_worker(cli_process: RunCli, report_script: Path) -> None:
+    result = cli_process("launch", "--cpu", "--devices", "2", "--precision", "bf16", str(report_script))
     assert result.returncode == 0, result.stderr
     assert [line.split()[3] for line in _workers(result.stdout)] == ["bf16-mixed", "bf16-mixed"]
 
 
 @pytest.mark.slow
-def test_accelerate_spellings_are_mapped(cli: RunCli, report_script: Path) -> None:
-    result = cli("launch", "--cpu", "--num_processes", "2", "--mixed_precision", "fp16", str(report_script))
+def test_accelerate_spellings_are_mapped(cli_process: RunCli, report_script: Path) -> None:
+    result = cli_process("launch", "--cpu", "--num_processes", "2", "--mixed_precision", "fp16", str(report_script))
     assert result.returncode == 0, result.stderr
     assert [line.split()[1:4] for line in _workers(result.stdout)] == [["0", "2", "16-mixed"], ["1", "2", "16-mixed"]]
 
 
 @pytest.mark.slow
-def test_dash_m_runs_a_module_with_its_arguments(cli: RunCli, tmp_path: Path) -> None:
+def test_dash_m_runs_a_module_with_its_arguments(cli_process: RunCli, tmp_path: Path) -> None:
     (tmp_path / "report_mod.py").write_text(REPORT)
-    result = cli("launch", "--cpu", "-m", "report_mod", "-x", "--devices", "3", env={"PYTHONPATH": str(tmp_path)})
+    result = cli_process(
+        "launch", "--cpu", "-m", "report_mod", "-x", "--devices", "3", env={"PYTHONPATH": str(tmp_path)}
+    )
     assert result.returncode == 0, result.stderr
     assert _workers(result.stdout) == ["WORKER 0 1 None cpu ['-x', '--devices', '3']"]
 
 
 @pytest.mark.slow
-def test_max_restarts_starts_failed_workers_again(cli: RunCli, tmp_path: Path) -> None:
+def test_max_restarts_starts_failed_workers_again(cli_process: RunCli, tmp_path: Path) -> None:
     script = tmp_path / "flaky.py"
     script.write_text(
         "import os, sys\n"
@@ -89,8 +91,8 @@ def test_max_restarts_starts_failed_workers_again(cli: RunCli, tmp_path: Path) -
         "print('ATTEMPT', attempt, flush=True)\n"
         "sys.exit(3 if attempt == 0 else 0)\n"
     )
-    once = cli("launch", "--cpu", str(script))
-    again = cli("launch", "--cpu", "--max-restarts", "1", str(script))
+    once = cli_process("launch", "--cpu", str(script))
+    again = cli_process("launch", "--cpu", "--max-restarts", "1", str(script))
     assert once.returncode == 3
     assert "rank 0 failed (exit code 3)" in once.stderr
     assert again.returncode == 0, again.stderr

@@ -38,13 +38,14 @@ def test_list_table_shows_unavailable_reasons(cli: RunCli) -> None:
     assert "Failed plugins: none" in result.stdout
 
 
-def test_list_shows_plugin_distributions_and_failed_plugins(cli: RunCli, plugin_site: Path) -> None:
+def test_list_shows_plugin_distributions_and_failed_plugins(cli_process: RunCli, plugin_site: Path) -> None:
+    """A process of its own: the plugins are found on its ``PYTHONPATH``, through their entry points."""
     env = {
         "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "",
         "ACCELPLUG_PLUGINS": "broken_import,fakegpu",
         "PYTHONPATH": str(plugin_site),
     }
-    result = cli("list", "--json", env=env)
+    result = cli_process("list", "--json", env=env)
     assert result.returncode == 0, result.stderr
     report = ListReport.model_validate_json(result.stdout)
     fakegpu = next(a for a in report.accelerators if a.name == "fakegpu")
@@ -54,6 +55,6 @@ def test_list_shows_plugin_distributions_and_failed_plugins(cli: RunCli, plugin_
     assert "broken_import" in failed
     assert failed["broken_import"].distribution == "accelplug-testplugin-importerror"
     assert "import failed" in failed["broken_import"].error
-    table = cli("list", env=env)
+    table = cli_process("list", env=env)
     assert "Plugins that failed to load" in table.stdout
     assert "broken_import" in table.stdout

@@ -85,3 +85,27 @@ def test_a_module_of_a_library_built_on_lightning_fits_without_both_configure_ho
     )
     trainer.fit(LibraryRegression(), DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4))
     assert trainer.global_step == 2
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        pytest.param(
+            lambda f: __import__("functools").update_wrapper(__import__("functools").partial(f), f), id="partial"
+        ),
+        pytest.param(lambda f: __import__("unittest.mock").mock.Mock(wraps=f), id="Mock(wraps=...)"),
+    ],
+)
+def test_a_default_hook_wrapped_on_the_instance_does_not_count_as_written_for_the_configure_check(wrap: Any) -> None:
+    # a module recording its hook calls wraps each default on the instance; Lightning's is_overridden sees through
+    # the wrapper, so configure_model plus a wrapped default configure_sharded_model is no "both are overridden"
+    from accelplug.overrides import writes_own
+    from accelplug.trainer._setup import _configure_sharded_model
+
+    class Recording(LightningModule):
+        def configure_model(self) -> None: ...
+
+    module = Recording()
+    module.configure_sharded_model = wrap(module.configure_sharded_model)  # type: ignore[method-assign]
+    assert overrides(module, "configure_sharded_model") and not writes_own(module, "configure_sharded_model")
+    _configure_sharded_model(module)  # no _BothConfigureHooks, no deprecation warning

@@ -9,6 +9,7 @@ sharding) is :func:`accelplug.data.loaders.prepare_loader`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import GeneratorType
 from typing import Any
 
 from torch.utils.data import DataLoader, Dataset
@@ -98,9 +99,10 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
             value = CombinedLoader(value, "max_size_cycle")
         if isinstance(value, CombinedLoader):
             if value.mode == "sequential":
-                raise MisconfigurationException(
-                    f"{what} is a CombinedLoader(mode='sequential'), which fit() cannot train on (one loader per "
-                    "step); use mode 'max_size_cycle', 'min_size' or 'max_size'."
+                raise _SequentialFit(
+                    f"{what} is a CombinedLoader(mode='sequential'): `FitLoop` does not support the "
+                    '`CombinedLoader(mode="sequential")` (it trains on one batch of every loader per step); use '
+                    "mode 'max_size_cycle', 'min_size' or 'max_size'."
                 )
             value.flattened = [check_loader(loader, what) for loader in value.flattened]
             return [value]
@@ -119,6 +121,10 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
     return [check_loader(loader, what) for loader in loaders]
 
 
+class _SequentialFit(MisconfigurationException, ValueError):
+    """Lightning raises a ``ValueError`` here; this is also accelplug's configuration error."""
+
+
 def check_loader(loader: Any, what: str) -> Any:
     """``loader`` if it can be iterated once per epoch; a clear error for what cannot.
 
@@ -133,7 +139,7 @@ def check_loader(loader: Any, what: str) -> Any:
             f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
             f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
         )
-    if isinstance(loader, Iterator):
+    if _one_shot(loader):
         raise MisconfigurationException(
             f"{what} got a {type(loader).__name__} (a one-shot iterator or generator): it would be empty from the "
             "second epoch on. Pass a DataLoader, or a list of batches, which can be iterated once per epoch."
@@ -144,6 +150,14 @@ def check_loader(loader: Any, what: str) -> Any:
             "batches, such as a list)."
         )
     return loader
+
+
+def _one_shot(loader: Any) -> bool:
+    """A generator or a built-in iterator (``iter(list)``, ``map``...): empty once used. An iterator class of the
+    user's own is accepted, as Lightning accepts it: its ``__iter__`` may start over each epoch."""
+    return isinstance(loader, GeneratorType) or (
+        isinstance(loader, Iterator) and type(loader).__module__ in ("builtins", "itertools")
+    )
 
 
 def _short(value: Any) -> str:

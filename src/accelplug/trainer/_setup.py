@@ -21,7 +21,7 @@ from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.protocol import finalize_loggers, start_experiments
-from ..overrides import overrides
+from ..overrides import overrides, writes_own
 from ..profilers import PassThroughProfiler, Profiler
 from ..strategies.preparation import prepare_module, setup_environment
 from ._run import Run
@@ -143,10 +143,10 @@ class _BothConfigureHooks(MisconfigurationException, RuntimeError):
 
 def _configure_sharded_model(module: torch.nn.Module) -> None:
     """Lightning's deprecated predecessor of ``configure_model``: called where a module still writes it."""
-    if not overrides(module, "configure_sharded_model"):
+    if not writes_own(module, "configure_sharded_model"):
         return
     name = type(module).__name__
-    if overrides(module, "configure_model"):
+    if writes_own(module, "configure_model"):
         raise _BothConfigureHooks(
             f"Both `{name}.configure_model`, and `{name}.configure_sharded_model` are overridden. The latter is "
             "deprecated and it should be replaced with the former."

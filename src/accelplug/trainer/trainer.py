@@ -15,6 +15,7 @@ a loader has no length (Lightning's values).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import os
 import signal
@@ -47,7 +48,14 @@ from .options.arguments import (
     require_tensorboard,
     warn_unknown_variables,
 )
-from .options.defaults import UNSET_AUTO, UNSET_FALSE, UNSET_ONE, UNSET_PRECISION, resolve_defaults
+from .options.defaults import (
+    UNSET_AUTO,
+    UNSET_FALSE,
+    UNSET_ONE,
+    UNSET_PRECISION,
+    lightning_env_defaults,
+    resolve_defaults,
+)
 from .options.entries import TrainerOptions, validate_options
 from .options.precision_and_sync import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
@@ -84,6 +92,7 @@ class Trainer:
     """
 
     # ---- construction: validate and select, nothing heavy imported -----------------------------------------
+    @lightning_env_defaults
     def __init__(
         self,
         accelerator: str | Accelerator | type[Accelerator] = UNSET_AUTO,
@@ -104,7 +113,7 @@ class Trainer:
         limit_test_batches: float | None = None,
         limit_predict_batches: float | None = None,
         overfit_batches: float = 0.0,
-        val_check_interval: float | None = None,
+        val_check_interval: int | float | str | datetime.timedelta | dict[str, int] | None = None,
         check_val_every_n_epoch: int | None = 1,
         num_sanity_val_steps: int | None = None,
         log_every_n_steps: int | None = None,
@@ -565,9 +574,10 @@ class Trainer:
 
     @property
     def interrupted(self) -> bool:
-        from .state import StopReason
+        """Whether the last call raised, or a signal is stopping the fit (Lightning: ``status`` INTERRUPTED)."""
+        from .state import StopReason, TrainerStatus
 
-        return self.state.stop_reason is StopReason.SIGNAL
+        return self.state.status is TrainerStatus.INTERRUPTED or self.state.stop_reason is StopReason.SIGNAL
 
     def _checkpoint_folders(self) -> list[Path]:
         folders = [Path(c.dirpath) for c in self.checkpoint_callbacks if c.dirpath is not None]
@@ -657,7 +667,7 @@ class Trainer:
         return math.inf if steps == -1 else steps
 
     @property
-    def val_check_interval(self) -> float | int:
+    def val_check_interval(self) -> float | int | datetime.timedelta:
         interval = self.options.val_check_interval
         return 1.0 if interval is None else interval
 
@@ -860,6 +870,8 @@ class Trainer:
             return None
         length, interval = counts[1], self.options.val_check_interval
         length = length[0] if isinstance(length, list) else length
+        if isinstance(interval, datetime.timedelta):
+            return None  # time-based: no batch schedule, as in Lightning
         if isinstance(interval, int):
             return interval
         if length is None or length == float("inf"):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import accelplug
 from accelplug import MisconfigurationException, Trainer
 
 
@@ -69,3 +70,17 @@ def test_the_start_up_line_says_where_a_saved_value_came_from(
     err = capsys.readouterr().err
     assert f"precision 64-true (from config file {config_file}" in err
     assert os.environ["ACCELPLUG_CONFIG_FILE"] == str(config_file)
+
+
+def test_lightnings_pl_trainer_variables_default_the_arguments_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    lightning = pytest.importorskip("lightning")
+    monkeypatch.setenv("PL_TRAINER_LOGGER", "False")
+    monkeypatch.setenv("PL_TRAINER_MAX_STEPS", "7")
+    for framework in (lightning, accelplug):
+        trainer = framework.Trainer(enable_checkpointing=False)
+        assert (trainer.logger, trainer.max_steps) == (None, 7), framework.__name__
+
+
+def test_an_argument_passed_wins_over_a_pl_trainer_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PL_TRAINER_MAX_STEPS", "7")
+    assert accelplug.Trainer(max_steps=42, logger=False).max_steps == 42

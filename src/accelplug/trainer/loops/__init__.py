@@ -42,6 +42,7 @@ Why a fit stopped is decided in one place, :meth:`._limits.Limits.stop_reason`, 
 taken; ``max_epochs`` finished (1000 when neither limit is set, as in Lightning); ``max_time`` passed
 (checked at batch boundaries); ``trainer.should_stop`` set by a callback or the module (it waits for
 ``min_steps``/``min_epochs``); SIGTERM/SIGINT (:mod:`accelplug.trainer.process.interrupts`: at the next
-optimizer-step boundary every rank agrees on); a non-finite loss with ``nonfinite_loss="stop"``. The
-per-batch check costs no call and no clock read unless one of them can apply (``fit.py``, ``run_epoch``).
+optimizer-step boundary every rank agrees on); a non-finite loss with ``nonfinite_loss="stop"``;
+``fast_dev_run``'s steps or epoch done. The per-batch check costs no call and no clock read unless one
+of them can apply (``fit.py``, ``run_epoch``).
 """

@@ -9,6 +9,7 @@ after the time is up.
 
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
         return None
     try:
         length = len(loader)
-    except TypeError:
+    except (TypeError, NotImplementedError):
         raise MisconfigurationException(
             f"{option}={limit} is a fraction of an epoch, but this data loader has no length (an IterableDataset?); "
             "pass an int number of batches."
@@ -53,7 +54,7 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
     """Batches in one epoch after the limit, or None when the loader cannot tell its length."""
     try:
         length = len(loader)
-    except TypeError:
+    except (TypeError, NotImplementedError):  # no length, or a __len__ that says so (as Lightning's has_len)
         return limit
     return length if limit is None else min(length, limit)
 
@@ -78,14 +79,19 @@ class Limits:
     #: Validate after every N training batches (None: at the end of each epoch).
     val_every: int | None
     check_val_every_n_epoch: int | None
+    #: Time-based ``val_check_interval``: validate after the first batch this many seconds after the last validation
+    #: (or the start of training); no batch schedule and no forced epoch-end validation then, as in Lightning.
+    val_every_s: float | None = None
     limit_option: str = "limit_train_batches"
+    #: The step and epoch limits are fast_dev_run's: reaching them is StopReason.FAST_DEV_RUN.
+    fast_dev_run: bool = False
 
     @classmethod
     def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
         max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
-        max_epochs = options.max_epochs
+        max_epochs, interval = options.max_epochs, options.val_check_interval
         if max_epochs is None:
             max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
         elif max_epochs == -1:
@@ -100,8 +106,10 @@ class Limits:
             epoch_length=length,
             accumulate=options.accumulate_grad_batches,
             log_every=options.log_every_n_steps,
-            val_every=_val_every(options.val_check_interval, length) if validating else None,
+            val_every=_val_every(interval, length, options.check_val_every_n_epoch) if validating else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
+            val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,
+            fast_dev_run=bool(options.fast_dev_run),
         )
         if length == 0 and limit != 0:  # an empty loader: Lightning warns and fit() returns without training
             rank_zero_warn(
@@ -129,7 +137,7 @@ class Limits:
         if self.epoch_length == 0 and not within_epoch:  # limit_train_batches=0 or an empty loader (Lightning's)
             return StopReason.NO_TRAINING_BATCHES
         if self.max_steps is not None and state.global_step >= self.max_steps:
-            return StopReason.MAX_STEPS
+            return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_STEPS
         if self.max_time_s is not None and elapsed_s >= self.max_time_s:
             return StopReason.MAX_TIME
         if state.should_stop and state.stop_reason is StopReason.SIGNAL:
@@ -139,7 +147,7 @@ class Limits:
             return state.stop_reason or StopReason.REQUESTED
         epochs = self.max_epochs
         if not within_epoch and epoch is not None and epochs is not None and epoch >= epochs + state.extra_epochs:
-            return StopReason.MAX_EPOCHS
+            return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_EPOCHS
         return None
 
     def finished(self, state: LoopState, elapsed_s: float, epoch: int) -> bool:
@@ -168,26 +176,39 @@ class Limits:
                 "or set max_epochs."
             )
 
-    def validate_at_epoch_end(self, epoch: int) -> bool:
-        if self.val_every is not None:
-            return False
+    def validates_in(self, epoch: int) -> bool:
+        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
         every = self.check_val_every_n_epoch
-        return every is not None and (epoch + 1) % every == 0
+        return every is None or (epoch + 1) % every == 0
+
+    def validate_at_epoch_end(self, epoch: int) -> bool:
+        return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
 
     def explain_empty_epoch(self, epoch: int, *, loader: Any = None) -> str:
-        """A loader without a length that yielded nothing: an epoch loop that could never end (a loader known to
-        be empty never gets here: :meth:`stop_reason` ends the fit first, as in Lightning)."""
+        """A loader without a length that yielded nothing, with no epoch limit: empty epochs that could never end (a
+        loader known to be empty never gets here: :meth:`stop_reason` ends the fit first, as in Lightning)."""
         what = f"a {type(loader).__name__}" if loader is not None else "the training data"
         return (
-            f"{what} yielded no batches in epoch {epoch}, so fit() could make no progress (an empty dataset, or "
-            "a generator that is already used up?). Pass a DataLoader over a non-empty dataset."
+            f"{what} yielded no batches in epoch {epoch} and max_epochs is unlimited, so fit() would run empty "
+            "epochs forever (an empty dataset, or a generator that is already used up?). Pass a DataLoader over a "
+            "non-empty dataset, or set max_epochs."
         )
 
 
-def _val_every(interval: float | int | None, length: int | None) -> int | None:
-    if interval is None:
+def _val_every(
+    interval: float | int | datetime.timedelta | None, length: int | None, every_n_epoch: int | None
+) -> int | None:
+    """Validate after every this many training batches: of the epoch, or counted across epochs when
+    ``check_val_every_n_epoch`` is None (Lightning's ``total_batch_idx``); None: at each epoch's end (or by time)."""
+    if interval is None or isinstance(interval, datetime.timedelta):
         return None
     if isinstance(interval, int):
+        if every_n_epoch is not None and length is not None and interval > length:
+            raise MisconfigurationException(
+                f"val_check_interval={interval} must be less than or equal to the number of the training batches "
+                f"({length}), since it counts the batches of each epoch; with check_val_every_n_epoch=None it counts "
+                "batches across epochs instead. To turn validation off, set limit_val_batches=0."
+            )
         return interval
     if length is None:
         raise MisconfigurationException(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -91,18 +92,33 @@ class EvaluationLoop:
         self.arity = step_accepts(self.method)
         #: whether returned scalars are metrics (a plain module's are; a LightningModule logs with self.log only)
         self.returned_metrics = returns_metrics(run.module)
+        #: The epoch whose validation last asked the provider (``reload_dataloaders_every_n_epochs``).
+        self._loaded_epoch = -math.inf
+
+    def _reload_due(self) -> bool:
+        """Whether this validation inside fit asks ``val_dataloader()`` again: ``reload_dataloaders_every_n_epochs``
+        epochs after the last ask (as Lightning counts it; a sanity check counts only on a validating epoch)."""
+        every = self.run.options.reload_dataloaders_every_n_epochs
+        return bool(every) and self._provider is not None and self.run.state.current_epoch - self._loaded_epoch >= every
 
     @property
     def loaders(self) -> list[Any]:
         if self._loaders is None:
             assert self._provider is not None
             self._loaders = list(self._provider())
+            self._note_loaded()
         if not self._recorded:  # trainer.val_dataloaders/num_val_batches... (Lightning's)
             self._recorded = True
             option = f"limit_{self.short}_batches"
             counts = [count_batches(loader, self._limit, option) for loader in self._loaders]
             self.run.state.data[self.short] = (list(self._loaders), counts)
         return self._loaders
+
+    def _note_loaded(self) -> None:
+        state, every_n = self.run.state, self.run.options.check_val_every_n_epoch
+        validating_epoch = every_n is None or (state.current_epoch + 1) % every_n == 0
+        if state.stage is not Stage.SANITY_CHECKING or validating_epoch:
+            self._loaded_epoch = state.current_epoch
 
     @property
     def limits(self) -> list[int | None]:
@@ -124,6 +140,8 @@ class EvaluationLoop:
                 self.run.module.zero_grad()  # the hook's default in Lightning
             else:
                 self.run.hooks.run_in("on_validation_model_zero_grad", custom)
+        if self._reload_due():
+            self._loaders, self._recorded = None, False
         previous = self.run.state.stage
         self.run.state.stage = Stage.VALIDATING
         try:

@@ -70,6 +70,10 @@ class FitLoop:
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
         self._tick = progress.tick if type(progress) is not ProgressDisplay else None  # nothing to call when hidden
+        self._val_every: int | None = None  # this epoch's: None when check_val_every_n_epoch skips it
+        self._val_offset = 0  # batches before this epoch, when val_check_interval counts across epochs
+        self._val_every_s: float | None = None  # this epoch's time-based val_check_interval (seconds)
+        self._last_val = 0.0  # time.monotonic() at the last validation or the start of training
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -80,6 +84,7 @@ class FitLoop:
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         warn_if_modules_in_eval_mode(self.run_.module)  # which stay so: Lightning never calls .train() on them
         self.hooks.call("on_train_start")
+        self._last_val = time.monotonic()
         while not self._finished(epoch):
             with self.hooks.span("run_training_epoch"):
                 self.run_epoch(epoch, skip, saved_rng)
@@ -96,14 +101,16 @@ class FitLoop:
         timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
-        stopped, length = False, self.limits.epoch_length
+        stopped = skipped = False
+        length = self.limits.epoch_length
         if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
             self.batch_step = ForwardOnly(self, self.batch_step)
         loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
         batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
             output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
-            if output is SKIP_REST_OF_EPOCH:
+            if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
+                skipped = self._epoch_has_batches = True
                 break
             after(output, batch, batch_idx)
             # the common case decided here, without a call or a clock read
@@ -111,7 +118,7 @@ class FitLoop:
                 stopped = True
                 break
         self.batch_step = getattr(self.batch_step, "normal_path", self.batch_step)  # a pass ends with its epoch
-        self._end_epoch(epoch, complete=not stopped)
+        self._end_epoch(epoch, complete=not stopped, validate=not skipped)
         self.limits.check_progress(self.state, epoch, steps_before)
 
     # ---- the three batch paths ----------------------------------------------------------------------
@@ -216,8 +223,11 @@ class FitLoop:
             self._log_step(output)
         if self._tick is not None:
             self._tick(state.global_step, self._last_loss)
-        every = self.limits.val_every
-        if every is not None and self.val_loop is not None and (batch_idx + 1) % every == 0:
+        every = self._val_every
+        if every is not None:
+            if self.val_loop is not None and (self._val_offset + batch_idx + 1) % every == 0:
+                self._validate()
+        elif self._val_every_s is not None and time.monotonic() - self._last_val >= self._val_every_s:
             self._validate()
         state.stepped_in_batch = 0
 
@@ -243,7 +253,7 @@ class FitLoop:
         length = limits.epoch_length
         if length is not None and state.batches_done >= length:
             return False  # the epoch is complete anyway
-        if reason is StopReason.REQUESTED and self.val_loop is not None:
+        if reason is StopReason.REQUESTED and self.val_loop is not None and limits.validates_in(state.current_epoch):
             self._validate()  # Lightning validates before honouring a requested stop
         return True
 
@@ -261,17 +271,23 @@ class FitLoop:
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         self.run_.router.enter("on_train_epoch_start", self.collector)
         self.hooks.call("on_train_epoch_start")
-        self.limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
+        self.limits = limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
+        self._val_every = limits.val_every if limits.validates_in(epoch) else None
+        self._val_every_s = limits.val_every_s if limits.validates_in(epoch) else None
+        self._val_offset = state.batches_before_epoch if limits.check_val_every_n_epoch is None else 0
         self.progress.epoch_start(epoch, self.limits.epoch_length)
 
-    def _end_epoch(self, epoch: int, *, complete: bool) -> None:
+    def _end_epoch(self, epoch: int, *, complete: bool, validate: bool = True) -> None:
         """Validation at the epoch's end, the epoch hooks, metrics and schedulers (after a stop inside the epoch, the
-        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it)."""
+        hooks only, as in Lightning: the epoch stays not done, so a resume finishes it; after ``on_train_batch_start``
+        returned -1, all but the validation)."""
         state = self.state
-        if not self._epoch_has_batches:
-            raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+        if not self._epoch_has_batches:  # an iterable that yielded nothing this epoch: Lightning ends the epoch
+            if self.limits.max_epochs is None:  # ... and would start empty epochs forever
+                raise MisconfigurationException(self.limits.explain_empty_epoch(epoch, loader=self.loader))
+            validate = False  # Lightning validates after a batch only
         if complete:
-            if self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
+            if validate and self.val_loop is not None and self.limits.validate_at_epoch_end(epoch):
                 state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it
                 self._validate()
                 state.stepped_in_batch = 0
@@ -296,4 +312,5 @@ class FitLoop:
     def _validate(self) -> None:
         assert self.val_loop is not None
         self.val_loop.run_within_fit()
+        self._last_val = time.monotonic()
         self.run_.router.enter("training_step", self.collector)

@@ -28,19 +28,34 @@ def int_at_least(value: Any, minimum: int, allow_none: bool = False, extra: tupl
     return value
 
 
+def reload_every(value: Any) -> Any:
+    """``reload_dataloaders_every_n_epochs``: refused in Lightning's words ("should be an int >= 0")."""
+    try:
+        return int_at_least(value, 0)
+    except Bad:
+        raise Bad("it should be an int >= 0") from None
+
+
+#: Lightning's key phrase for a batch limit that is neither a fraction nor a whole number of batches.
+_INVALID_LIMIT = "passed invalid value: neither a fraction in [0, 1] nor a whole number of batches"
+
+
 def fraction_or_count(value: Any) -> Any:
-    """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches)."""
+    """A float in [0, 1] (a fraction of the batches) or an int >= 0 (a number of batches); a whole float above 1
+    (``2.0``, ``1e50``) is that many batches, as in Lightning."""
     if value is None:
         return 1.0
     if isinstance(value, bool):
         raise Bad
     if isinstance(value, int):
         if value < 0:
-            raise Bad
+            raise Bad(_INVALID_LIMIT)
         return value
     if isinstance(value, float) and 0.0 <= value <= 1.0:
         return value
-    raise Bad
+    if isinstance(value, float) and value > 1.0 and math.isfinite(value) and value.is_integer():
+        return int(value)
+    raise Bad(_INVALID_LIMIT)
 
 
 def boolean(value: Any, default: bool | None = None) -> bool:
@@ -66,15 +81,21 @@ def choice(value: Any, choices: tuple[Any, ...]) -> Any:
 
 
 def val_check_interval(value: Any) -> Any:
+    """Batches (an int, or a float fraction of an epoch), or a duration as ``max_time`` takes it (Lightning 2.6's
+    time-based validation): kept as a ``timedelta``."""
     if value is None:
         return None
     if isinstance(value, bool):
         raise Bad
+    if isinstance(value, (str, Mapping, datetime.timedelta)):
+        return datetime.timedelta(seconds=max_time_seconds(value))
     if isinstance(value, int) and value >= 1:
         return value
     if isinstance(value, float) and 0.0 < value <= 1.0:
         return value
-    raise Bad
+    if isinstance(value, float) and value > 1.0 and math.isfinite(value) and value.is_integer():
+        return int(value)  # a whole number of batches, as Lightning reads it
+    raise Bad(_INVALID_LIMIT)
 
 
 def root_dir(value: Any) -> Any:

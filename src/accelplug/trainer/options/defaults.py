@@ -8,13 +8,47 @@ no ``ACCELPLUG_*`` setting and no config file exist, nothing is imported or read
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ...strategies.base import accelerator_of
 
-__all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "resolve_defaults"]
+__all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "lightning_env_defaults", "resolve_defaults"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_PL_PREFIX = "PL_TRAINER_"
+
+
+def lightning_env_defaults(init: _F) -> _F:
+    """Lightning's ``PL_TRAINER_<ARGUMENT>`` environment variables as defaults of the arguments a call leaves out
+    (a Python literal, else the text: ``PL_TRAINER_MAX_STEPS=7``, ``PL_TRAINER_LOGGER=False``); an argument
+    passed wins. Nothing is parsed when no such variable is set."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        names = [k[len(_PL_PREFIX) :].lower() for k in os.environ if k.startswith(_PL_PREFIX)]
+        if names:
+            bound = signature.bind_partial(self, *args, **kwargs).arguments
+            for name in names:
+                if name in signature.parameters and name not in bound and name != "self":
+                    kwargs[name] = _literal(os.environ[_PL_PREFIX + name.upper()])
+        init(self, *args, **kwargs)
+
+    return cast(_F, wrapper)
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
 
 _SETTINGS = ("accelerator", "devices", "strategy", "precision", "mps_fallback", "num_nodes")
 

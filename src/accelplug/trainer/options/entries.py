@@ -11,6 +11,8 @@ the value given; an unknown keyword is named with the closest option.
 
 from __future__ import annotations
 
+import datetime
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -81,10 +83,11 @@ class TrainerOptions:
         lambda v: "norm" if v is None else checks.choice(v.lower() if isinstance(v, str) else v, ("norm", "value")),
         "'norm' or 'value' (any case, as in Lightning)",
     )
-    val_check_interval: float | int | None = option(
+    val_check_interval: float | int | datetime.timedelta | None = option(
         None,
         checks.val_check_interval,
-        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), or None",
+        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), a duration ('DD:HH:MM:SS', a "
+        "datetime.timedelta or a dict such as {'minutes': 5}: every that much training time), or None",
     )
     check_val_every_n_epoch: int | None = option(
         1, lambda v: checks.int_at_least(v, 1, allow_none=True), "an int >= 1, or None"
@@ -125,7 +128,9 @@ class TrainerOptions:
     inference_mode: bool = option(True, *_BOOL)
     use_distributed_sampler: bool = option(True, *_BOOL)
     detect_anomaly: bool = option(False, *_BOOL)
-    reload_dataloaders_every_n_epochs: int = option(0, lambda v: checks.int_at_least(v, 0), "an int >= 0 (0: never)")
+    reload_dataloaders_every_n_epochs: int = option(
+        0, checks.reload_every, "0 (never reload) or a number of epochs between reloads"
+    )
     barebones: bool = option(False, *_BOOL)
     sync_batchnorm: bool = option(False, *_BOOL)
     enable_autolog_hparams: bool = option(True, *_BOOL)
@@ -198,10 +203,62 @@ def validate_options(**given: Any) -> TrainerOptions:
         except checks.Bad as exc:
             detail = f" ({exc})" if str(exc) else ""
             problems.append(f"{name}={_shown(value)} is invalid{detail}: expected {entry.accepted}")
+    problems += _contradictions(values)
     if problems:
         raise MisconfigurationException("; ".join(dict.fromkeys(problems)) + ".")
+    if values.get("barebones"):
+        _check_barebones(given)
     options = TrainerOptions(**values)
     return _apply_shortcuts(options)
+
+
+class BarebonesConflict(MisconfigurationException, ValueError):
+    """An option ``barebones=True`` turns off, asked for anyway (Lightning raises a ``ValueError``)."""
+
+
+#: What ``barebones=True`` turns off, and why each would cost speed: an option given a value that turns it on is
+#: refused, as Lightning refuses it.
+_BAREBONES_OFF = {
+    "enable_checkpointing": "Checkpointing can impact raw speed",
+    "logger": "Logging can impact raw speed",
+    "enable_progress_bar": "The progress bar can impact raw speed",
+    "log_every_n_steps": "Logging can impact raw speed",
+    "enable_model_summary": "Model summary can impact raw speed",
+    "num_sanity_val_steps": "Sanity checking can impact raw speed",
+    "fast_dev_run": "A development run is not meant for raw speed evaluation",
+    "detect_anomaly": "Anomaly detection can impact raw speed",
+    "profiler": "Profiling can impact raw speed",
+}
+
+
+def _check_barebones(given: dict[str, Any]) -> None:
+    """Refuse what ``barebones=True`` turns off; say what it turned off (Lightning's message, at INFO level)."""
+    for name, why in _BAREBONES_OFF.items():
+        value = given.get(name)
+        if value is None or value is False or (name in ("log_every_n_steps", "num_sanity_val_steps") and value == 0):
+            continue
+        raise BarebonesConflict(
+            f"`Trainer(barebones=True, {name}={value!r})` was passed. {why}, so barebones mode turns it off: "
+            f"drop {name}=..., or barebones=True."
+        )
+    logging.getLogger(__name__).info(
+        "You are running in `Trainer(barebones=True)` mode: checkpointing, loggers, the progress bar, the model "
+        "summary, the sanity check, development runs, anomaly detection and profiling are off, so that the "
+        "Trainer's own overhead can be measured."
+    )
+
+
+def _contradictions(values: dict[str, Any]) -> list[str]:
+    """Options each valid alone that Lightning refuses together, in its words."""
+    interval = values.get("val_check_interval")
+    if values.get("check_val_every_n_epoch", 1) is None and isinstance(interval, float):
+        return [
+            f"val_check_interval={interval} is a fraction of an epoch, but with check_val_every_n_epoch=None it counts "
+            "training batches across epochs: `val_check_interval` should be an integer or a time-based duration "
+            "(str 'DD:HH:MM:SS', datetime.timedelta, or dict kwargs for timedelta) when `check_val_every_n_epoch=None`."
+            " Keep check_val_every_n_epoch (1: every epoch) for a fraction"
+        ]
+    return []
 
 
 def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:

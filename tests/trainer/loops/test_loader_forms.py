@@ -1,0 +1,97 @@
+"""Loaders Lightning 2.6.6 accepts that are no plain ``DataLoader``, and batch limits given in other forms.
+
+An iterator class of the user's own (its ``__iter__`` may start over) and a loader whose ``__len__`` raises
+``NotImplementedError`` are accepted, their length unknown; a generator stays refused (accelplug's difference: it
+would be empty from the second epoch on). An iterable that yields nothing in some epoch ends that epoch, without
+validation, as Lightning's loop does. A whole float above 1 as a batch limit is that many batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+import accelplug
+from accelplug.errors import MisconfigurationException
+from tests.trainer.loops.both import FRAMEWORKS, VAL_SAMPLES, fit_both, fit_one, loader
+
+
+class _Restarting:
+    """The user's iterator over a DataLoader: ``__iter__`` starts over; optionally ``__len__`` says it has none."""
+
+    def __init__(self, inner: DataLoader[Any], *, length_raises: bool = False) -> None:
+        self.inner, self.length_raises = inner, length_raises
+        self._it: Iterator[Any] = iter(inner)
+
+    def __iter__(self) -> _Restarting:
+        self._it = iter(self.inner)
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def __len__(self) -> int:
+        if self.length_raises:
+            raise NotImplementedError
+        return len(self.inner)
+
+
+@pytest.mark.parametrize("length_raises", [False, True], ids=["with a length", "__len__ raises NotImplementedError"])
+def test_an_iterator_class_of_the_users_own_trains_and_validates_as_in_lightning(
+    tmp_path: Path, length_raises: bool
+) -> None:
+    records = fit_both(
+        tmp_path,
+        max_epochs=2,
+        train=lambda: _Restarting(loader(), length_raises=length_raises),  # type: ignore[arg-type, return-value]
+        val=lambda: _Restarting(loader(VAL_SAMPLES, seed=1), length_raises=length_raises),  # type: ignore[arg-type, return-value]
+    )
+    assert records["lightning"].validations
+    assert records["accelplug"].story == records["lightning"].story
+
+
+def test_a_generator_stays_refused_as_a_validation_loader(tmp_path: Path) -> None:
+    with pytest.raises(MisconfigurationException, match="one-shot iterator or generator"):
+        fit_one(accelplug, tmp_path, val=lambda: (b for b in loader(VAL_SAMPLES)))  # type: ignore[arg-type, return-value]
+
+
+class _FirstEpochOnly(IterableDataset[torch.Tensor]):
+    """Samples in the first epoch only (an exhausted stream afterwards)."""
+
+    def __init__(self) -> None:
+        self.epochs = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        self.epochs += 1
+        if self.epochs == 1:
+            x = torch.randn(16, 2, generator=torch.Generator().manual_seed(0))
+            yield from zip(x, x.sum(1, keepdim=True), strict=True)
+
+
+def test_an_epoch_with_no_batches_ends_without_training_or_validation_as_in_lightning(tmp_path: Path) -> None:
+    records = {
+        name: fit_one(fw, tmp_path / name, max_epochs=3, train=lambda: DataLoader(_FirstEpochOnly(), batch_size=4))
+        for name, fw in FRAMEWORKS.items()
+    }
+    theirs, ours = records["lightning"], records["accelplug"]
+    assert theirs[0].epoch_ends == [("epoch_end", 0, 4), ("epoch_end", 1, 4), ("epoch_end", 2, 4)]
+    assert ours[0].story == theirs[0].story
+    assert ours[1].current_epoch == theirs[1].current_epoch == 3
+
+
+@pytest.mark.parametrize("option", ["limit_train_batches", "limit_val_batches", "overfit_batches"])
+@pytest.mark.parametrize("value", [-0.1, 1.2])
+def test_a_batch_limit_neither_fraction_nor_whole_is_refused_with_lightnings_phrase(option: str, value: float) -> None:
+    with pytest.raises(MisconfigurationException, match=rf"{option}={value} is invalid \(passed invalid value"):
+        accelplug.Trainer(**{option: value})
+
+
+def test_a_whole_float_batch_limit_above_one_is_that_many_batches(tmp_path: Path) -> None:
+    records = fit_both(tmp_path, max_epochs=1, limit_train_batches=3.0, limit_val_batches=1e50)
+    assert records["lightning"].story["global_step"] == 3
+    assert records["accelplug"].story == records["lightning"].story
