@@ -97,7 +97,7 @@ def test_the_trainer_says_which_method_runs_throughout_a_fit_and_its_validation(
     )
     module, batches = Recording(), [torch.ones(1, 2)]
     trainer.fit(module, batches, batches)
-    assert seen == [("fit", "fit"), ("fit", "validate")]
+    assert seen == [("fit", "train"), ("fit", "validate")]
     assert trainer.state.fn is None
     seen.clear()
     trainer.validate(module, batches, verbose=False)

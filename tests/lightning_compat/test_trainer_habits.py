@@ -13,6 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import accelplug as L
 from accelplug import MisconfigurationException
+from accelplug.errors import PossibleUserWarning
 
 
 class Counting(L.LightningModule):
@@ -265,6 +266,25 @@ def test_lightning_1x_epoch_end_hooks_are_refused_at_class_definition() -> None:
 
         class Old(L.LightningModule):
             def validation_epoch_end(self, outputs: Any) -> None: ...
+
+
+def test_a_refused_1x_hook_is_the_not_implemented_error_lightning_raises() -> None:
+    with pytest.raises(NotImplementedError, match=r"support for `training_epoch_end` has been removed in v2\.0\.0"):
+
+        class Old(L.LightningModule):
+            def training_epoch_end(self, outputs: Any) -> None: ...
+
+
+def test_a_1x_hook_lightning_never_calls_is_accepted_with_a_warning_and_never_called(tmp_path: Path) -> None:
+    """A library built on Lightning may keep ``on_epoch_end`` as a no-op for its subclasses (pytorch-forecasting's
+    ``BaseModel`` does): Lightning 2 accepts the class and never calls it."""
+    with pytest.warns(PossibleUserWarning, match=r"OldStyle.on_epoch_end\(\) is a Lightning 1.x hook .* never called"):
+
+        class OldStyle(Counting):
+            def on_epoch_end(self) -> None:
+                raise AssertionError("Lightning 2 never calls on_epoch_end")
+
+    _trainer(tmp_path, max_epochs=1, limit_train_batches=2).fit(OldStyle(), _data())
 
 
 def test_logging_where_lightning_forbids_it_is_refused(tmp_path: Path) -> None:

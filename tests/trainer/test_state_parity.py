@@ -81,3 +81,70 @@ def _fns_seen(framework: Any, root: Path) -> list[tuple[bool, bool]]:
 def test_trainer_fn_names_the_call_running_as_lightnings(tmp_path: Path) -> None:
     results = [_fns_seen(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
     assert results[0] == results[1] == [(True, False), (False, True)]
+
+
+def _stages_seen(framework: Any, root: Path) -> list[tuple[str | None, str | None]]:
+    """What a library keyed on Lightning's enums reads in each hook: its own stage name for
+    ``trainer.state.stage`` and ``trainer.state.fn``, looked up in dicts keyed by ``RunningStage``/``TrainerFn``
+    members (pytorch-forecasting's ``STAGE_STATES``)."""
+    states = importlib.import_module(f"{framework.__name__}.pytorch.trainer.states")
+    stage_names = {
+        states.RunningStage.TRAINING: "train",
+        states.RunningStage.VALIDATING: "val",
+        states.RunningStage.SANITY_CHECKING: "sanity_check",
+        states.RunningStage.TESTING: "test",
+        states.RunningStage.PREDICTING: "predict",
+    }
+    fn_names = {member: member.value for member in states.TrainerFn}
+    seen: list[tuple[str | None, str | None]] = []
+
+    class Record(framework.Callback):  # type: ignore[misc, name-defined]
+        def _record(self, trainer: Any) -> None:
+            seen.append((stage_names.get(trainer.state.stage), fn_names.get(trainer.state.fn)))
+
+        def on_train_batch_start(self, trainer: Any, *args: Any) -> None:
+            self._record(trainer)
+
+        def on_validation_batch_start(self, trainer: Any, *args: Any) -> None:
+            self._record(trainer)
+
+        def on_test_batch_start(self, trainer: Any, *args: Any) -> None:
+            self._record(trainer)
+
+        def on_predict_batch_start(self, trainer: Any, *args: Any) -> None:
+            self._record(trainer)
+
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        max_steps=1,
+        limit_val_batches=1,
+        limit_test_batches=1,
+        limit_predict_batches=1,
+        num_sanity_val_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=root,
+        callbacks=[Record()],
+    )
+
+    class Evaluated(type(make_module(framework))):  # type: ignore[misc]
+        def test_step(self, batch: Any, batch_idx: int) -> None:
+            self(batch[0])
+
+        def predict_step(self, batch: Any, batch_idx: int) -> Any:
+            return self(batch[0])
+
+    module = Evaluated()
+    with quiet_lightning(framework):
+        trainer.fit(module)
+        trainer.test(module, dataloaders=module.val_dataloader(), verbose=False)
+        trainer.predict(module, dataloaders=module.val_dataloader())
+    return seen
+
+
+def test_the_stage_and_fn_in_each_hook_are_lightnings_enum_members(tmp_path: Path) -> None:
+    results = [_stages_seen(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
+    assert results[0] == results[1]
+    assert ("train", "fit") in results[1] and ("sanity_check", "fit") in results[1]

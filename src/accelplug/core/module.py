@@ -21,7 +21,7 @@ from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 import torch
 
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, PossibleUserWarning
 from ..overrides import default_hook, hook_names
 from .hooks import ModuleHooks
 from .hparams import AttributeDict, HyperparametersMixin
@@ -517,11 +517,17 @@ LightningModule.__jit_unused_properties__ = sorted(
 #: checkpoint hooks): read from ``LightningModule``'s marked methods, so a hook is declared once, as its method.
 MODULE_HOOKS = hook_names(LightningModule)
 
-#: Lightning 1.x hooks removed in 2.0, with what replaced each.
-REMOVED_HOOKS = {
+#: Lightning 1.x hooks removed in 2.0 that Lightning 2 refuses (``NotImplementedError`` when a run starts), with
+#: what replaced each: their outputs argument no longer exists, so code written for them cannot be ported silently.
+REFUSED_HOOKS = {
     "training_epoch_end": "on_train_epoch_end() (keep the step outputs you need on self)",
     "validation_epoch_end": "on_validation_epoch_end() (keep the step outputs you need on self)",
     "test_epoch_end": "on_test_epoch_end() (keep the step outputs you need on self)",
+}
+
+#: Lightning 1.x hooks removed in 2.0 that Lightning 2 silently never calls: a library may still define one (as a
+#: no-op for subclasses), so defining one is accepted, with a warning that it will not run.
+IGNORED_HOOKS = {
     "training_step_end": "do the work at the end of training_step",
     "validation_step_end": "do the work at the end of validation_step",
     "test_step_end": "do the work at the end of test_step",
@@ -533,14 +539,29 @@ REMOVED_HOOKS = {
     "on_batch_end": "on_train_batch_end()",
 }
 
+#: Every Lightning 1.x hook Lightning 2 removed, with what replaced it.
+REMOVED_HOOKS = {**REFUSED_HOOKS, **IGNORED_HOOKS}
+
+
+class RemovedHookError(MisconfigurationException, NotImplementedError):
+    """A LightningModule defines a hook Lightning 2 refuses (Lightning raises ``NotImplementedError``)."""
+
 
 def check_removed_hooks(cls: type) -> None:
-    """Refuse a class that defines a hook Lightning 2 removed (it would silently never be called)."""
-    for name, replacement in REMOVED_HOOKS.items():
+    """Refuse a class that defines a hook Lightning 2 refuses; warn of one that Lightning 2 never calls."""
+    for name, replacement in REFUSED_HOOKS.items():
         if name in cls.__dict__:
-            raise MisconfigurationException(
-                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed, so it would never "
-                f"be called. Use {replacement} instead (see docs/migrating-from-lightning.md)."
+            raise RemovedHookError(
+                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook: support for `{name}` has been removed in "
+                f"v2.0.0. Use {replacement} instead (see docs/migrating-from-lightning.md)."
+            )
+    for name, replacement in IGNORED_HOOKS.items():
+        if name in cls.__dict__:
+            warnings.warn(
+                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed: it is never called "
+                f"(as in Lightning 2). Use {replacement} for work that should run.",
+                PossibleUserWarning,
+                stacklevel=3,
             )
 
 

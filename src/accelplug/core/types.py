@@ -6,8 +6,9 @@ Aliases only, for annotations: what ``configure_optimizers`` may really return i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol, TypeAlias, TypedDict, runtime_checkable
 
 import torch
@@ -37,6 +38,20 @@ __all__ = [
     "Steppable",
     "UntypedStorage",
 ]
+
+# Lightning's underscored aliases: private by name, yet libraries built on Lightning annotate their public
+# signatures with them (pytorch-forecasting imports ``_PATH`` and ``_MAP_LOCATION_TYPE``), so they import from the
+# same modules here. Not in ``__all__``, as not in Lightning's.
+_PATH = str | Path
+_DEVICE = torch.device | str | int
+_MAP_LOCATION_TYPE = (
+    _DEVICE | Callable[[torch.UntypedStorage, str], torch.UntypedStorage | None] | dict[_DEVICE, _DEVICE] | None
+)
+_PARAMETERS = Iterator[torch.nn.Parameter]
+_NUMBER = int | float
+_METRIC = Any  # Lightning: a torchmetrics Metric, a tensor or a number (torchmetrics is not imported for a name)
+_EVALUATE_OUTPUT = list[Mapping[str, float]]
+_PREDICT_OUTPUT = list[Any] | list[list[Any]]
 
 #: What ``training_step`` and the evaluation steps may return: a loss tensor, a dict with ``"loss"``, or None.
 STEP_OUTPUT = Tensor | Mapping[str, Any] | None

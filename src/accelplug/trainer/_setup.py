@@ -35,7 +35,7 @@ from .dispatch.profiling import (
 )
 from .logging.self_log import LogRouter
 from .options.precision_and_sync import connect_precision, plugin_transfer
-from .state import LoopState, Stage
+from .state import LoopState, RunningStage, Stage, TrainerFn
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -79,7 +79,8 @@ def start_run(
     device: torch.device = trainer.root_device
     setup_environment(strategy, trainer.accelerator, device)
     state: LoopState = trainer.state
-    state.stage = state.fn = stage
+    state.fn = TrainerFn(stage.value)
+    state.stage = RunningStage.TRAINING if stage is Stage.FITTING else RunningStage(stage.value)
     _watch_background_saves(strategy, state)
     router = LogRouter()
     callbacks = list(trainer.callbacks)

@@ -88,7 +88,8 @@ class TrainerState:
 
 
 class Stage(str, Enum):
-    """What the Trainer is doing (Lightning's ``trainer.state.stage`` values)."""
+    """Which Trainer call runs (the run's own record; ``trainer.state`` holds Lightning's ``TrainerFn`` and
+    ``RunningStage`` for it)."""
 
     FITTING = "fit"
     SANITY_CHECKING = "sanity_check"
@@ -148,9 +149,9 @@ class LoopState:
     should_stop: bool = False
     stop_reason: StopReason | None = None
     #: What the Trainer is doing now (``validate`` inside a fit, ``sanity_check``...).
-    stage: Stage | None = None
+    stage: RunningStage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
-    fn: Stage | None = None
+    fn: TrainerFn | None = None
     #: Lightning's ``trainer.state.status`` values: "initializing" until a call starts, "running" during it, then
     #: "finished", or "interrupted" when it raised (a signal, Ctrl-C, an error in user code).
     status: TrainerStatus = TrainerStatus.INITIALIZING

@@ -59,7 +59,7 @@ from .options.defaults import (
 from .options.entries import TrainerOptions, validate_options
 from .options.precision_and_sync import layer_sync_from, precision_from_plugin
 from .process.environment import check_mps_fallback
-from .state import LoopState, Stage
+from .state import LoopState, RunningStage, Stage
 
 if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
@@ -430,33 +430,28 @@ class Trainer:
 
     @property
     def sanity_checking(self) -> bool:
-        from .state import Stage
 
-        return self.state.stage is Stage.SANITY_CHECKING
+        return self.state.stage is RunningStage.SANITY_CHECKING
 
     @property
     def training(self) -> bool:
-        from .state import Stage
 
-        return self.state.stage is Stage.FITTING
+        return self.state.stage is RunningStage.TRAINING
 
     @property
     def validating(self) -> bool:
-        from .state import Stage
 
-        return self.state.stage is Stage.VALIDATING
+        return self.state.stage is RunningStage.VALIDATING
 
     @property
     def testing(self) -> bool:
-        from .state import Stage
 
-        return self.state.stage is Stage.TESTING
+        return self.state.stage is RunningStage.TESTING
 
     @property
     def predicting(self) -> bool:
-        from .state import Stage
 
-        return self.state.stage is Stage.PREDICTING
+        return self.state.stage is RunningStage.PREDICTING
 
     @property
     def max_epochs(self) -> int | None:
@@ -798,7 +793,7 @@ class Trainer:
     def evaluating(self) -> bool:
         from .state import Stage
 
-        return self.state.stage in (Stage.VALIDATING, Stage.TESTING, Stage.SANITY_CHECKING)
+        return self.state.stage in (RunningStage.VALIDATING, Stage.TESTING, Stage.SANITY_CHECKING)
 
     @property
     def early_stopping_callbacks(self) -> list[Any]:

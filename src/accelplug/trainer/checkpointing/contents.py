@@ -19,7 +19,7 @@ import torch
 
 from ...errors import MisconfigurationException
 from ...strategies.state_dicts import SHARDED_KEY
-from ..state import Stage
+from ..state import RunningStage
 from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
 from .lightning_loops import LIGHTNING_VERSION, lightning_loops
 
@@ -49,7 +49,7 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
         "loops": lightning_loops(
             state,
             automatic=getattr(run.module, "automatic_optimization", True),
-            validating=state.stage is Stage.VALIDATING,
+            validating=state.stage is RunningStage.VALIDATING,
         ),
         "state_dict": strategy.module_state_dict(run.module),
         "optimizer_states": [strategy.optimizer_state_dict(run.module, o) for o in optim.optimizers] if optim else [],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..state import LoopState, Stage
+from ..state import LoopState, TrainerFn
 
 __all__ = [
     "BatchProgress",
@@ -75,7 +75,7 @@ class EvaluationRecord:
         self.key = f"{state.fn.value if state.fn is not None else 'fit'}:{prefix}"
         self._counts[self.key] = 0
         self._epoch_key: str | None = None
-        if state.fn is Stage.FITTING:  # the fit's validation adds up within a training epoch, as Lightning's
+        if state.fn is TrainerFn.FITTING:  # the fit's validation adds up within a training epoch, as Lightning's
             self._epoch_key, at = f"{self.key}#epoch", -1 if sanity else state.current_epoch
             if self._counts.get(f"{self.key}#at") != at:
                 self._counts[self._epoch_key], self._counts[f"{self.key}#at"] = 0, at

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..options.entries import TrainerOptions, validate_options
-from ..state import LoopState, Stage
+from ..state import LoopState, RunningStage
 from ._counters import BatchProgress, LoopProgress, batches_that_stepped, finished
 
 __all__ = [
@@ -222,7 +222,7 @@ class FitLoopView:
         """Epochs left so far (Lightning's ``current_epoch`` is ``current.completed``); one more while in one."""
         state = self._host.state
         completed = state.epoch
-        in_flight = state.stage is Stage.FITTING and not state.epoch_left
+        in_flight = state.stage is RunningStage.TRAINING and not state.epoch_left
         tracker = finished(completed, in_flight)
         if in_flight and state.epoch_done:
             tracker.processed += 1

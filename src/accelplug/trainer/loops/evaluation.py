@@ -24,7 +24,7 @@ import torch
 
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
-from ..state import Stage
+from ..state import RunningStage, Stage
 from ._counters import EvaluationRecord
 from ._limits import batch_limit, count_batches, epoch_length
 from ._modes import ModuleModes
@@ -117,7 +117,7 @@ class EvaluationLoop:
     def _note_loaded(self) -> None:
         state, every_n = self.run.state, self.run.options.check_val_every_n_epoch
         validating_epoch = every_n is None or (state.current_epoch + 1) % every_n == 0
-        if state.stage is not Stage.SANITY_CHECKING or validating_epoch:
+        if state.stage is not RunningStage.SANITY_CHECKING or validating_epoch:
             self._loaded_epoch = state.current_epoch
 
     @property
@@ -143,7 +143,7 @@ class EvaluationLoop:
         if self._reload_due():
             self._loaders, self._recorded = None, False
         previous = self.run.state.stage
-        self.run.state.stage = Stage.VALIDATING
+        self.run.state.stage = RunningStage.VALIDATING
         try:
             return self.evaluate(publish=True)
         finally:
@@ -154,7 +154,7 @@ class EvaluationLoop:
         hooks = self.run.hooks
         state = self.run.state
         previous = state.stage
-        state.stage = Stage.SANITY_CHECKING
+        state.stage = RunningStage.SANITY_CHECKING
         hooks.call_callbacks("on_sanity_check_start")
         saved = (dict(state.callback_metrics), dict(state.logged_metrics), dict(state.progress_bar_metrics))
         accelerator = self.run.strategy.accelerator
