@@ -10,6 +10,7 @@ Trainer's private state; callbacks still receive the Trainer object, as their ho
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ def start_run(
     state.stage = state.fn = stage
     _watch_background_saves(strategy, state)
     router = LogRouter()
+    router.has_logger = bool(trainer.loggers)
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
     timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
@@ -83,6 +85,7 @@ def start_run(
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
     _attach(module, trainer, datamodule)
+    _give_callbacks_log(callbacks, module, router)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
@@ -221,6 +224,17 @@ def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
         state.should_stop = True
 
     io._on_failure = failed
+
+
+def _give_callbacks_log(callbacks: list[Any], module: torch.nn.Module, router: LogRouter) -> None:
+    """Every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each run), so a callback hook
+    can ``self.log(...)`` under the rules of the hook it runs in."""
+    log = getattr(module, "log", None)
+    log_dict = getattr(module, "log_dict", None)
+    for callback in callbacks:
+        with contextlib.suppress(AttributeError):  # a callback with __slots__ keeps what it has
+            callback.log = log if callable(log) else router.log
+            callback.log_dict = log_dict if callable(log_dict) else router.log_dict
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:
