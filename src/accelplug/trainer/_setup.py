@@ -70,8 +70,6 @@ def start_run(
     state: LoopState = trainer.state
     state.stage = state.fn = stage
     _watch_background_saves(strategy, state)
-    router = LogRouter()
-    router.has_logger = bool(trainer.loggers)
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
     timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
@@ -79,13 +77,13 @@ def start_run(
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
+    router = _lend_log(trainer, callbacks, module)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
     _attach(module, trainer, datamodule)
-    _give_callbacks_log(callbacks, module, router)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
@@ -226,15 +224,18 @@ def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
     io._on_failure = failed
 
 
-def _give_callbacks_log(callbacks: list[Any], module: torch.nn.Module, router: LogRouter) -> None:
-    """Every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each run), so a callback hook
-    can ``self.log(...)`` under the rules of the hook it runs in."""
+def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module) -> LogRouter:
+    """This run's log router; every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each
+    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in."""
+    router = LogRouter()
+    router.has_logger = bool(trainer.loggers)
     log = getattr(module, "log", None)
     log_dict = getattr(module, "log_dict", None)
     for callback in callbacks:
         with contextlib.suppress(AttributeError):  # a callback with __slots__ keeps what it has
             callback.log = log if callable(log) else router.log
             callback.log_dict = log_dict if callable(log_dict) else router.log_dict
+    return router
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:

@@ -103,7 +103,7 @@ def test_reduce_fx_takes_the_names_and_functions_lightning_takes(tmp_path: Path,
 
 def _refusal(framework: Any, root: Path, step: StepBody) -> BaseException:
     trainer = _trainer(framework, root, max_steps=1)
-    with quiet_lightning(framework), pytest.raises(Exception, match=r"self\.log") as caught:
+    with quiet_lightning(framework), pytest.raises(Exception, match=r"self\.log|LightningModule") as caught:
         trainer.fit(_module(framework, step), _loader())
     return caught.value
 
@@ -286,3 +286,44 @@ def test_log_dict_takes_a_metric_collection_with_compute_groups(tmp_path: Path) 
         seen[name] = _floats(results)
     assert seen["accelplug"] == seen["lightning"]
     assert set(seen["accelplug"]) == {"test_precision", "test_recall"}
+
+
+def test_a_metric_that_is_no_attribute_of_the_module_is_refused_in_lightning_words(tmp_path: Path) -> None:
+    torchmetrics = pytest.importorskip("torchmetrics")
+
+    def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
+        module.log("acc", torchmetrics.classification.BinaryAccuracy())
+
+    ours, theirs = _refusal(accelplug, tmp_path / "a", step), _refusal(lightning, tmp_path / "l", step)
+    phrase = "fix this by setting an attribute for the metric in your `LightningModule`"
+    assert isinstance(ours, MisconfigurationException) and phrase in str(ours) and phrase in str(theirs)
+
+
+def test_fast_dev_run_logs_every_step_as_lightning_does(tmp_path: Path) -> None:
+    def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
+        module.log("a", 2.0, on_step=True, on_epoch=True)
+
+    seen = _fit_both(tmp_path, step, fast_dev_run=True, logger=True)
+    assert set(seen["accelplug"].logged_metrics) == set(seen["lightning"].logged_metrics) == {"a_step", "a_epoch"}
+
+
+@pytest.mark.parametrize(
+    ("hook", "phrase"),
+    [
+        ("on_fit_start", "You can't `self.log()` inside `on_fit_start`"),
+        (None, "`self.trainer` reference is not registered"),
+    ],
+)
+def test_logging_where_lightning_cannot_says_so_in_its_words(tmp_path: Path, hook: str | None, phrase: str) -> None:
+    for framework in FRAMEWORKS.values():
+        if hook is None:
+            with quiet_lightning(framework), pytest.warns(UserWarning, match=re.escape(phrase)):
+                _module(framework).log("value", 1.0)
+            continue
+
+        def log_there(module: Any) -> None:
+            module.log("value", 1.0)
+
+        trainer = _trainer(framework, tmp_path / framework.__name__, max_steps=1)
+        with quiet_lightning(framework), pytest.raises(Exception, match=re.escape(phrase)):
+            trainer.fit(_module(framework, **{hook: log_there}), _loader())

@@ -82,7 +82,8 @@ class LogRouter:
         rules = RULES.get(fx)
         if rules is None:
             raise MisconfigurationException(
-                f"self.log({name!r}, ...) was called inside `{fx}`, where logging is not supported (as in Lightning). "
+                f"You can't `self.log()` inside `{fx}`: self.log({name!r}, ...) was called where logging is not "
+                "supported (as in Lightning). "
                 f"Log from training_step/validation_step/test_step or the batch and epoch hooks "
                 f"({', '.join(sorted(RULES))})."
             )
