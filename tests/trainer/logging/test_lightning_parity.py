@@ -327,3 +327,13 @@ def test_logging_where_lightning_cannot_says_so_in_its_words(tmp_path: Path, hoo
         trainer = _trainer(framework, tmp_path / framework.__name__, max_steps=1)
         with quiet_lightning(framework), pytest.raises(Exception, match=re.escape(phrase)):
             trainer.fit(_module(framework, **{hook: log_there}), _loader())
+
+
+def test_one_name_logged_twice_in_a_hook_with_other_options_is_refused(tmp_path: Path) -> None:
+    def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
+        module.log("foo", out, prog_bar=False)
+        module.log("foo", out, prog_bar=True)
+
+    ours, theirs = _refusal(accelplug, tmp_path / "a", step), _refusal(lightning, tmp_path / "l", step)
+    phrase = "You called `self.log(foo, ...)` twice in `training_step` with different arguments"
+    assert isinstance(ours, MisconfigurationException) and phrase in str(ours) and phrase in str(theirs)

@@ -172,6 +172,8 @@ class LogCollector:
         self.step_prog_bar: set[str] = set()
         self.step_no_logger: set[str] = set()
         self.epoch_values: dict[str, _EpochValue] = {}
+        #: How each (hook, name) was first logged: the same name logged in the same hook with other options is an error.
+        self.metas: dict[tuple[str, str], LogMeta] = {}
         #: Metric objects computed for an epoch, reset once the epoch-end hooks have run (they may compute them).
         self._computed: list[Any] = []
 

@@ -128,6 +128,12 @@ class LogRouter:
                 stacklevel=3,
             )
         meta = LogMeta(on_step, on_epoch, reduction, bool(prog_bar), True if logger is None else bool(logger))
+        if self.collector.metas.setdefault((fx, name), meta) != meta:
+            raise MisconfigurationException(
+                f"You called `self.log({name}, ...)` twice in `{fx}` with different arguments. This is not allowed: "
+                "one name is one value with one meaning (on_step, on_epoch, reduce_fx, prog_bar, logger); log the "
+                "other under another name."
+            )
         index = self.dataloader_idx
         if index is None:
             self.collector.add(name, value, meta, size)
