@@ -1,4 +1,4 @@
-"""Developer sessions: ``nox -s tests lint typecheck docs`` (the defaults), and ``nox -s xla``.
+"""Developer sessions: ``nox -s tests lint typecheck docs`` (the defaults), and ``nox -s xla``, ``nox -s library``.
 
 Each session builds its own virtual environment. torch is pinned through ``constraints.txt`` so that a
 machine without a GPU installs the CPU build rather than several GB of CUDA libraries; the ``xla``
@@ -55,3 +55,17 @@ def xla(session: nox.Session) -> None:
     session.install(f"torch=={XLA_TORCH}", f"torch_xla=={TORCH_XLA}", "-e", ".", "-e", "plugins/accelplug-xla[test]")
     session.chdir("plugins/accelplug-xla")
     session.run("python", "-m", "pytest", "-q", "-rs", *session.posargs, env={"PJRT_DEVICE": "CPU"})
+
+
+#: The library built on Lightning that the ``library`` session trains through accelplug's Lightning redirect.
+LIBRARY = "pytorch-forecasting==1.8.0"
+
+
+@nox.session(python="3.11")
+def library(session: nox.Session) -> None:
+    """A real library built on Lightning (pytorch-forecasting) on accelplug, against its results under Lightning.
+
+    Its own environment: the library pins ``pandas<3.1``, below what the main environment may resolve.
+    """
+    session.install(*CONSTRAINTS, "-e", ".", "lightning==2.6.6", LIBRARY, "pytest>=8")
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests_library", *session.posargs)

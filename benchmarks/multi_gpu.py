@@ -20,8 +20,13 @@ child's environment:
   ``torch.cuda.set_per_process_memory_fraction``: accelplug ``ddp`` (expected: out of memory; fp32
   weights, gradients and AdamW state alone need 14 GiB: 16 bytes a parameter), accelplug ``fsdp`` and Lightning's
   ``FSDPStrategy`` on the same model, and ``raw``, a hand-written FSDP2 loop (``fully_shard`` per block,
-  the same policies), on N GPUs: peak memory per GPU, tokens/s. ``--fsdp-groups`` says which run in one job
-  (``,``) and which in separate jobs (``+``), e.g. ``raw+fsdp+fsdp+raw``: interleaved runs, separate jobs.
+  the same policies, the Trainer's CUDA defaults), on N GPUs: peak memory per GPU, tokens/s, the caching
+  allocator's retries and peak reserved memory. ``raw-old`` is the hand-written loop measured before, and
+  ``raw-tf32``, ``raw-free``, ``raw-nocache``, ``raw-reshard-root`` change one thing each (``RAW_VARIANTS``).
+  ``--fsdp-groups`` says which run in one job (``,``) and which in separate jobs (``+``), e.g.
+  ``raw+fsdp+fsdp+raw``: interleaved runs, separate jobs; ``raw@accelplug`` / ``fsdp@torchrun`` start a job
+  under the other launcher. ``--fsdp-profile-steps N`` runs N more steps after each loop's timed window under
+  ``torch.profiler`` and reports device time per step by kind of kernel and the costliest kernels.
 - ``checkpoint``: ``examples/fsdp_example.py`` saves a sharded (DCP) checkpoint on N GPUs; one GPU
   resumes it; its losses must equal an uninterrupted one-GPU run's.
 
@@ -184,25 +189,37 @@ def child_fsdp(args: argparse.Namespace) -> None:
             "nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None
         )
     figures: dict[str, Any] = {"rank": rank, "world": world, "oom": False, "rounds": {n: [] for n in strategies}}
+    figures["allocator"] = {n: [] for n in strategies}
+    figures["profile"] = {}
     peaks: dict[str, list[float]] = {n: [] for n in strategies}
+    extra = [batches[i % len(batches)] for i in range(args.fsdp_profile_steps)]
     for round_index in range(args.fsdp_rounds if len(strategies) > 1 else 1):
         shift = round_index % len(strategies)
         for strategy in strategies[shift:] + strategies[:shift]:
-            data = TimedBatches(batches, device, warmup=2)
+            timed = TimedBatches(batches, device, warmup=2)
+            # the profiled steps (if any) come after the timed window, so profiling never slows what is timed
+            data = _ProfiledTail(timed, extra if round_index == 0 else [], device)
+            before = _allocator_counts(device)
             try:
                 if device.type == "cuda":
                     torch.cuda.reset_peak_memory_stats(device)
-                if strategy == "raw":
-                    model = _raw_fsdp2(example, device, (vocab, width, depth, heads), data)
+                if strategy in RAW_VARIANTS:
+                    model = _raw_fsdp2(example, device, (vocab, width, depth, heads), data, strategy)
                 else:
                     model, trainer_fit = _fsdp_trainer(args, strategy, example, device, (vocab, width, depth, heads))
                     trainer_fit(model, data)
+                    del trainer_fit
             except torch.cuda.OutOfMemoryError as exc:
                 peak = torch.cuda.max_memory_allocated(device) / 2**30
                 error = f"{strategy}: peak {peak:.2f} GiB allocated before: {exc}"[:700]
                 _result(args, {"rank": rank, "world": world, "oom": True, "error": error})
                 os._exit(17)  # the launcher ends the other ranks (which would wait in a collective) at once
-            figures["rounds"][strategy].append(data.timed_steps * batch * seq / data.seconds)
+            data.finish()
+            figures["rounds"][strategy].append(timed.timed_steps * batch * seq / timed.seconds)
+            after = _allocator_counts(device)
+            figures["allocator"][strategy].append({k: after[k] - before.get(k, 0) for k in after})
+            if data.summary is not None:
+                figures["profile"][strategy] = data.summary
             if device.type == "cuda":
                 peaks[strategy].append(torch.cuda.max_memory_allocated(device) / 2**30)
             figures["parameters"] = sum(_local_numel(p) for p in model.parameters()) * (
@@ -222,24 +239,162 @@ def child_fsdp(args: argparse.Namespace) -> None:
     _result(args, figures)
 
 
+def _allocator_counts(device: Any) -> dict[str, float]:
+    """The caching allocator's counters that say whether it had to give memory back under the cap: retries after a
+    failed cudaMalloc (each frees the cache and synchronises), cudaMalloc/cudaFree calls, peak reserved GiB."""
+    import torch
+
+    if device.type != "cuda":
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    return {
+        "alloc_retries": stats.get("num_alloc_retries", 0),
+        "device_mallocs": stats.get("num_device_alloc", 0),
+        "device_frees": stats.get("num_device_free", 0),
+        "reserved_peak_gib": round(stats.get("reserved_bytes.all.peak", 0) / 2**30, 3),
+    }
+
+
+class _ProfiledTail:
+    """The timed batches, then ``extra`` batches under ``torch.profiler`` (CPU and CUDA): per optimizer step, the
+    device time by kind of kernel (matmuls, of which TF32/float32 ones, NCCL, attention, the rest), the host's
+    wall time, allocator calls, and the kernels that took the most time.
+
+    The profiler starts when the first extra batch is taken and stops after ``len(extra)`` optimizer steps (an
+    optimizer step hook), so a loop that fetches one batch ahead (the Trainer) and one that does not (the
+    hand-written loop) are profiled over the same number of whole steps."""
+
+    def __init__(self, timed: Any, extra: list[Any], device: Any) -> None:
+        self.timed, self.extra, self.device = timed, extra, device
+        self.summary: dict[str, Any] | None = None
+        self._prof: Any = None
+        self._hook: Any = None
+        self._steps = 0
+        self._started = 0.0
+
+    def __len__(self) -> int:
+        return len(self.timed) + len(self.extra)
+
+    def __iter__(self) -> Any:
+        yield from self.timed
+        if not self.extra:
+            return
+        import torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+        from torch.profiler import ProfilerActivity, profile
+
+        cuda = self.device.type == "cuda"
+        if cuda:
+            torch.cuda.synchronize(self.device)
+        self._prof = profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else []))
+        self._prof.__enter__()
+        self._hook = register_optimizer_step_post_hook(self._stepped)
+        self._started = time.perf_counter()
+        yield from self.extra
+
+    def _stepped(self, *_: Any) -> None:
+        self._steps += 1
+        if self._steps == len(self.extra):
+            self.finish()
+
+    def finish(self) -> None:
+        """Stop profiling (idempotent): after the last profiled step, or when the loop ended first."""
+        if self._prof is None:
+            return
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        wall = time.perf_counter() - self._started
+        self._hook.remove()
+        prof, self._prof = self._prof, None
+        prof.__exit__(None, None, None)
+        self.summary = _profile_summary(prof, wall)
+
+
+def _profile_summary(prof: Any, wall_s: float) -> dict[str, Any]:
+    kinds = {"matmul": 0.0, "matmul_fp32_or_tf32": 0.0, "nccl": 0.0, "attention": 0.0, "other": 0.0}
+    top: list[tuple[float, int, str]] = []
+    host = {"cudaMalloc": 0, "cudaFree": 0, "cudaStreamSynchronize": 0, "cudaDeviceSynchronize": 0}
+    steps = 0
+    for event in prof.key_averages():
+        name = event.key
+        on_device = str(getattr(event, "device_type", "")).endswith("CUDA")
+        if name.startswith("Optimizer.step#") and not on_device:  # its GPU-side annotation is listed too
+            steps += event.count
+        if name in host:
+            host[name] += event.count
+        us = float(getattr(event, "self_device_time_total", 0.0) or getattr(event, "device_time_total", 0.0) or 0.0)
+        if not on_device or us <= 0:
+            continue
+        low = name.lower()
+        if "nccl" in low:
+            kinds["nccl"] += us
+        elif any(k in low for k in ("gemm", "xmma", "cutlass", "cublas", "matmul", "nvjet")):
+            kinds["matmul"] += us
+            if ("tf32" in low or "f32f32" in low or "sgemm" in low) and "bf16" not in low:
+                kinds["matmul_fp32_or_tf32"] += us
+        elif any(k in low for k in ("flash", "fmha", "attention", "sdpa")):
+            kinds["attention"] += us
+        else:
+            kinds["other"] += us
+        top.append((us, event.count, name))
+    per = max(1, steps)
+    top.sort(reverse=True)
+    return {
+        "optimizer_steps": steps,
+        "wall_ms_per_step": round(wall_s * 1000 / per, 2),
+        "device_ms_per_step": {k: round(v / 1000 / per, 2) for k, v in kinds.items()},
+        "host_calls_per_step": {k: round(v / per, 1) for k, v in host.items()},
+        "top_kernels": [
+            {"ms_per_step": round(us / 1000 / per, 2), "calls_per_step": round(n / per, 1), "name": name[:110]}
+            for us, n, name in top[:12]
+        ],
+    }
+
+
 def _local_numel(parameter: Any) -> int:
     """Elements this rank holds (a DTensor's ``numel`` is the whole tensor's)."""
     local = getattr(parameter, "to_local", None)
     return int(local().numel()) if callable(local) else int(parameter.numel())
 
 
-def _raw_fsdp2(example: Any, device: Any, shape: tuple[int, int, int, int], data: Any) -> Any:
-    """The hand-written FSDP2 loop on the same model: activation checkpointing and ``fully_shard`` per block
-    (innermost first), then the root; bf16 parameters and fp32 gradient reduction (what bf16-mixed gives the
-    strategy), the forward under autocast, AdamW."""
+#: The hand-written FSDP2 loops: ``raw`` is the fair baseline; the others change one thing each, to show what the
+#: earlier baseline (``raw-old``) lost. Keys: TF32 for float32 matmuls (what the Trainer switches on for CUDA),
+#: the bf16 logits freed before backward (a loss function that keeps no reference to them), autocast's weight-cast
+#: cache, and whether the root unit is resharded after forward (what FSDPStrategy's explicit
+#: ``reshard_after_forward=True`` asks for; fully_shard's default keeps the root gathered for backward).
+RAW_VARIANTS: dict[str, dict[str, bool]] = {  # "tf32": TF32 matmuls and cudnn.benchmark
+    "raw": {"tf32": True, "free_logits": True, "autocast_cache": True, "reshard_root": False},
+    "raw-old": {"tf32": False, "free_logits": False, "autocast_cache": True, "reshard_root": False},
+    "raw-tf32": {"tf32": True, "free_logits": False, "autocast_cache": True, "reshard_root": False},
+    "raw-free": {"tf32": False, "free_logits": True, "autocast_cache": True, "reshard_root": False},
+    "raw-nocache": {"tf32": False, "free_logits": False, "autocast_cache": False, "reshard_root": False},
+    "raw-reshard-root": {"tf32": True, "free_logits": True, "autocast_cache": True, "reshard_root": True},
+}
+
+
+def _raw_fsdp2(example: Any, device: Any, shape: tuple[int, int, int, int], data: Any, variant: str = "raw") -> Any:
+    """A hand-written FSDP2 loop on the same model, as torch's FSDP2 guidance writes it: composable activation
+    checkpointing and ``fully_shard`` per block (innermost first), then the root with ``fully_shard``'s own
+    defaults; bf16 parameters and fp32 gradient reduction (what bf16-mixed gives the strategy), the forward under
+    autocast, the model's own ``configure_optimizers()`` (AdamW, torch's default foreach implementation),
+    ``zero_grad(set_to_none=True)``. ``variant`` (:data:`RAW_VARIANTS`) says what else the process does: ``raw``
+    sets TF32 for float32 matmuls as the Trainer does and frees the bf16 logits before backward; ``raw-old`` is
+    the loop this benchmark measured before (neither)."""
     import torch
     import torch.distributed as dist
     from torch.distributed._composable.checkpoint_activation import checkpoint
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    how = RAW_VARIANTS[variant]
     vocab, width, depth, heads = shape
     cuda = device.type == "cuda"
+    precision_before, benchmark_before = torch.get_float32_matmul_precision(), torch.backends.cudnn.benchmark
+    if how["tf32"]:  # the Trainer's CUDA defaults (accelplug.trainer.process.environment)
+        torch.set_float32_matmul_precision("high")
+        torch.backends.cudnn.benchmark = True
     model = example.TinyTransformer(vocab=vocab, width=width, depth=depth, heads=heads, lr=1e-4)
     mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if cuda else None
@@ -248,15 +403,32 @@ def _raw_fsdp2(example: Any, device: Any, shape: tuple[int, int, int, int], data
         checkpoint(block)
     for block in reversed(model.blocks):
         fully_shard(block, **options)
-    fully_shard(model, **options)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for tokens, targets in data:
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cuda):
-            logits = model(tokens)
-        loss = torch.nn.functional.cross_entropy(logits.float(), targets.flatten())
-        loss.backward()
-        optimizer.step()
+    if how["reshard_root"]:  # as FSDPStrategy does: the root too is freed after forward, gathered again for backward
+        fully_shard(model, reshard_after_forward=True, **options)
+    else:
+        fully_shard(model, **options)  # torch's default: the root stays gathered from forward into backward
+    optimizer = model.configure_optimizers()  # AdamW(lr=1e-4), what the Trainer gets from the same module
+    autocast = {"device_type": device.type, "dtype": torch.bfloat16, "enabled": cuda}
+    autocast["cache_enabled"] = how["autocast_cache"]
+
+    def loss_of(tokens: Any, targets: Any) -> Any:
+        with torch.autocast(**autocast):
+            return torch.nn.functional.cross_entropy(model(tokens).float(), targets.flatten())
+
+    try:
+        for tokens, targets in data:
+            optimizer.zero_grad(set_to_none=True)
+            if how["free_logits"]:
+                loss = loss_of(tokens, targets)  # the bf16 logits die with the function's frame
+            else:
+                with torch.autocast(**autocast):
+                    logits = model(tokens)  # kept alive by this name through backward and the step
+                loss = torch.nn.functional.cross_entropy(logits.float(), targets.flatten())
+            loss.backward()
+            optimizer.step()
+    finally:
+        torch.set_float32_matmul_precision(precision_before)
+        torch.backends.cudnn.benchmark = benchmark_before
     return model
 
 
@@ -414,16 +586,23 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
         if budget() < 60:
             report["skipped"].append(f"fsdp {group} x{processes}")
             continue
-        child = ["--child", "fsdp", "--device", args.device, "--fsdp-strategy", group]
+        # "raw@accelplug" / "fsdp@torchrun": the loop under the other launcher (is it the process, not the loop?)
+        labels = group.split(",")
+        bare = {label: label.split("@")[0] for label in labels}
+        launcher = next((label.split("@")[1] for label in labels if "@" in label), None)
+        child = ["--child", "fsdp", "--device", args.device, "--fsdp-strategy", ",".join(bare.values())]
         child += ["--cap-gib", str(args.cap_gib), "--fsdp-steps", str(args.fsdp_steps)]
         child += ["--fsdp-rounds", str(args.fsdp_rounds)] + (["--quick"] if args.quick else [])
+        child += ["--fsdp-profile-steps", str(args.fsdp_profile_steps)]
         loop = "lightning" if group == "lightning-fsdp" else ("accelplug" if group in ("ddp", "fsdp") else "torchrun")
+        loop = launcher or loop
         run = _launch(args, loop, processes, child, timeout=min(600, max(60, budget())))
         oom = any(r.get("oom") for r in run["results"])
         fine = run["returncode"] == 0 and len(run["results"]) == processes and not oom
-        for strategy in group.split(","):
+        for label in labels:
+            strategy = bare[label]
             entry = {k: run[k] for k in ("command", "returncode", "seconds")}
-            entry.update(strategy=strategy, processes=processes, oom=oom, ok=fine)
+            entry.update(strategy=label, processes=processes, oom=oom, ok=fine)
             entry["errors"] = [r["error"] for r in run["results"] if r.get("error")]
             if fine:
                 per_rank = [r["rounds"][strategy] for r in run["results"]]
@@ -431,8 +610,12 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
                 entry["tokens_per_s"] = statistics.median(entry["rounds"])
                 peaks = [r["peak_memory_gib"][strategy] for r in run["results"] if r["peak_memory_gib"]]
                 entry["peak_memory_gib"] = max(peaks) if peaks else None
+                entry["allocator"] = {r["rank"]: r.get("allocator", {}).get(strategy) for r in run["results"]}
+                entry["profile"] = {
+                    r["rank"]: r["profile"][strategy] for r in run["results"] if r.get("profile", {}).get(strategy)
+                }
             runs.append(entry)
-            print(f"  fsdp {strategy:15} x{processes}: ok={fine} oom={oom} {entry.get('rounds')}", flush=True)
+            print(f"  fsdp {label:15} x{processes}: ok={fine} oom={oom} {entry.get('rounds')}", flush=True)
         expected_oom = group == "ddp" and args.device == "cuda" and not args.quick
         if not fine and not (oom and expected_oom):
             report["errors"].append({"what": f"fsdp {group}", "stderr": run["stderr_tail"][:1500]})
@@ -448,6 +631,7 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
         first["ok"] = first["ok"] and r["ok"]
         first["oom"] = first["oom"] or r["oom"]
         first.setdefault("errors", []).extend(r.get("errors", []))
+        first.setdefault("more_jobs", []).append({k: r.get(k) for k in ("command", "allocator", "profile")})
         if r.get("rounds"):
             first["rounds"] = first.get("rounds", []) + r["rounds"]
             first["tokens_per_s"] = statistics.median(first["rounds"])
@@ -458,6 +642,46 @@ def fsdp_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> 
         if raw is not None and r is not raw and r.get("rounds") and len(r["rounds"]) == len(raw["rounds"]):
             each = [v / b for v, b in zip(r["rounds"], raw["rounds"], strict=True)]
             r["ratio_to_raw"] = {"median": statistics.median(each), "min": min(each), "max": max(each)}
+
+
+def _fsdp_diagnosis(fsdp: list[dict[str, Any]]) -> list[str]:
+    """Rank 0's allocator counters (every job) and profiled steps (the first job of each loop), side by side."""
+    lines: list[str] = []
+    rows = []
+    for r in fsdp:
+        for job in [r, *r.get("more_jobs", [])]:
+            for run in (job.get("allocator") or {}).get(0) or (job.get("allocator") or {}).get("0") or []:
+                if not run:
+                    continue  # the CPU has no caching allocator
+                rows.append(f"| {r['strategy']} | {run.get('alloc_retries')} | {run.get('device_mallocs')} | "
+                            f"{run.get('device_frees')} | {run.get('reserved_peak_gib')} |")  # fmt: skip
+    if rows:
+        lines += ["### Caching allocator, rank 0, each run (cudaMalloc retries under the cap free the cache and "
+                  "synchronise)", "", "| loop | alloc retries | cudaMalloc | cudaFree | peak reserved GiB |",
+                  "|---|---|---|---|---|", *rows, ""]  # fmt: skip
+    profiled = []
+    for r in fsdp:
+        prof = next(
+            (p for job in [r, *r.get("more_jobs", [])] if (p := (job.get("profile") or {}).get(0) or
+             (job.get("profile") or {}).get("0"))), None
+        )  # fmt: skip
+        if prof:
+            profiled.append((r["strategy"], prof))
+    if profiled:
+        kinds = list(profiled[0][1]["device_ms_per_step"])
+        lines += ["### Profiled steps after the timed window, rank 0, per optimizer step (ms)", "",
+                  "| loop | steps | host wall | " + " | ".join(f"device: {k}" for k in kinds) +
+                  " | cudaMalloc | cudaFree |", "|---|---|---|" + "---|" * (len(kinds) + 2)]  # fmt: skip
+        for name, p in profiled:
+            calls = p["host_calls_per_step"]
+            cells = " | ".join(str(p["device_ms_per_step"][k]) for k in kinds)
+            lines.append(f"| {name} | {p['optimizer_steps']} | {p['wall_ms_per_step']} | {cells} | "
+                         f"{calls.get('cudaMalloc')} | {calls.get('cudaFree')} |")  # fmt: skip
+        lines.append("")
+        for name, p in profiled:
+            shown = [f"{k['ms_per_step']} ms ×{k['calls_per_step']} {k['name'][:70]}" for k in p["top_kernels"][:8]]
+            lines += [f"Top kernels, {name}: " + "; ".join(shown), ""]
+    return lines
 
 
 def checkpoint_part(args: argparse.Namespace, report: dict[str, Any], budget: Any) -> None:
@@ -554,7 +778,12 @@ def markdown(report: dict[str, Any]) -> str:
             "| strategy | GPUs | result | tokens/s: median (each round) | to hand-written | peak memory/GPU (GiB) |"
         )
         lines += [title, "", header, "|---|---|---|---|---|---|"]
-        names = {"raw": "hand-written FSDP2", "fsdp": "accelplug fsdp", "ddp": "accelplug ddp"}
+        names = {
+            "raw": "hand-written FSDP2",
+            "raw-old": "hand-written FSDP2, the earlier loop",
+            "fsdp": "accelplug fsdp",
+            "ddp": "accelplug ddp",
+        }
         for r in fsdp:
             result = "out of memory" if r["oom"] else ("trained" if r["ok"] else "failed")
             peak = f"{r['peak_memory_gib']:.2f}" if r.get("peak_memory_gib") else "—"
@@ -566,6 +795,7 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {name} | {r['processes']} | {result} | {speed} | {shown} | {peak} |")
         lines += [f"- {r['strategy']}: {e[:400]}" for r in fsdp for e in r.get("errors", [])[:1]]
         lines.append("")
+        lines += _fsdp_diagnosis(fsdp)
     if "checkpoint" in report:
         c = report["checkpoint"]
         lines += ["### Sharded checkpoint", "", f"Saved by {c['saved_by']} processes ({len(c['shard_files'])} shard "
@@ -590,6 +820,9 @@ def main() -> int:
     parser.add_argument("--cap-gib", type=float, default=12.0)
     parser.add_argument("--fsdp-steps", type=int, default=10)
     parser.add_argument("--fsdp-rounds", type=int, default=2)
+    parser.add_argument(
+        "--fsdp-profile-steps", type=int, default=0, help="steps after the timed window under torch.profiler"
+    )
     parser.add_argument(
         "--fsdp-groups", default="ddp+raw,fsdp+lightning-fsdp", help="jobs separated by +, strategies of a job by ,"
     )

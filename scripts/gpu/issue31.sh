@@ -3,6 +3,10 @@
 #
 #   bash scripts/gpu/issue31.sh ddp     # crash-to-exit (benchmarks/crash_exit.py), then DDP eager and compiled
 #   bash scripts/gpu/issue31.sh fsdp    # FSDP against hand-written FSDP2, then the Llama-style anchor (+ fp8)
+#   bash scripts/gpu/issue31.sh fsdpbase  # FSDP against the fair hand-written FSDP2 loop (raw) and the earlier one
+#                                       # (raw-old), 3 rotated rounds of separate jobs, profiled steps; then one job
+#                                       # changing one thing of raw-old at a time (why raw-old was slower)
+#   bash scripts/gpu/issue31.sh launchers # the hand-written loop under accelplug launch, the Trainer under torchrun
 #   bash scripts/gpu/issue31.sh final   # the anchor again (compiled activation checkpointing), FSDP one job per
 #                                       # run, compiled DDP ResNet50
 #
@@ -59,7 +63,20 @@ case "${1:-ddp}" in
       --parts ddp-compile --one-gpu no --models ${MODELS:-resnet50} --compiled-loops raw,raw-inner,accelplug --steps 80 \
       --warmup 10 --budget-s 400
     ;;
-  *) echo "usage: $0 ddp|fsdp|final" >&2; exit 2 ;;
+  fsdpbase)
+    step fsdp "${FSDP_S:-420}" python3 benchmarks/multi_gpu.py ${BENCH_ARGS:-} ${QUICK:-} --out "$OUT/work/fsdp" --parts fsdp \
+      --fsdp-groups "raw-old+raw+fsdp+fsdp+raw-old+raw+raw+fsdp+raw-old" --fsdp-steps 30 --fsdp-profile-steps 3 \
+      --budget-s 410
+    step diag "${DIAG_S:-160}" python3 benchmarks/multi_gpu.py ${BENCH_ARGS:-} ${QUICK:-} --out "$OUT/work/diag" \
+      --parts fsdp --fsdp-groups "raw-old,raw-tf32,raw-free,raw-nocache,raw,raw-reshard-root" --fsdp-rounds 1 \
+      --fsdp-steps 30 --budget-s 150
+    ;;
+  launchers)  # the same loops each under the other launcher: raw@accelplug (accelplug launch), fsdp@torchrun
+    step fsdp "${FSDP_S:-300}" python3 benchmarks/multi_gpu.py ${BENCH_ARGS:-} ${QUICK:-} --out "$OUT/work/launchers" \
+      --parts fsdp --fsdp-steps 30 --budget-s "${LAUNCHERS_BUDGET_S:-290}" \
+      --fsdp-groups "raw@accelplug+raw+fsdp@torchrun+fsdp+fsdp+fsdp@torchrun+raw+raw@accelplug"
+    ;;
+  *) echo "usage: $0 ddp|fsdp|fsdpbase|launchers|final" >&2; exit 2 ;;
 esac
 for f in "$OUT"/work/*/*.md; do echo "---- $f"; cat "$f"; cp "$f" "$OUT/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 for f in "$OUT"/work/*.log; do echo "---- tail $f"; tail -n 8 "$f" | cut -c1-300; done

@@ -49,6 +49,7 @@ MOVED: Mapping[str, str] = {
     "checkpoint_plugins.wrapping": "checkpoint.wrapping",
     "callbacks.throughput": "measure.throughput",
     "strategies.collectives": "distributed.collectives",
+    "fabric.init": "strategies.init_contexts",
     "demo": "demos.classifier",
 }
 

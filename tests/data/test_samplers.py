@@ -121,12 +121,14 @@ def test_a_batch_sampler_that_cannot_be_made_again_is_refused_with_what_to_do() 
         with_distributed_sampler(loader, 2, 0, seed=0)
 
 
-def test_a_sampler_without_length_is_refused() -> None:
+def test_a_sampler_without_length_is_refused_with_lightnings_type_and_phrase() -> None:
     class Endless(Sampler[int]):
         def __iter__(self) -> Iterator[int]:
             return iter(range(3))
 
-    with pytest.raises(MisconfigurationException, match=r"Endless has no length"):
+    with pytest.raises(TypeError, match=r"You seem to have configured a sampler in your DataLoader.*Endless has no"):
+        DistributedSamplerWrapper(Endless(), num_replicas=2, rank=0)
+    with pytest.raises(MisconfigurationException, match=r"use_distributed_sampler=False"):
         DistributedSamplerWrapper(Endless(), num_replicas=2, rank=0)
 
 

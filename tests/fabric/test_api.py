@@ -212,6 +212,78 @@ def test_seed_everything_is_one_function_and_seeds_workers_from_fabric(monkeypat
     assert os.environ["PL_SEED_WORKERS"] == "1" and os.environ["PL_GLOBAL_SEED"] == "3"
 
 
+def test_a_loader_set_up_after_seed_everything_seeds_its_workers_as_lightning_fabrics_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lightning.fabric.utilities.seed import pl_worker_init_function
+
+    from accelplug.data.workers import worker_init_function
+
+    monkeypatch.delenv("PL_SEED_WORKERS", raising=False)
+    loaders = [fabric.setup_dataloaders(DataLoader(loops.dataset(4))) for fabric in _both()]
+    assert [loader.worker_init_fn for loader in loaders] == [None, None]
+    Fabric.seed_everything(3, verbose=False)
+    theirs, ours = (fabric.setup_dataloaders(DataLoader(loops.dataset(4))) for fabric in _both())
+    assert theirs.worker_init_fn.func is pl_worker_init_function and theirs.worker_init_fn.keywords == {"rank": 0}
+    assert ours.worker_init_fn.func is worker_init_function and ours.worker_init_fn.keywords == {"rank": 0}
+
+
+def test_creating_and_clipping_go_through_the_strategys_methods() -> None:
+    """A strategy sees Lightning Fabric's calls: ``module_init_context``, ``tensor_init_context``,
+    ``clip_gradients_norm`` and ``clip_gradients_value``, with the user's module and optimizer."""
+    from accelplug.strategies.single_device import SingleDeviceStrategy
+
+    calls: list[tuple[Any, ...]] = []
+
+    class Recording(SingleDeviceStrategy):
+        def module_init_context(self, empty_init: bool | None = None) -> Any:
+            calls.append(("module_init_context", empty_init))
+            return super().module_init_context(empty_init)
+
+        def tensor_init_context(self, empty_init: bool | None = None) -> Any:
+            calls.append(("tensor_init_context",))
+            return super().tensor_init_context(empty_init)
+
+        def clip_gradients_norm(self, module: Any, optimizer: Any, max_norm: float, **options: Any) -> Any:
+            calls.append(("clip_gradients_norm", module, optimizer, max_norm, options))
+            return super().clip_gradients_norm(module, optimizer, max_norm, **options)
+
+        def clip_gradients_value(self, module: Any, optimizer: Any, clip_val: float) -> None:
+            calls.append(("clip_gradients_value", module, optimizer, clip_val))
+            super().clip_gradients_value(module, optimizer, clip_val)
+
+    fabric = Fabric(accelerator="cpu", strategy=Recording(), precision="bf16-true")
+    with fabric.init_module():
+        original = Probe()
+    with fabric.init_tensor():
+        x = torch.ones(2, 3)
+    assert original.lin.weight.dtype == x.dtype == torch.bfloat16
+    optimizer = torch.optim.SGD(original.parameters(), lr=0.1)
+    model, opt = fabric.setup(original, optimizer)
+    fabric.backward(model(x).float().sum())
+    assert fabric.clip_gradients(model, opt, max_norm=2) is not None
+    assert fabric.clip_gradients(model, opt, clip_val=0.5) is None
+    assert calls == [
+        ("module_init_context", None),
+        ("tensor_init_context",),
+        ("clip_gradients_norm", original, optimizer, 2, {"norm_type": 2.0, "error_if_nonfinite": True}),
+        ("clip_gradients_value", original, optimizer, 0.5),
+    ]
+
+
+def test_a_script_started_by_lightnings_fabric_cli_may_not_launch_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    class WithRun(Fabric):
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setenv("LT_CLI_USED", "1")  # what `fabric run script.py` sets
+    for framework in (lightning_fabric.Fabric, Fabric):
+        with pytest.raises(RuntimeError, match=r"Calling  `\.launch\(\)` again is not allowed"):
+            framework(accelerator="cpu", devices=1).launch()
+    with pytest.raises(TypeError, match=r"Overriding `Fabric\.run\(\)` and launching from the CLI is not allowed"):
+        WithRun(accelerator="cpu", devices=1)
+
+
 def test_callbacks_get_the_keyword_arguments_their_signature_takes() -> None:
     calls: list[tuple[str, Any]] = []
 
@@ -236,7 +308,7 @@ def test_callbacks_get_the_keyword_arguments_their_signature_takes() -> None:
     fabric.call("on_epoch", epoch=1, loss=0.5)
     fabric.call("on_anything", a=1, b=2)
     fabric.call("no_such_hook", x=1)
-    with pytest.warns(UserWarning, match="not callable"):
+    with pytest.warns(UserWarning, match="Skipping the callback `Recorder.not_callable` because it is not callable"):
         fabric.call("not_callable")
     fabric.backward(model(torch.ones(1, 3)).sum())
     opt.step()
@@ -262,7 +334,7 @@ def test_log_reaches_every_logger_and_the_csv_matches_lightning_fabrics(tmp_path
             rows.append(list(csv.reader(handle)))
         assert Path(logger.log_dir).name == "version_0"
     assert rows[1] == rows[0]
-    with pytest.raises(MisconfigurationException, match="3 elements"):
+    with pytest.raises(MisconfigurationException, match=r"does not contain a single element, thus it cannot be"):
         Fabric(accelerator="cpu", devices=1).log("x", torch.ones(3))
 
 

@@ -59,14 +59,15 @@ def _fabric() -> Fabric:
     return Fabric(accelerator="cpu", devices=1)
 
 
-def test_setting_up_twice_or_with_foreign_optimizers_is_refused() -> None:
+def test_setting_up_a_wrapper_again_or_with_foreign_optimizers_is_refused() -> None:
     fabric = _fabric()
     net = loops.Net()
     model = fabric.setup(net)
-    with pytest.raises(MisconfigurationException, match=r"already set up \(it is what fabric.setup returned"):
+    with pytest.raises(ValueError, match="A model should be passed only once to the `setup` method"):
         fabric.setup(model)
-    with pytest.raises(MisconfigurationException, match="Net was already set up by this Fabric"):
-        fabric.setup_module(net)
+    with pytest.raises(MisconfigurationException, match="A model should be passed only once to the `setup_module`"):
+        fabric.setup_module(model)
+    assert fabric.setup_module(net).module is net  # the module itself again: accepted, as in Lightning
     other = loops.Net()
     foreign = torch.optim.SGD(loops.Net().parameters(), lr=0.1)
     with pytest.raises(MisconfigurationException, match=r"optimizer 0 \(SGD\) steps none of the parameters of Net"):
@@ -75,9 +76,9 @@ def test_setting_up_twice_or_with_foreign_optimizers_is_refused() -> None:
         fabric.setup(other, torch.optim.SGD(other.parameters(), lr=0.1), "adam")
     third = loops.Net()
     _, opt = fabric.setup(third, torch.optim.SGD(third.parameters(), lr=0.1))
-    with pytest.raises(MisconfigurationException, match="optimizer 0 was already set up"):
+    with pytest.raises(ValueError, match="An optimizer should be passed only once to the `setup_optimizers` method"):
         fabric.setup_optimizers(opt)
-    with pytest.raises(MisconfigurationException, match="at least one optimizer"):
+    with pytest.raises(MisconfigurationException, match="`setup_optimizers` requires at least one optimizer"):
         fabric.setup_optimizers()
     with pytest.raises(MisconfigurationException, match=r"expected a torch\.nn\.Module, got a str"):
         fabric.setup("model")
@@ -86,11 +87,11 @@ def test_setting_up_twice_or_with_foreign_optimizers_is_refused() -> None:
 def test_dataloader_mistakes_are_refused() -> None:
     fabric = _fabric()
     loader = fabric.setup_dataloaders(DataLoader(loops.dataset(4)))
-    with pytest.raises(MisconfigurationException, match="dataloader 0 was already set up"):
+    with pytest.raises(ValueError, match="A dataloader should be passed only once to the `setup_dataloaders`"):
         fabric.setup_dataloaders(loader)
-    with pytest.raises(MisconfigurationException, match="dataloader 1 is a list"):
+    with pytest.raises(TypeError, match=r"Only PyTorch DataLoader are currently supported.*dataloader 1 is a list"):
         fabric.setup_dataloaders(DataLoader(loops.dataset(4)), [1, 2])
-    with pytest.raises(MisconfigurationException, match="at least one DataLoader"):
+    with pytest.raises(MisconfigurationException, match="`setup_dataloaders` requires at least one dataloader"):
         fabric.setup_dataloaders()
 
 
@@ -98,25 +99,40 @@ def test_step_mistakes_are_refused() -> None:
     fabric = _fabric()
     net = loops.Net()
     model, opt = fabric.setup(net, torch.optim.SGD(net.parameters(), lr=0.1))
-    with pytest.raises(MisconfigurationException, match="pass one of them"):
+    with pytest.raises(MisconfigurationException, match="Only one of `clip_val` or `max_norm` can be set"):
         fabric.clip_gradients(model, opt, clip_val=1.0, max_norm=1.0)
-    with pytest.raises(MisconfigurationException, match="needs clip_val"):
+    with pytest.raises(MisconfigurationException, match="You have to specify either `clip_val` or `max_norm`"):
         fabric.clip_gradients(model, opt)
     with pytest.raises(MisconfigurationException, match="expected the optimizer"):
         fabric.clip_gradients(model, "opt", max_norm=1.0)
-    with pytest.raises(MisconfigurationException, match="set the model up first"):
+    with pytest.raises(TypeError, match="You need to set up the model first"):
         fabric.no_backward_sync(net)
     with pytest.raises(MisconfigurationException, match=r"reduce_op='avgg'.*Did you mean 'avg'"):
         fabric.all_reduce(torch.ones(1), reduce_op="avgg")
-    with pytest.raises(MisconfigurationException, match="no loggers were given"):
+    with pytest.raises(IndexError, match="no loggers were given"):
         _ = fabric.logger
+    with pytest.raises(ValueError, match="does not contain a single element, thus it cannot be converted to a scalar"):
+        fabric.log_dict({"pair": torch.ones(2)})
+
+
+def test_launching_what_a_called_function_returned_is_refused_as_lightning_refuses_it() -> None:
+    """``fabric.launch(train(fabric))`` passes ``train``'s ``None``: not taken for "no function"."""
+    import lightning.fabric as lightning_fabric
+
+    def train(fabric: object) -> None:
+        pass
+
+    for framework in (lightning_fabric.Fabric, Fabric):
+        with pytest.raises(TypeError, match="needs to be a callable, but got None"):
+            framework(accelerator="cpu", devices=1).launch(train(None))  # type: ignore[func-returns-value]
+    assert _fabric().launch() is None  # no function at all: the processes come up, nothing runs
 
 
 def test_launch_mistakes_and_a_distributed_strategy_used_before_launch_are_refused() -> None:
     fabric = _fabric()
-    with pytest.raises(MisconfigurationException, match=r"pass it uncalled"):
+    with pytest.raises(TypeError, match=r"needs to be a callable, but got 42: pass it uncalled"):
         fabric.launch(42)  # type: ignore[arg-type]
-    with pytest.raises(MisconfigurationException, match="must take at least one argument"):
+    with pytest.raises(MisconfigurationException, match="needs to take at least one argument"):
         fabric.launch(lambda: None)
     ddp = Fabric(accelerator="cpu", devices=2, strategy="ddp")
     with pytest.raises(MisconfigurationException, match=r"call fabric.launch\(\) first"):

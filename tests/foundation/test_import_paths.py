@@ -1,7 +1,7 @@
 """Where a name is imported from: Lightning's import paths hold no code, and paths accelplug had keep working.
 
 A module at one of Lightning's import paths (``accelplug.pytorch``, ``accelplug.plugins``,
-``accelplug.utilities``, ``accelplug.fabric.{accelerators,plugins,strategies,utilities}``) only imports
+``accelplug.utilities``, ``accelplug.fabric.{accelerators,loggers,plugins,strategies,utilities}``) only imports
 names and lists them in ``__all__``: the code lives in a room named by what it does, so "where does X live"
 has one answer. Read from the source with ``ast``, as the layering test reads the graph.
 """
@@ -25,6 +25,7 @@ LIGHTNING_PATHS = (
     "plugins",
     "utilities",
     "fabric/accelerators.py",
+    "fabric/loggers.py",
     "fabric/plugins",
     "fabric/strategies",
     "fabric/utilities",
@@ -115,11 +116,6 @@ def test_an_unknown_path_is_still_an_import_error() -> None:
         importlib.import_module("accelplug.no_such_module")
 
 
-#: Names two public classes still share, each waiting for the merge that leaves one class: Fabric's own
-#: loggers (``fabric/loggers.py``) become ``loggers/``'s. A test below fails when an entry is no longer shared.
-SHARED_UNTIL_MERGED = {"CSVLogger", "Logger", "TensorBoardLogger"}
-
-
 def public_classes() -> dict[str, list[str]]:
     """Class name -> the modules defining a public (not underscored) class of that name at module level."""
     found: dict[str, list[str]] = {}
@@ -132,10 +128,24 @@ def public_classes() -> dict[str, list[str]]:
 
 def test_no_two_public_classes_share_a_name() -> None:
     shared = {name: where for name, where in public_classes().items() if len(where) > 1}
-    unexpected = {name: where for name, where in shared.items() if name not in SHARED_UNTIL_MERGED}
-    assert not unexpected, f"one name, several classes (rename the one Lightning's API does not fix): {unexpected}"
+    assert not shared, f"one name, several classes (rename the one Lightning's API does not fix): {shared}"
 
 
-def test_every_name_waiting_for_its_merge_is_still_shared() -> None:
-    merged = [name for name in SHARED_UNTIL_MERGED if len(public_classes().get(name, [])) < 2]
-    assert not merged, f"no longer shared: remove them from SHARED_UNTIL_MERGED: {merged}"
+@pytest.mark.parametrize(
+    ("path", "name", "home"),
+    [
+        ("fabric.utilities.apply_func", "move_data_to_device", "data.batches"),
+        ("fabric.utilities.apply_func", "convert_tensors_to_scalars", "data.batches"),
+        ("fabric.utilities.apply_func", "convert_to_tensors", "data.batches"),
+        ("fabric.utilities.exceptions", "MisconfigurationException", "errors"),
+        ("fabric.utilities.warnings", "PossibleUserWarning", "errors"),
+        ("fabric.utilities.seed", "pl_worker_init_function", "data.workers"),
+    ],
+)
+def test_lightning_fabrics_utility_paths_give_accelplugs_one_object(path: str, name: str, home: str) -> None:
+    """Each of these is a public name at the same path in Lightning Fabric; here it is the room's object."""
+    lightning_module = importlib.import_module(f"lightning.{path}")
+    assert hasattr(lightning_module, name)
+    ours = getattr(importlib.import_module(f"accelplug.{path}"), name)
+    expected_name = "worker_init_function" if name == "pl_worker_init_function" else name
+    assert ours is getattr(importlib.import_module(f"accelplug.{home}"), expected_name)

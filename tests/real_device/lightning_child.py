@@ -110,12 +110,17 @@ def fabric(accelerator: str, **options: Any) -> dict[str, Any]:
 def main(folder: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"registered": register_with_lightning(), "again": register_with_lightning()}
     single = {"strategy": f"single_{NAME}"} if VULKAN else {}
-    out["trainer"] = fit(folder, NAME, **single)
+    out["trainer"] = fit(folder, NAME)  # strategy="auto": the adapter gives Lightning's strategy the device
     out["trainer/lightning-cpu"] = fit(folder, "cpu")
     out["fabric"] = fabric(NAME, **single)
     out["fabric/lightning-cpu"] = fabric("cpu")
     if VULKAN:
-        out["refused/auto-strategy"] = refusal(folder, NAME)
+        out["trainer/single-strategy"] = fit(folder, NAME, **single)
+        try:
+            fabric(NAME)
+            out["refused/fabric-auto-strategy"] = None
+        except Exception as exc:  # what Lightning lets through: the type is part of the answer
+            out["refused/fabric-auto-strategy"] = f"{type(exc).__name__}: {exc}"
         out["refused/16-mixed"] = refusal(folder, NAME, precision="16-mixed", **single)
         device_type = torch.accelerator.current_accelerator().type  # type: ignore[union-attr]
         out["16-mixed/plugin"] = fit(folder, NAME, plugins=[MixedPrecision("16-mixed", device=device_type)], **single)

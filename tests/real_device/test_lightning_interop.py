@@ -66,8 +66,14 @@ def test_lightnings_trainer_and_fabric_run_a_cpu_plugin_with_their_own_cpu_losse
     assert on_example_plugin["fabric"]["losses"] == on_example_plugin["fabric/lightning-cpu"]["losses"]
 
 
-def test_one_device_with_strategy_auto_is_refused_not_trained_on_the_cpu(on_vulkan: Report) -> None:
-    assert on_vulkan["refused/auto-strategy"] == (
+def test_lightnings_trainer_with_its_single_device_strategy_named_trains_as_with_auto(on_vulkan: Report) -> None:
+    named, auto = on_vulkan["trainer/single-strategy"], on_vulkan["trainer"]
+    assert (named["root_device"], named["batch_devices"]) == ("vulkan:0", ["vulkan:0"])
+    assert named["losses"] == auto["losses"]
+
+
+def test_fabric_on_one_device_with_strategy_auto_is_refused_not_trained_on_the_cpu(on_vulkan: Report) -> None:
+    assert on_vulkan["refused/fabric-auto-strategy"] == (
         "MisconfigurationException: Lightning placed this run of accelerator 'torch_accelerator' on 'cpu': with "
         "strategy='auto' and one device, Lightning 2.x gives an accelerator it does not know by type a single-device "
         "strategy on the CPU. Pass strategy='single_torch_accelerator' (registered by accelplug's "

@@ -103,6 +103,20 @@ def test_the_default_policy_shards_module_list_elements(example: ModuleType) -> 
     assert "blocks.0.mlp.0.weight" in model.state_dict(), "state_dict keys stay the user's"
 
 
+def test_the_root_keeps_its_parameters_gathered_after_forward_and_the_blocks_reshard(example: ModuleType) -> None:
+    """torch's advice for the root (backward starts with it): no second all-gather of the root each step."""
+    from torch.distributed.tensor import DTensor
+
+    model = example.TinyTransformer(depth=2)
+    trainer = Trainer(accelerator="cpu", devices=1, strategy="fsdp", max_steps=1, **_quiet())
+    trainer.fit(model, _loader(example))
+    tokens = next(iter(_loader(example)))[0]
+    model(tokens)
+    root_own = [p for name, p in model.named_parameters() if not name.startswith("blocks.")]
+    assert root_own and not any(isinstance(p, DTensor) for p in root_own)
+    assert all(isinstance(p, DTensor) for p in model.blocks.parameters())
+
+
 def test_validation_before_training_then_validate_and_predict_work_under_fsdp(example: ModuleType) -> None:
     # The sanity check gathers parameters before any training step: under inference_mode they would become
     # inference tensors that the first backward cannot use, so FSDP evaluates under no_grad (as Lightning does).

@@ -409,10 +409,10 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         Every process must call it with tensors of one shape. With one process nothing is added, as in
         Lightning. ``sync_grads=True`` lets gradients flow back to each process's own part.
         """
-        from ..distributed.collectives import apply_to_tensors, as_tensors
+        from ..data.batches import apply_to_tensors, convert_to_tensors
 
         strategy = self.trainer.strategy
-        tensors = as_tensors(data, self.device)
+        tensors = convert_to_tensors(data, self.device)
         return apply_to_tensors(tensors, lambda t: strategy.all_gather(t, group=group, sync_grads=sync_grads))
 
     @property

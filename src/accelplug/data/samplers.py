@@ -38,6 +38,10 @@ def sampler_seed() -> int:
     return value
 
 
+class _SamplerWithoutLength(MisconfigurationException, TypeError):
+    """A custom sampler to share out over processes has no length (Lightning raises a ``TypeError``)."""
+
+
 class DistributedSamplerWrapper(DistributedSampler[Any]):
     """A custom sampler's order shared out over processes (Lightning's ``DistributedSamplerWrapper``).
 
@@ -48,10 +52,12 @@ class DistributedSamplerWrapper(DistributedSampler[Any]):
     """
 
     def __init__(self, sampler: Sampler[Any] | Any, *args: Any, **kwargs: Any) -> None:
-        if not isinstance(sampler, Sized):
-            raise MisconfigurationException(
-                f"a {type(sampler).__name__} has no length, so its indices cannot be shared out over processes; "
-                "give it a __len__, or pass use_distributed_sampler=False and shard the data yourself."
+        if not isinstance(sampler, Sized) or len(sampler) == float("inf"):
+            raise _SamplerWithoutLength(
+                "You seem to have configured a sampler in your DataLoader which does not provide a finite "
+                f"`__len__` method: a {type(sampler).__name__} has no length, so its indices cannot be shared out "
+                "over processes; give it a __len__, or pass use_distributed_sampler=False and shard the data "
+                "yourself."
             )
         self.sampler = sampler
         super().__init__(range(len(sampler)), *args, **kwargs)  # type: ignore[arg-type]

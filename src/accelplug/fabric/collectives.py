@@ -15,10 +15,11 @@ from typing import Any
 
 import torch
 
-from ..distributed.collectives import apply_to_tensors, distributed, gather_tensor
+from ..data.batches import apply_to_tensors
+from ..distributed.collectives import distributed, gather_tensor
 from ..errors import MisconfigurationException, did_you_mean
 
-__all__ = ["all_gather", "all_reduce", "apply_to_tensors", "broadcast", "distributed", "rank_zero_first"]
+__all__ = ["all_gather", "all_reduce", "broadcast", "rank_zero_first"]
 
 _OPS = ("mean", "avg", "sum", "max", "min", "product")
 

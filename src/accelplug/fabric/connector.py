@@ -96,6 +96,7 @@ def plan(
                 "plugins= and the strategy's checkpoint_io= both name the checkpoint writer; choose one."
             )
         strategy_object.checkpoint_io = sorted_plugins.checkpoint_io
+    strategy_object.precision_plugin = precision_object  # the strategy's init contexts read it, as under a Trainer
     if start_method != "popen" and not strategy_object.is_distributed:
         start_method = "popen"  # one device: nothing to start
     return FabricPlan(

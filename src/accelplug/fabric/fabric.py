@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException
 from ..seed import seed_everything as _seed_everything
 from . import checkpoints, collectives
 from .connector import FabricPlan, plan
-from .init import module_init_context, tensor_init_context
 from .preparation import Preparation
-from .transfer import move_to, to_tensors
 from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
 
 if TYPE_CHECKING:
@@ -44,6 +43,10 @@ if TYPE_CHECKING:
     from ..strategies.base import Strategy
 
 __all__ = ["Fabric"]
+
+
+def _no_function(_fabric: Any) -> None:
+    """``launch()``'s default: bring the processes up and run nothing (a marker, never called)."""
 
 
 class Fabric:
@@ -86,6 +89,11 @@ class Fabric:
 
     def _wrap_run(self) -> None:
         if type(self).run is not Fabric.run:  # Lightning's subclass pattern: fabric.run(...) runs launched
+            if _launched_by_lightning_cli():
+                raise _WrongObject(
+                    "Overriding `Fabric.run()` and launching from the CLI is not allowed. Run the script normally, "
+                    "or call fabric = Fabric(...); fabric.setup(...) directly."
+                )
             user_run = type(self).run.__get__(self)
             self.run = lambda *a, **k: self.launch(lambda _fabric: user_run(*a, **k))  # type: ignore[method-assign]
 
@@ -143,18 +151,26 @@ class Fabric:
     def logger(self) -> Any:
         """The first logger (the main one)."""
         if not self._loggers:
-            raise MisconfigurationException("fabric.logger: no loggers were given; pass Fabric(loggers=[...]).")
+            raise _NoLogger(
+                "fabric.logger: no loggers were given (list index out of range); pass Fabric(loggers=[...])."
+            )
         return self._loggers[0]
 
     # ---- launching -----------------------------------------------------------------------------------
-    def launch(self, function: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> Any:
+    def launch(self, function: Callable[..., Any] = _no_function, *args: Any, **kwargs: Any) -> Any:
         """Start one process per device if needed (see :mod:`.launching`), set this one up, run ``function``.
 
-        Without a function it returns None; calling it again without one does nothing.
+        Without a function it returns None; calling it again without one does nothing. ``None`` is not "no
+        function": it is what ``fabric.launch(train(fabric))`` passes, a mistake refused as Lightning does.
         """
         from .launching import launch
 
-        if function is not None:
+        if _launched_by_lightning_cli():
+            raise _LaunchedByCli(
+                "This script was launched through the CLI, and processes have already been created. Calling  "
+                "`.launch()` again is not allowed: remove fabric.launch() from the script."
+            )
+        if function is not _no_function:
             _check_function(function)
             return launch(self._plan, self._bring_up, functools.partial(function, self, *args, **kwargs))
         if self._launched:
@@ -239,7 +255,9 @@ class Fabric:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
         self._require_launched("setup_optimizers")
         if not optimizers:
-            raise MisconfigurationException("fabric.setup_optimizers() needs at least one optimizer.")
+            raise MisconfigurationException(
+                "`setup_optimizers` requires at least one optimizer as input: fabric.setup_optimizers(optimizer)."
+            )
         for index, optimizer in enumerate(optimizers):
             self._prepare.check_optimizer(optimizer, index, "setup_optimizers")
             self._prepare.check_not_meta(optimizer, index)
@@ -251,7 +269,8 @@ class Fabric:
     ) -> Any:
         """Each loader sharded across processes (a ``DistributedSampler``) and moving batches to the device."""
         self._require_launched("setup_dataloaders")
-        out = self._prepare.dataloaders(dataloaders, use_distributed_sampler, self.device if move_to_device else None)
+        device = self.device if move_to_device else None
+        out = self._prepare.dataloaders(dataloaders, use_distributed_sampler, device, self.global_rank)
         return out[0] if len(out) == 1 else out
 
     # ---- the step ------------------------------------------------------------------------------------
@@ -278,12 +297,14 @@ class Fabric:
         """Clip by value (``clip_val``) or by norm (``max_norm``; returns the total norm before clipping)."""
         if clip_val is not None and max_norm is not None:
             raise MisconfigurationException(
-                f"fabric.clip_gradients(clip_val={clip_val!r}, max_norm={max_norm!r}): pass one of them "
+                "Only one of `clip_val` or `max_norm` can be set as this specifies the underlying clipping "
+                f"algorithm: fabric.clip_gradients(clip_val={clip_val!r}, max_norm={max_norm!r}) gives both "
                 "(clip_val clips each value, max_norm the total norm)."
             )
         if clip_val is None and max_norm is None:
             raise MisconfigurationException(
-                "fabric.clip_gradients needs clip_val=... (clip each gradient value) or max_norm=... (clip the norm)."
+                "You have to specify either `clip_val` or `max_norm` to do gradient clipping: "
+                "fabric.clip_gradients(model, optimizer, max_norm=1.0) (or clip_val=... to clip each value)."
             )
         raw_module, raw_optimizer = unwrap(module), unwrap(optimizer)
         if not isinstance(raw_optimizer, torch.optim.Optimizer):
@@ -293,15 +314,12 @@ class Fabric:
         if id(raw_optimizer) not in self._unscaled:
             self._precision.unscale(raw_optimizer)
             self._unscaled.add(id(raw_optimizer))
-        value = float(clip_val if clip_val is not None else max_norm)  # type: ignore[arg-type]
-        algorithm = "value" if clip_val is not None else "norm"
-        norm = self._strategy.clip_gradients(
-            raw_module,
-            raw_optimizer,
-            value,
-            algorithm,
-            norm_type=float(norm_type),
-            error_if_nonfinite=error_if_nonfinite,
+        if clip_val is not None:
+            self._strategy.clip_gradients_value(raw_module, raw_optimizer, clip_val=clip_val)
+            return None
+        assert max_norm is not None  # one of the two was given (checked above)
+        norm = self._strategy.clip_gradients_norm(
+            raw_module, raw_optimizer, max_norm=max_norm, norm_type=norm_type, error_if_nonfinite=error_if_nonfinite
         )
         full = getattr(norm, "full_tensor", None)  # a sharded model's norm is a DTensor
         return full() if callable(full) else norm
@@ -316,9 +334,9 @@ class Fabric:
     def no_backward_sync(self, module: Any, enabled: bool = True) -> AbstractContextManager[Any]:
         """Skip the gradient all-reduce of the micro-batches that only accumulate (forward and backward inside)."""
         if not isinstance(unwrap_compiled(module)[0], FabricModule):
-            raise MisconfigurationException(
-                f"fabric.no_backward_sync(module={type(module).__name__}): set the model up first "
-                "(model = fabric.setup(model, ...)) and pass what setup returned."
+            raise _WrongObject(
+                "You need to set up the model first before you can call `fabric.no_backward_sync()`: "
+                f"model = fabric.setup(model, ...), then pass what setup returned (got a {type(module).__name__})."
             )
         wrapper: FabricModule = unwrap_compiled(module)[0]
         if not enabled or not self._strategy.is_distributed:
@@ -336,11 +354,11 @@ class Fabric:
 
     def all_gather(self, data: Any, group: Any = None, sync_grads: bool = False) -> Any:
         self._require_launched("all_gather")
-        return collectives.all_gather(to_tensors(data, self.device), group, sync_grads)
+        return collectives.all_gather(convert_to_tensors(data, self.device), group, sync_grads)
 
     def all_reduce(self, data: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
         self._require_launched("all_reduce")
-        return collectives.all_reduce(to_tensors(data, self.device), group, reduce_op)
+        return collectives.all_reduce(convert_to_tensors(data, self.device), group, reduce_op)
 
     @contextmanager
     def rank_zero_first(self, local: bool = False) -> Generator[None, None, None]:
@@ -349,8 +367,8 @@ class Fabric:
 
     # ---- creating and moving -------------------------------------------------------------------------
     def init_tensor(self) -> AbstractContextManager[Any]:
-        """Tensors created inside are on the device, in the precision's dtype."""
-        return tensor_init_context(self.device, self._precision)
+        """Tensors created inside are on the device, in the precision's dtype (the strategy's context)."""
+        return self._strategy.tensor_init_context()
 
     @contextmanager
     def sharded_model(self) -> Generator[None, None, None]:
@@ -367,19 +385,17 @@ class Fabric:
         yield
 
     def init_module(self, empty_init: bool | None = None) -> AbstractContextManager[Any]:
-        """A model built inside is created on the device in the precision's dtype (see :mod:`.init`)."""
-        from ..strategies.fsdp import FSDPStrategy
-
+        """A model built inside is created on the device in the precision's dtype (the strategy's context, see
+        :mod:`accelplug.strategies.init_contexts`)."""
         self._require_launched("init_module")
-        sharded = isinstance(self._strategy, FSDPStrategy)
-        return module_init_context(self.device, self._precision, sharded=sharded, empty_init=empty_init)
+        return self._strategy.module_init_context(empty_init=empty_init)
 
     def to_device(self, obj: Any) -> Any:
         """A module, tensor or collection of tensors on this process's device."""
         if isinstance(obj, torch.nn.Module):
             obj.to(self.device)
             return obj
-        return move_to(obj, self.device)
+        return move_data_to_device(obj, self.device)
 
     # ---- checkpoints ---------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], state: Mapping[str, Any], filter: Any = None) -> None:
@@ -417,7 +433,7 @@ class Fabric:
 
     def log_dict(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
         """Send ``metrics`` (tensors become Python numbers) to every logger."""
-        scalars = {name: _scalar(name, value) for name, value in metrics.items()}
+        scalars = convert_tensors_to_scalars(metrics)
         for logger in self._loggers:
             logger.log_metrics(metrics=scalars, step=step)
 
@@ -429,7 +445,9 @@ class Fabric:
                 continue
             if not callable(method):
                 warnings.warn(
-                    f"skipping {type(callback).__name__}.{hook_name}: it is not callable.", UserWarning, stacklevel=2
+                    f"Skipping the callback `{type(callback).__name__}.{hook_name}` because it is not callable.",
+                    UserWarning,
+                    stacklevel=2,
                 )
                 continue
             method(*args, **_accepted(method, kwargs))
@@ -441,6 +459,24 @@ class Fabric:
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
+class _WrongObject(MisconfigurationException, TypeError):
+    """A Fabric call given the wrong kind of object, or a subclass run from Lightning's CLI (Lightning: a
+    ``TypeError``)."""
+
+
+class _LaunchedByCli(MisconfigurationException, RuntimeError):
+    """``launch()`` in a script Lightning's ``fabric run`` CLI started (Lightning raises a ``RuntimeError``)."""
+
+
+class _NoLogger(MisconfigurationException, IndexError):
+    """``fabric.logger`` without loggers (Lightning's ``IndexError`` from ``loggers[0]``)."""
+
+
+def _launched_by_lightning_cli() -> bool:
+    """Whether Lightning's ``fabric run`` CLI started this script (it sets ``LT_CLI_USED=1``)."""
+    return os.environ.get("LT_CLI_USED", "0").strip() not in ("", "0")
+
+
 def _as_list(value: Any, what: str) -> list[Any]:
     if value is None:
         return []
@@ -453,32 +489,19 @@ def _as_list(value: Any, what: str) -> list[Any]:
 
 def _check_function(function: object) -> None:
     if not callable(function):
-        raise MisconfigurationException(
-            f"fabric.launch({function!r}): expected a function; pass it uncalled: fabric.launch(train), not "
-            "fabric.launch(train())."
+        raise _WrongObject(
+            f"`Fabric.launch(...)` needs to be a callable, but got {function!r}: pass it uncalled, "
+            "fabric.launch(train), not fabric.launch(train())."
         )
     try:
         parameters = inspect.signature(function).parameters
     except (TypeError, ValueError):
         return
     if not parameters:
-        raise MisconfigurationException(
-            f"fabric.launch({getattr(function, '__name__', function)!r}): the function must take at least one "
-            "argument, the Fabric object: def train(fabric): ..."
+        raise _WrongObject(
+            f"`Fabric.launch(function={getattr(function, '__name__', function)})` needs to take at least one "
+            "argument, the Fabric object the launcher passes in: def train(fabric): ..."
         )
-
-
-def _scalar(name: str, value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            raise MisconfigurationException(
-                f"fabric.log({name!r}, ...): a tensor of {value.numel()} elements is not one number; log a scalar "
-                "(e.g. value.mean())."
-            )
-        return value.item()
-    if isinstance(value, Mapping):
-        return {k: _scalar(f"{name}/{k}", v) for k, v in value.items()}
-    return value
 
 
 def _accepted(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:

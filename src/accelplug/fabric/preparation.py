@@ -9,7 +9,6 @@ so an optimizer built on the originals gets the replacements swapped in before i
 
 from __future__ import annotations
 
-import os
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -38,36 +37,31 @@ class Preparation:
         self.callbacks = callbacks
         self.unscaled = unscaled
         self.models = 0
-        self._set_up: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
         #: id(old parameter) -> (a weak reference to it, the parameter that replaced it).
         self._replaced: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """A process started with ``ddp_spawn`` gets the strategy and precision, not this process's bookkeeping."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_set_up", "_replaced")}
+        return {k: v for k, v in self.__dict__.items() if k != "_replaced"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._set_up = weakref.WeakSet()
         self._replaced = {}
 
-    # ---- checks --------------------------------------------------------------------------------------
-    def check_module(self, module: object, what: str) -> torch.nn.Module:
-        """The user's module behind ``module`` (``torch.compile`` looked through), refused if set up before."""
+    # ---- checks ----------------------------------------------------------------------------------
+    @staticmethod
+    def check_module(module: object, what: str) -> torch.nn.Module:
+        """The user's module behind ``module`` (``torch.compile`` looked through), refused if it is already what
+        ``setup`` returned. A module set up again is accepted, as in Lightning (it gets another wrapper)."""
         original, _ = unwrap_compiled(module)
         if isinstance(original, FabricModule):
             raise MisconfigurationException(
-                f"fabric.{what}: this module was already set up (it is what fabric.setup returned); pass each model "
-                "once."
+                f"A model should be passed only once to the `{what}` method: this one is what fabric.{what} returned "
+                "before; pass the module you built."
             )
         if not isinstance(original, torch.nn.Module):
             raise MisconfigurationException(
                 f"fabric.{what}(module={module!r}): expected a torch.nn.Module, got a {type(module).__name__}."
-            )
-        if original in self._set_up:
-            raise MisconfigurationException(
-                f"fabric.{what}: {type(original).__name__} was already set up by this Fabric; use the object the "
-                "first call returned."
             )
         return original
 
@@ -75,8 +69,8 @@ class Preparation:
     def check_optimizer(optimizer: object, index: int, what: str) -> None:
         if isinstance(optimizer, FabricOptimizer):
             raise MisconfigurationException(
-                f"fabric.{what}: optimizer {index} was already set up (it is what fabric.setup returned); pass each "
-                "optimizer once."
+                f"An optimizer should be passed only once to the `{what}` method: optimizer {index} is what "
+                "fabric.setup returned before; pass the torch optimizer you built."
             )
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise MisconfigurationException(
@@ -114,7 +108,6 @@ class Preparation:
             old = before.get(name)
             if old is not None and old is not param:
                 self._remember(old, param)
-        self._set_up.add(original)
         self.models += 1
         placed = device if move_to_device else None
         return FabricModule(prepared, self.strategy, self.precision, compiled=compiled, device=placed)
@@ -134,28 +127,38 @@ class Preparation:
         ]
 
     def dataloaders(
-        self, dataloaders: Sequence[Any], use_distributed_sampler: bool, device: torch.device | None
+        self, dataloaders: Sequence[Any], use_distributed_sampler: bool, device: torch.device | None, rank: int
     ) -> list[FabricDataLoader]:
+        """Each loader sharded (a distributed sampler), its workers seeded after ``seed_everything(workers=True)``
+        (Lightning's ``pl_worker_init_function`` for this rank), wrapped to move batches to ``device``."""
         from torch.utils.data import DataLoader
 
+        from ..data.samplers import sampler_seed
+        from ..data.workers import add_worker_seeding
+
         if not dataloaders:
-            raise MisconfigurationException("fabric.setup_dataloaders() needs at least one DataLoader.")
+            raise MisconfigurationException(
+                "`setup_dataloaders` requires at least one dataloader as input: fabric.setup_dataloaders(loader, ...)."
+            )
         for index, loader in enumerate(dataloaders):
             if isinstance(loader, FabricDataLoader):
                 raise MisconfigurationException(
-                    f"fabric.setup_dataloaders: dataloader {index} was already set up; pass each dataloader once."
+                    "A dataloader should be passed only once to the `setup_dataloaders` method: dataloader "
+                    f"{index} is what setup_dataloaders returned before."
                 )
+        for index, loader in enumerate(dataloaders):
             if not isinstance(loader, DataLoader):
-                raise MisconfigurationException(
-                    f"fabric.setup_dataloaders: dataloader {index} is a {type(loader).__name__}; only "
-                    "torch.utils.data.DataLoader objects can be set up."
+                raise _NotADataLoader(
+                    f"Only PyTorch DataLoader are currently supported in `setup_dataloaders`: dataloader {index} is "
+                    f"a {type(loader).__name__}; wrap it in torch.utils.data.DataLoader."
                 )
-        seed = _shuffle_seed()
+        seed = sampler_seed()
         out = []
         for loader in dataloaders:
             if use_distributed_sampler:
                 loader = self.strategy.prepare_dataloader(loader, shuffle_seed=seed)
-            out.append(FabricDataLoader(loader, device, self.strategy))
+            add_worker_seeding(loader, rank)
+            out.append(FabricDataLoader(self.strategy.process_dataloader(loader), device, self.strategy))
         return out
 
     def _remember(self, old: torch.Tensor, new: torch.Tensor) -> None:
@@ -171,15 +174,8 @@ class Preparation:
         return entry[1] if entry is not None and entry[0]() is param else param
 
 
-def _shuffle_seed() -> int:
-    """The distributed sampler's shuffling seed: ``seed_everything``'s, as in Lightning (0 without one)."""
-    raw = os.environ.get("PL_GLOBAL_SEED", "").strip() or "0"
-    if not raw.isdigit():
-        raise MisconfigurationException(
-            f"environment variable PL_GLOBAL_SEED={raw!r} is not a seed (a non-negative integer); "
-            "set it with fabric.seed_everything(seed)."
-        )
-    return int(raw)
+class _NotADataLoader(MisconfigurationException, TypeError):
+    """``setup_dataloaders`` was given something else than a DataLoader (Lightning: a ``TypeError``)."""
 
 
 def _warn_mixed_devices(module: torch.nn.Module) -> None:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
-from .transfer import move_to
 
 if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
@@ -293,6 +293,7 @@ class FabricDataLoader:
         self.__dict__.update(dataloader.__dict__)  # batch_size, dataset, sampler... read as on the original
         self._dataloader = dataloader
         self._device = device
+        self._move = make_transfer(device, None) if device is not None else None
         self._strategy = strategy
         self._num_iter_calls = 0
 
@@ -306,11 +307,12 @@ class FabricDataLoader:
     def __iter__(self) -> Iterator[Any]:
         self._strategy.set_epoch(self._dataloader, self._num_iter_calls)
         self._num_iter_calls += 1
-        if self._device is None:
+        move = self._move
+        if move is None:
             yield from self._dataloader
             return
         for batch in self._dataloader:
-            yield move_to(batch, self._device)
+            yield move(batch)
 
 
 def unwrap(obj: Any) -> Any:

@@ -10,17 +10,20 @@ ACCELERATOR_REGISTRY`` for Fabric, and the two strategy registries). The opt-in 
     from accelplug.interop.lightning_accelerators import register_with_lightning
 
     register_with_lightning()  # every accelplug accelerator name, built-in or from a plugin
-    trainer = lightning.Trainer(accelerator="torch_accelerator", devices=1, strategy="single_torch_accelerator")
+    trainer = lightning.Trainer(accelerator="torch_accelerator", devices=1)
+    fabric = lightning.Fabric(accelerator="torch_accelerator", devices=1, strategy="single_torch_accelerator")
 
 What Lightning 2.6 decides itself, and how this module meets it:
 
 * **Names Lightning already has** (``cpu``, ``cuda``, ``mps``, ``tpu``) stay Lightning's own; only the others
   are added, so nothing Lightning users rely on changes.
 * **One device.** With ``strategy="auto"`` and one device, Lightning's connector gives every accelerator it
-  does not know by type a ``SingleDeviceStrategy`` on the CPU. So each accelerator ``NAME`` also gets a
-  registered strategy ``"single_NAME"`` (Lightning's own spelling, as ``"single_xla"``): a
-  ``SingleDeviceStrategy`` on the accelerator's device 0. Left at ``"auto"``, the run is refused when it starts
-  (at ``setup_device``, before any step) with that remedy, rather than trained on the CPU unnoticed.
+  does not know by type a ``SingleDeviceStrategy`` on the CPU. The Trainer asks the accelerator's
+  ``setup(trainer)`` before the model moves, and there the adapter points that strategy at the accelerator's
+  device 0, so ``Trainer(accelerator=NAME, devices=1)`` trains on the device. Fabric has no such step: each
+  accelerator ``NAME`` also gets a registered strategy ``"single_NAME"`` (Lightning's own spelling, as
+  ``"single_xla"``), and ``Fabric(accelerator=NAME)`` left at ``"auto"`` is refused when it launches (at
+  ``setup_device``, before any step) with that remedy, rather than trained on the CPU unnoticed.
 * **Several devices** go to Lightning's ``ddp`` with the accelerator's own devices, when the accelerator lists
   ``ddp`` among its strategies; otherwise the run is refused naming the strategies it supports.
 * **Mixed precision.** Lightning builds its ``MixedPrecision`` for ``"cuda"`` on any accelerator it does not
@@ -47,15 +50,36 @@ from ..selection import select
 if TYPE_CHECKING:
     from lightning.pytorch.accelerators import Accelerator as LightningAccelerator
 
-__all__ = ["lightning_accelerator", "register_with_lightning", "single_device_strategy_name"]
+__all__ = ["fabric_accelerator", "lightning_accelerator", "register_with_lightning", "single_device_strategy_name"]
 
 #: Adapters made so far, by accelplug accelerator class: the same class each time one is asked for.
 _ADAPTERS: dict[type[Accelerator], type[LightningAccelerator]] = {}
+_FABRIC_ADAPTERS: dict[type[Accelerator], type[LightningAccelerator]] = {}
 
 
 def single_device_strategy_name(name: str) -> str:
     """The Lightning strategy name that runs accelerator ``name`` on one device (``"single_" + name``)."""
     return f"single_{name}"
+
+
+def _host_for_foreign(cls: type[Accelerator], device: torch.device) -> bool:
+    """Whether Lightning placed a run of a non-CPU accelerator on the CPU (its connector's choice for one device of
+    an accelerator it does not know by type)."""
+    return device.type == "cpu" and torch.device(cls.device_type).type != "cpu"
+
+
+def _move_single_device_strategy(cls: type[Accelerator], strategy: Any) -> None:
+    """Point Lightning's single-device strategy at this accelerator's first device, before the model moves.
+
+    Lightning's ``SingleDeviceStrategy`` keeps its device in ``_root_device`` and has no public setter; the
+    connector left it on the CPU only because it does not know the accelerator by type.
+    """
+    from lightning.pytorch.strategies import SingleDeviceStrategy
+
+    if not isinstance(strategy, SingleDeviceStrategy) or strategy.root_device.type != "cpu":
+        _refuse_foreign_device(cls, strategy.root_device)
+        return
+    strategy._root_device = cls.get_device(0)
 
 
 def _refuse_foreign_device(cls: type[Accelerator], device: torch.device) -> None:
@@ -102,6 +126,27 @@ def _check_strategy(cls: type[Accelerator], strategy: Any) -> None:
         )
 
 
+def _setup_run(adapter: Any, cls: type[Accelerator], trainer: Any) -> None:
+    """Refuse, before the model moves, a strategy or precision Lightning chose that cannot run here; and give
+    Lightning's single-device strategy this accelerator's device where its connector chose the CPU."""
+    if adapter._placed_on_host:
+        _move_single_device_strategy(cls, trainer.strategy)
+        adapter._placed_on_host = False
+        adapter.accelerator.setup_device(trainer.strategy.root_device)
+    _check_strategy(cls, trainer.strategy)
+    _check_precision(cls, trainer.precision_plugin)
+
+
+def _setup_device(adapter: Any, cls: type[Accelerator], device: torch.device) -> None:
+    if _host_for_foreign(cls, device):
+        # The Trainer's strategy sets the environment up before the accelerator's setup(trainer), which moves it;
+        # Fabric has no such step (:func:`fabric_accelerator`'s adapter refuses here instead).
+        adapter._placed_on_host = True
+        return
+    _refuse_foreign_device(cls, device)
+    adapter.accelerator.setup_device(device)
+
+
 def lightning_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
     """A subclass of Lightning's ``Accelerator`` that runs accelplug accelerator ``cls`` (made once per class)."""
     found = _ADAPTERS.get(cls)
@@ -121,15 +166,15 @@ def lightning_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
             super().__init__()
             self.accelerator = cls()
 
+        #: Lightning's Trainer put this run on the CPU (``strategy="auto"``, one device): :meth:`setup` moves it.
+        _placed_on_host = False
+
         # ---- per run --------------------------------------------------------------------------------
         def setup(self, trainer: Any) -> None:
-            """Refuse, before the model moves, a strategy or precision Lightning chose that cannot run here."""
-            _check_strategy(cls, trainer.strategy)
-            _check_precision(cls, trainer.precision_plugin)
+            _setup_run(self, cls, trainer)
 
         def setup_device(self, device: torch.device) -> None:
-            _refuse_foreign_device(cls, device)
-            self.accelerator.setup_device(device)
+            _setup_device(self, cls, device)
 
         def teardown(self) -> None:
             self.accelerator.teardown()
@@ -164,6 +209,24 @@ def lightning_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
     return Adapter
 
 
+def fabric_accelerator(cls: type[Accelerator]) -> type[LightningAccelerator]:
+    """What Lightning's Fabric registry gets for ``cls``: the Trainer's adapter, refusing the CPU placement that
+    Fabric's connector gives an accelerator it does not know (Fabric has no later step that could move it)."""
+    found = _FABRIC_ADAPTERS.get(cls)
+    if found is not None:
+        return found
+    base: Any = lightning_accelerator(cls)
+
+    class FabricAdapter(base):  # type: ignore[misc, valid-type]
+        def setup_device(self, device: torch.device) -> None:
+            _refuse_foreign_device(cls, device)
+            self.accelerator.setup_device(device)
+
+    FabricAdapter.__name__ = FabricAdapter.__qualname__ = base.__name__
+    _FABRIC_ADAPTERS[cls] = FabricAdapter
+    return FabricAdapter
+
+
 def register_with_lightning() -> list[str]:
     """Add every accelplug accelerator Lightning does not already have to Lightning's Trainer and Fabric
     registries, with its single-device strategy; the names added (again: none). Needs Lightning installed."""
@@ -187,7 +250,7 @@ def register_with_lightning() -> list[str]:
         adapter = lightning_accelerator(cls)
         description = f"accelplug {cls.name!r}: {cls.description}".rstrip(": ")
         AcceleratorRegistry.register(cls.name, adapter, description=description)
-        ACCELERATOR_REGISTRY.register(cls.name, adapter, description=description)
+        ACCELERATOR_REGISTRY.register(cls.name, fabric_accelerator(cls), description=description)
         strategy = single_device_strategy_name(cls.name)
         where = f"accelplug {cls.name!r} on one device"
         if strategy not in StrategyRegistry:

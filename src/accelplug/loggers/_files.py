@@ -17,6 +17,7 @@ from typing import Any
 from ..checkpoint.file import filesystem
 
 __all__ = [
+    "SaveDirFolders",
     "VersionedFolders",
     "filesystem",
     "is_directory",
@@ -85,12 +86,17 @@ def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
 
 
 class VersionedFolders:
-    """``save_dir/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
-    class that sets ``_name``, ``_version`` (None: the next free number), ``_save_dir`` and ``_fs``."""
+    """``root/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
+    class that sets ``_root_dir`` (the folder it was given), ``_name``, ``_version`` (None: the next free
+    number) and ``_fs``.
 
+    Lightning Fabric's loggers call the given folder ``root_dir``; the Trainer's call it ``save_dir`` and
+    answer ``root_dir`` with ``save_dir/name`` (:class:`SaveDirFolders`). The run folder is the same for both.
+    """
+
+    _root_dir: str
     _name: str
     _version: int | str | None
-    _save_dir: str
     _fs: Any
 
     @property
@@ -101,17 +107,30 @@ class VersionedFolders:
     def version(self) -> int | str:
         """The version given, else the next free ``version_N`` number (fixed on first use)."""
         if self._version is None:
-            self._version = next_version(self._fs, self.root_dir)
+            self._version = next_version(self._fs, os.path.join(self._root_dir, self._name))
         return self._version
 
     @property
+    def root_dir(self) -> str:
+        """The folder the logger was given (Lightning Fabric's meaning)."""
+        return self._root_dir
+
+    def _run_folder(self) -> str:
+        """``root/name/version_N`` (or ``root/name/<version>`` for a version given as text)."""
+        return os.path.join(self._root_dir, self._name, version_folder(self.version))
+
+
+class SaveDirFolders(VersionedFolders):
+    """The Trainer's loggers' names for the same layout: ``save_dir`` is the folder given, ``root_dir`` is
+    ``save_dir/name`` (the folder holding every version)."""
+
+    @property
     def save_dir(self) -> str:
-        return self._save_dir
+        return self._root_dir
 
     @property
     def root_dir(self) -> str:
-        """``save_dir/name``: the folder holding every version."""
-        return os.path.join(self._save_dir, self.name)
+        return os.path.join(self._root_dir, self._name)
 
 
 def next_version_dir(root: Path, name: str = "lightning_logs") -> Path:

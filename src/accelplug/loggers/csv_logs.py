@@ -1,9 +1,12 @@
 """``metrics.csv`` and ``hparams.yaml``: the logger that needs no extra package.
 
-Lightning's ``CSVLogger``, argument for argument: runs go to ``save_dir/name/version_N``, rows are kept in
-memory and written every ``flush_logs_every_n_steps`` steps and at ``save()``. A row that brings a new
-metric (validation metrics appear after the first training rows) rewrites the file with the wider
-header; otherwise rows are appended. The folder may be any fsspec URL (``memory://``, ``s3://``...).
+Lightning's two ``CSVLogger`` classes, argument for argument, as one implementation: :class:`FabricCSVLogger`
+is ``lightning.fabric.loggers.CSVLogger`` (``root_dir`` is the folder given; hyper-parameters are not
+supported) and :class:`CSVLogger`, the Trainer's, adds ``save_dir`` (``root_dir`` becomes ``save_dir/name``)
+and ``hparams.yaml``. Runs go to ``<folder given>/name/version_N``; rows are kept in memory and written every
+``flush_logs_every_n_steps`` steps and at ``save()``. A row that brings a new metric (validation metrics
+appear after the first training rows) rewrites the file with the wider header; otherwise rows are appended.
+The folder may be any fsspec URL (``memory://``, ``s3://``...).
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from typing import Any
 
 import torch
 
-from ._files import VersionedFolders, filesystem, version_folder, write_hparams_yaml
+from ._files import SaveDirFolders, VersionedFolders, filesystem, write_hparams_yaml
 from ._params import add_prefix, as_dict
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
-__all__ = ["CSVLogger", "ExperimentWriter"]
+__all__ = ["CSVLogger", "ExperimentWriter", "FabricCSVLogger"]
 
 
 class ExperimentWriter:
@@ -43,13 +46,14 @@ class ExperimentWriter:
         #: every column written so far, sorted (Lightning's order)
         self.metrics_keys: list[str] = []
         self._fs = filesystem(log_dir)
-        if self._fs.exists(self.metrics_file_path):
+        if self._fs.exists(log_dir) and self._fs.listdir(log_dir):
             warnings.warn(
-                f"Experiment logs directory {log_dir} already holds {self.NAME_METRICS_FILE}; it is replaced "
-                "by this run's (pass another version= to keep both).",
+                f"Experiment logs directory {log_dir} exists and is not empty. Previous log files in this "
+                "directory will be deleted when the new ones are saved!",
                 stacklevel=2,
             )
-            self._fs.rm_file(self.metrics_file_path)
+            if self._fs.isfile(self.metrics_file_path):
+                self._fs.rm_file(self.metrics_file_path)
         self._fs.makedirs(log_dir, exist_ok=True)
 
     def log_hparams(self, params: dict[str, Any]) -> None:
@@ -97,14 +101,18 @@ def _appendable(fs: Any) -> bool:
     return protocol in ("file", "local", "memory")
 
 
-class CSVLogger(VersionedFolders, Logger):
-    """Metrics in ``save_dir/name/version_N/metrics.csv``, hyper-parameters in ``hparams.yaml`` beside it."""
+class FabricCSVLogger(VersionedFolders, Logger):
+    """Lightning Fabric's ``CSVLogger``: metrics in ``root_dir/name/version_N/metrics.csv``.
+
+    ``fabric.log`` sends metrics here; hyper-parameters are refused (``NotImplementedError``), as in Lightning
+    Fabric. The Trainer's :class:`CSVLogger` is this class with ``save_dir`` and ``hparams.yaml``.
+    """
 
     LOGGER_JOIN_CHAR = "-"
 
     def __init__(
         self,
-        save_dir: str | os.PathLike[str],
+        root_dir: str | os.PathLike[str],
         name: str | None = "lightning_logs",
         version: int | str | None = None,
         prefix: str = "",
@@ -114,24 +122,24 @@ class CSVLogger(VersionedFolders, Logger):
 
         if isinstance(flush_logs_every_n_steps, bool) or not isinstance(flush_logs_every_n_steps, int):
             raise MisconfigurationException(
-                f"CSVLogger(flush_logs_every_n_steps={flush_logs_every_n_steps!r}): expected an int >= 1."
+                f"{type(self).__name__}(flush_logs_every_n_steps={flush_logs_every_n_steps!r}): expected an int >= 1."
             )
         if flush_logs_every_n_steps < 1:
             raise MisconfigurationException(
-                f"CSVLogger(flush_logs_every_n_steps={flush_logs_every_n_steps}): expected an int >= 1."
+                f"{type(self).__name__}(flush_logs_every_n_steps={flush_logs_every_n_steps}): expected an int >= 1."
             )
-        self._save_dir = os.fspath(save_dir)
+        self._root_dir = os.fspath(root_dir)
         self._name = name or ""
         self._version = version
         self._prefix = prefix
         self._flush_logs_every_n_steps = flush_logs_every_n_steps
-        self._fs = filesystem(self._save_dir)
+        self._fs = filesystem(self._root_dir)
         self._experiment: ExperimentWriter | None = None
 
     @property
     def log_dir(self) -> str:
-        """``save_dir/name/version_N`` (or the string version's own folder)."""
-        return os.path.join(self.root_dir, version_folder(self.version))
+        """``<folder given>/name/version_N`` (or the string version's own folder)."""
+        return self._run_folder()
 
     @property
     @rank_zero_experiment
@@ -143,7 +151,8 @@ class CSVLogger(VersionedFolders, Logger):
 
     @rank_zero_only
     def log_hyperparams(self, params: dict[str, Any] | Namespace | None = None, *args: Any, **kwargs: Any) -> None:
-        self.experiment.log_hparams(as_dict(params))
+        """Not supported by Lightning Fabric's CSV logger (the Trainer's :class:`CSVLogger` writes ``hparams.yaml``)."""
+        raise NotImplementedError("The `CSVLogger` does not yet support logging hyperparameters.")
 
     @rank_zero_only
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
@@ -163,3 +172,27 @@ class CSVLogger(VersionedFolders, Logger):
     def finalize(self, status: str) -> None:
         if self._experiment is not None:  # nothing was logged: leave no empty run folder behind
             self.save()
+
+
+class CSVLogger(SaveDirFolders, FabricCSVLogger):
+    """Metrics in ``save_dir/name/version_N/metrics.csv``, hyper-parameters in ``hparams.yaml`` beside it."""
+
+    def __init__(
+        self,
+        save_dir: str | os.PathLike[str],
+        name: str | None = "lightning_logs",
+        version: int | str | None = None,
+        prefix: str = "",
+        flush_logs_every_n_steps: int = 100,
+    ) -> None:
+        super().__init__(
+            root_dir=save_dir,
+            name=name,
+            version=version,
+            prefix=prefix,
+            flush_logs_every_n_steps=flush_logs_every_n_steps,
+        )
+
+    @rank_zero_only
+    def log_hyperparams(self, params: dict[str, Any] | Namespace | None = None, *args: Any, **kwargs: Any) -> None:
+        self.experiment.log_hparams(as_dict(params))

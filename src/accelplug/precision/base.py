@@ -101,7 +101,11 @@ class NumericPrecision:
         dtype = (
             self.param_dtype if self.param_dtype is not None else (self.compute_dtype if self.uses_autocast else None)
         )
-        return _cast_floating(data, dtype) if dtype is not None else data
+        if dtype is None:
+            return data
+        from ..data.batches import cast_floating
+
+        return cast_floating(data, dtype)
 
     def convert_output(self, data: Any) -> Any:
         """The forward's floating outputs back in torch's default dtype, when :meth:`convert_input` changed inputs."""
@@ -109,7 +113,9 @@ class NumericPrecision:
             return data
         import torch
 
-        return _cast_floating(data, torch.get_default_dtype())
+        from ..data.batches import cast_floating
+
+        return cast_floating(data, torch.get_default_dtype())
 
     # ---- per optimizer step ----------------------------------------------------------------------
     @property
@@ -153,25 +159,6 @@ def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
         yield
     finally:
         torch.set_default_dtype(previous)
-
-
-def _cast_floating(data: Any, dtype: torch.dtype) -> Any:
-    import torch
-
-    if isinstance(data, torch.Tensor):
-        return data.to(dtype) if data.is_floating_point() else data
-    if isinstance(data, tuple):
-        items = [_cast_floating(x, dtype) for x in data]
-        return type(data)(*items) if hasattr(data, "_fields") else tuple(items)
-    if isinstance(data, list):
-        return [_cast_floating(x, dtype) for x in data]
-    if isinstance(data, dict):
-        cast = {k: _cast_floating(v, dtype) for k, v in data.items()}
-        try:
-            return type(data)(cast)
-        except TypeError:  # a dict subclass with another constructor (defaultdict)
-            return cast
-    return data
 
 
 def __getattr__(name: str) -> Any:

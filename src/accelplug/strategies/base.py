@@ -310,6 +310,40 @@ class Strategy(ABC):
         """Called before each ``manual_backward(loss)`` (Lightning's name): a wrapper that reduces gradients
         during backward gets ready for this one (DDP prepares its reducer)."""
 
+    # ---- Lightning Fabric's calls: creating a model, clipping -----------------------------------
+    def tensor_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        """Tensors created inside are on this process's device in the precision's dtype (``fabric.init_tensor``)."""
+        from .init_contexts import tensor_init_context
+
+        return tensor_init_context(self.root_device, self.precision_plugin)
+
+    def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        """A model built inside is made on this process's device in the precision's dtype (``fabric.init_module``);
+        ``empty_init=True`` skips ``torch.nn.init`` (a sharding strategy builds on the meta device instead)."""
+        from .init_contexts import module_init_context
+
+        return module_init_context(self.root_device, self.precision_plugin, sharded=False, empty_init=empty_init)
+
+    def clip_gradients_norm(
+        self,
+        module: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        max_norm: float,
+        norm_type: float = 2.0,
+        error_if_nonfinite: bool = True,
+    ) -> torch.Tensor:
+        """``fabric.clip_gradients(max_norm=...)``: clip the (unscaled) gradients' total norm; returns it as it was."""
+        nonfinite = error_if_nonfinite
+        norm = self.clip_gradients(
+            module, optimizer, float(max_norm), "norm", norm_type=float(norm_type), error_if_nonfinite=nonfinite
+        )
+        assert norm is not None  # clipping by norm always measures it
+        return norm
+
+    def clip_gradients_value(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, clip_val: float) -> None:
+        """``fabric.clip_gradients(clip_val=...)``: clamp each (unscaled) gradient to ``[-clip_val, clip_val]``."""
+        self.clip_gradients(module, optimizer, float(clip_val), "value")
+
     # ---- checkpoints ---------------------------------------------------------------------------
     def module_state_dict(self, module: torch.nn.Module) -> dict[str, Any]:
         """The module's full state for a checkpoint (a sharding strategy gathers it)."""

@@ -423,7 +423,9 @@ class FSDPStrategy(DDPStrategy):
         for unit in reversed(units):  # innermost first, as fully_shard requires
             if not isinstance(unit, FSDPModule):
                 fully_shard(unit, **options)
-        fully_shard(module, **options)
+        # The root's parameters stay gathered from forward to backward, which starts with them (torch's default for
+        # the root: resharding it costs one more all-gather per step and saves nothing, backward needs them at once).
+        fully_shard(module, **{**options, "reshard_after_forward": False})
         return units
 
     @staticmethod
@@ -541,6 +543,11 @@ class FSDPStrategy(DDPStrategy):
 
     def checkpoint_map_location(self) -> torch.device:
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
+
+    def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        from .init_contexts import module_init_context
+
+        return module_init_context(self.root_device, self.precision_plugin, sharded=True, empty_init=empty_init)
 
     def save_checkpoint(
         self,

@@ -790,8 +790,8 @@ class Trainer:
     @contextmanager
     def init_module(self, empty_init: bool | None = None) -> Iterator[None]:
         """Build a model inside: its tensors are made on the Trainer's device in the precision's dtype at once."""
-        from ..fabric.init import module_init_context
         from ..strategies.fsdp import FSDPStrategy
+        from ..strategies.init_contexts import module_init_context
 
         sharded = isinstance(self._strategy, FSDPStrategy)
         device = self.selection.root_device

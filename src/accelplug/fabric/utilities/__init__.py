@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ...core.hparams import AttributeDict
+from ...data.batches import move_data_to_device
 from ...distributed.rank_zero import rank_zero_deprecation, rank_zero_info, rank_zero_only, rank_zero_warn
 from ...seed import seed_everything
-from ..transfer import move_to as move_data_to_device
 
 __all__ = [
     "AttributeDict",

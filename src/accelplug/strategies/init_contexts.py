@@ -1,4 +1,6 @@
-"""The contexts ``fabric.init_module`` and ``fabric.init_tensor`` open: create on the device, in the precision.
+"""The contexts ``fabric.init_module``, ``fabric.init_tensor`` and ``Trainer.init_module`` open (through the
+strategy's ``module_init_context`` and ``tensor_init_context``, Lightning's names): create on the device, in the
+precision.
 
 A model built inside ``init_module()`` has its parameters on the run's device and in the precision's dtype
 from the start (no float32 copy on the CPU first). With ``empty_init=True`` the ``torch.nn.init`` functions are
@@ -27,23 +29,30 @@ class SkipInit(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def tensor_init_context(device: torch.device, precision: Any) -> contextlib.ExitStack:
+def tensor_init_context(device: torch.device | None, precision: Any) -> contextlib.ExitStack:
+    """Tensors made inside land on ``device`` (None: where torch puts them) in ``precision``'s dtype."""
     stack = contextlib.ExitStack()
-    stack.enter_context(device)
-    stack.enter_context(precision.tensor_init_context())
+    if device is not None:
+        stack.enter_context(device)
+    if precision is not None:
+        stack.enter_context(precision.tensor_init_context())
     return stack
 
 
 def module_init_context(
-    device: torch.device, precision: Any, *, sharded: bool, empty_init: bool | None
+    device: torch.device | None, precision: Any, *, sharded: bool, empty_init: bool | None
 ) -> contextlib.ExitStack:
+    """A module built inside is made on ``device`` in ``precision``'s dtype (on the meta device when it is
+    ``sharded`` and ``empty_init``); ``empty_init`` skips ``torch.nn.init``."""
     stack = contextlib.ExitStack()
     if sharded:
         if empty_init:
             stack.enter_context(torch.device("meta"))  # materialised shard by shard in setup
     else:
-        stack.enter_context(device)
+        if device is not None:
+            stack.enter_context(device)
         if empty_init:
             stack.enter_context(SkipInit())
-    stack.enter_context(precision.tensor_init_context())
+    if precision is not None:
+        stack.enter_context(precision.tensor_init_context())
     return stack
