@@ -89,24 +89,7 @@ class LogRouter:
             )
         if not isinstance(name, str) or not name:
             raise MisconfigurationException(f"self.log() needs a non-empty str name; got {name!r}.")
-        default_step, default_epoch, step_ok, epoch_ok = rules
-        on_step = default_step if on_step is None else bool(on_step)
-        on_epoch = default_epoch if on_epoch is None else bool(on_epoch)
-        if on_step and not step_ok:
-            raise MisconfigurationException(
-                f"You can't `self.log(on_step=True)` inside `{fx}`, must be one of (False,): `{fx}` runs once per "
-                f"epoch, so its values are epoch values; drop on_step=True from self.log({name!r}, ...)."
-            )
-        if not on_epoch and not epoch_ok:
-            raise MisconfigurationException(
-                f"You can't `self.log(on_epoch=False)` inside `{fx}`, must be one of (True,): `{fx}` runs once per "
-                f"epoch, so self.log({name!r}, ...) there is an epoch value."
-            )
-        if not on_step and not on_epoch:
-            raise MisconfigurationException(
-                f"`self.log(on_step=False, on_epoch=False)` is not useful: self.log({name!r}, ...) would go nowhere; "
-                "set on_step=True and/or on_epoch=True."
-            )
+        on_step, on_epoch = _levels(fx, name, rules, on_step, on_epoch)
         if add_dataloader_idx and "/dataloader_idx_" in name:
             raise MisconfigurationException(
                 f"You called `self.log` with the key `{name}` but it should not contain information about "
@@ -153,6 +136,32 @@ class LogRouter:
             raise MisconfigurationException(f"self.log_dict() needs a mapping of names to values; got {dictionary!r}.")
         for name, value in items:
             self.log(name, value, *args, **kwargs)
+
+
+def _levels(
+    fx: str, name: str, rules: tuple[bool, bool, bool, bool], on_step: bool | None, on_epoch: bool | None
+) -> tuple[bool, bool]:
+    """``on_step``/``on_epoch`` with the hook's defaults, refused where the hook cannot have them (Lightning's rules
+    and words)."""
+    default_step, default_epoch, step_ok, epoch_ok = rules
+    on_step = default_step if on_step is None else bool(on_step)
+    on_epoch = default_epoch if on_epoch is None else bool(on_epoch)
+    if on_step and not step_ok:
+        raise MisconfigurationException(
+            f"You can't `self.log(on_step=True)` inside `{fx}`, must be one of (False,): `{fx}` runs once per "
+            f"epoch, so its values are epoch values; drop on_step=True from self.log({name!r}, ...)."
+        )
+    if not on_epoch and not epoch_ok:
+        raise MisconfigurationException(
+            f"You can't `self.log(on_epoch=False)` inside `{fx}`, must be one of (True,): `{fx}` runs once per "
+            f"epoch, so self.log({name!r}, ...) there is an epoch value."
+        )
+    if not on_step and not on_epoch:
+        raise MisconfigurationException(
+            f"`self.log(on_step=False, on_epoch=False)` is not useful: self.log({name!r}, ...) would go nowhere; "
+            "set on_step=True and/or on_epoch=True."
+        )
+    return on_step, on_epoch
 
 
 def _as_loggable(name: str, value: Any) -> Any:
