@@ -1,46 +1,58 @@
-"""Whole-process wall time of accelplug's start-up against ``import torch`` alone, in one run.
+"""accelplug's start-up cost on top of ``import torch``: whole processes in interleaved pairs, then where it goes.
 
-Every command runs in a fresh interpreter; the commands are interleaved round by round so that drift
-in the machine's load hits all of them alike, and the median of ``--repeats`` rounds is reported.
-Peers (Lightning, Accelerate) are timed too when they are installed.
+    python benchmarks/import_time.py                          # 9 pairs per command
+    python benchmarks/import_time.py --pairs 15 --baseline-src ../before/src
+    python benchmarks/import_time.py --peers                  # Lightning and Accelerate too, when installed
 
-On a busy machine whole-process times of a second or more spread by hundreds of milliseconds, which
-hides a difference of tens; so each round also runs one process that times, with ``perf_counter``
-inside it, ``import torch``, then ``from accelplug import Trainer``, then ``Trainer(accelerator="auto")``:
-the last two are accelplug's own cost on top of torch, measured without the interpreter's start-up
-and torch's import in the difference.
+**Whole process, in pairs.** Each command runs in a fresh interpreter right beside a fresh ``import torch``
+(the order alternating from pair to pair), and the figure is the difference within each pair: drift in the
+machine's load, which moves a 1.5 s process by hundreds of milliseconds on a shared box, hits both halves
+of a pair alike. The median of the differences is reported with their spread (quartiles, then extremes), in
+wall time (what a user waits) and in the CPU time the process used (user + system), which a loaded machine
+disturbs far less than the wall clock.
+``--baseline-src`` times another checkout's ``src`` folder (``git worktree add ../before main``) the same
+way in the same rounds, so a before/after comparison comes from one sitting.
 
-accelplug's modules are byte-compiled once first, as ``pip install`` does for an installed package:
-an editable install run with ``PYTHONDONTWRITEBYTECODE=1`` (set on the project's machines) would
-otherwise recompile every module from source in every process, which no installed copy does (about
-+50 ms on the 2-core box).
+**In one process.** The same snippet timed with ``perf_counter`` after ``import torch``, and the part of it
+spent in full (generation 2) garbage collections. ``import torch`` leaves a large heap, which a full collection
+walks, and the objects a few thousand more allocations leave behind trigger one: any script that goes on to do
+real work pays it once, and a snippet either pays it or not, whatever else it costs. The figures say which.
 
-    python benchmarks/import_time.py [--repeats 5] [--json PATH]
+**Where it goes.** ``python -X importtime`` of the snippet (median of three), counting only modules that
+``import torch`` alone does not load, grouped by package (accelplug by room); ``via`` is the last line of
+accelplug in the chain that brought each group in, from ``scripts/import_chain.py``. A full collection lands in
+whichever module is importing at that moment and inflates its self time.
+
+accelplug's modules are byte-compiled first, as ``pip install`` does for an installed package: an editable
+install run with ``PYTHONDONTWRITEBYTECODE=1`` (set on the project's machines) would otherwise recompile
+every module in every process, which no installed copy does.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import time
+from collections import defaultdict
+from pathlib import Path
 
-COMMANDS: dict[str, str] = {
-    "python -c pass": "pass",
-    "import torch": "import torch",
-    "import accelplug (no torch, no plugins)": "import accelplug",
-    "accelplug: get_registry().available()": "import accelplug; accelplug.get_registry().available()",
-    "accelplug: Trainer(accelerator='auto')": "from accelplug import Trainer; Trainer(accelerator='auto')",
+REPO = Path(__file__).resolve().parents[1]
+TORCH = "import torch"
+#: What issue 28 measures: the plugin registry's listing, then a Trainer on whatever this machine has.
+SNIPPET = "import accelplug; accelplug.get_registry().available(); accelplug.Trainer(accelerator='auto')"
+#: label -> (code, the code timed beside it): ``import accelplug`` loads no torch, so it is paired with ``pass``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "import accelplug (no torch, no plugins), minus `python -c pass`": ("import accelplug", "pass"),
+    "import accelplug; get_registry().available(); Trainer(accelerator='auto')": (SNIPPET, TORCH),
 }
 PEERS: dict[str, tuple[str, str]] = {
-    "Lightning: AcceleratorRegistry list": (
-        "lightning",
-        "from lightning.pytorch.accelerators import AcceleratorRegistry; AcceleratorRegistry.available_accelerators()",
-    ),
     "Lightning: Trainer(accelerator='auto')": (
         "lightning",
         "from lightning.pytorch import Trainer; Trainer(accelerator='auto', logger=False, enable_progress_bar=False)",
@@ -48,79 +60,186 @@ PEERS: dict[str, tuple[str, str]] = {
     "Accelerate: Accelerator()": ("accelerate", "from accelerate import Accelerator; Accelerator()"),
 }
 
-
-def _time(code: str) -> float:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
-    return time.perf_counter() - start
-
-
-_SPLIT = """
-import time, json
-t0 = time.perf_counter()
+_IN_PROCESS = """
+import gc, json, time
+full = []
+def watch(phase, info, started=[0.0]):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    elif info["generation"] == 2:
+        full.append(time.perf_counter() - started[0])
 import torch
-t1 = time.perf_counter()
-from accelplug import Trainer
-t2 = time.perf_counter()
-Trainer(accelerator="auto")
-t3 = time.perf_counter()
-print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+gc.callbacks.append(watch)
+start, cpu = time.perf_counter(), time.process_time()
+exec(SNIPPET)
+took, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps([took, sum(full), len(full), cpu]))
 """
-SPLIT_LABELS = ("import torch", "from accelplug import Trainer", "Trainer(accelerator='auto')")
 
 
-def _split() -> list[float]:
+def _env(src: str | None) -> dict[str, str]:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "-c", _SPLIT], check=True, env=env, capture_output=True, text=True)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+    return env
+
+
+def _wall(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds of ``python -c code``, and the CPU seconds (user + system) the process used."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, code)
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def _pair(code: str, partner: str, env: dict[str, str], partner_first: bool) -> tuple[float, float]:
+    """``code`` minus ``partner`` (wall, CPU seconds), run back to back in that order or the other."""
+    if partner_first:
+        partner_s = _wall(partner, env)
+        code_s = _wall(code, env)
+    else:
+        code_s = _wall(code, env)
+        partner_s = _wall(partner, env)
+    return code_s[0] - partner_s[0], code_s[1] - partner_s[1]
+
+
+def _in_process(env: dict[str, str]) -> list[float]:
+    code = _IN_PROCESS.replace("exec(SNIPPET)", SNIPPET.replace("; ", "\n"))
+    out = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True, cwd=REPO)
     return [float(v) for v in json.loads(out.stdout.strip().splitlines()[-1])]
 
 
-def _byte_compile_accelplug() -> None:
-    import compileall
+def _accelplug_folder(env: dict[str, str]) -> str:
+    code = "import accelplug, os; print(os.path.dirname(accelplug.__file__))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True, cwd=REPO)
+    return out.stdout.strip()
 
-    spec = importlib.util.find_spec("accelplug")
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            compileall.compile_dir(folder, quiet=1)
+
+def _spread(ms: list[float]) -> str:
+    q1, _, q3 = statistics.quantiles(ms, n=4) if len(ms) > 1 else (ms[0], 0, ms[0])
+    median = statistics.median(ms)
+    return f"{median:+7.0f} ms   quartiles {q1:+.0f} .. {q3:+.0f}   extremes {min(ms):+.0f} .. {max(ms):+.0f}"
+
+
+# ---- where the time goes ---------------------------------------------------------------------------------
+_IMPORTTIME = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+def _self_times(env: dict[str, str], runs: int = 3) -> dict[str, float]:
+    """Median self time (ms) of each module ``SNIPPET`` imports on top of ``import torch``."""
+    code = f"import torch, sys; before = set(sys.modules)\n{SNIPPET.replace('; ', chr(10))}\n"
+    code += "print('\\n'.join(sorted(set(sys.modules) - before)))"
+    samples: dict[str, list[float]] = defaultdict(list)
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code], check=True, env=env, capture_output=True, text=True
+        )
+        added = set(out.stdout.split())
+        for match in _IMPORTTIME.finditer(out.stderr):
+            if match[4] in added:
+                samples[match[4]].append(int(match[1]) / 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _group(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ("accelplug", "torch") else parts[0]
+
+
+def _via(chain: list[str]) -> str:
+    """The last line of accelplug in an import chain (the one a developer edits), else the first line."""
+    ours = [frame for frame in chain if frame.startswith("accelplug")]
+    return (ours or chain or ["?"])[-1]
+
+
+def offenders(env: dict[str, str], top: int) -> list[tuple[str, float, int, str]]:
+    """(group, self ms, modules, via) for the ``top`` costliest groups of modules ``SNIPPET`` adds."""
+    times = _self_times(env)
+    script = str(REPO / "scripts" / "import_chain.py")
+    out = subprocess.run([sys.executable, script, "--json", SNIPPET], check=True, env=env, capture_output=True)
+    chains: dict[str, list[str]] = json.loads(out.stdout)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for module in times:
+        groups[_group(module)].append(module)
+    rows = []
+    for group, modules in groups.items():
+        first = next((m for m in chains if _group(m) == group), modules[0])
+        rows.append((group, sum(times[m] for m in modules), len(modules), _via(chains.get(first, []))))
+    rows.sort(key=lambda row: -row[1])
+    return rows[:top]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", dest="json_path")
+    parser.add_argument("--pairs", type=int, default=9, help="pairs per command (default 9)")
+    parser.add_argument("--baseline-src", help="another checkout's src folder, timed in the same rounds")
+    parser.add_argument("--peers", action="store_true", help="time Lightning and Accelerate too, when installed")
+    parser.add_argument("--top", type=int, default=12, help="groups of modules listed under 'where it goes'")
+    parser.add_argument("--json", dest="json_path", help="write every sample to this file")
     args = parser.parse_args()
 
-    commands = dict(COMMANDS)
-    for label, (package, code) in PEERS.items():
-        if importlib.util.find_spec(package) is not None:
-            commands[label] = code
-    _byte_compile_accelplug()
-    for code in commands.values():  # warm the page cache and bytecode once, untimed
-        _time(code)
-    samples: dict[str, list[float]] = {label: [] for label in commands}
-    split: list[list[float]] = []
-    for _ in range(args.repeats):
-        for label, code in commands.items():
-            samples[label].append(_time(code))
-        split.append(_split())
+    trees: dict[str, dict[str, str]] = {"this tree": _env(None)}
+    if args.baseline_src:
+        trees["baseline"] = _env(os.path.abspath(args.baseline_src))
+    for label, env in trees.items():
+        folder = _accelplug_folder(env)
+        print(f"{label}: accelplug from {folder}")
+        compileall.compile_dir(folder, quiet=1)
+    runs: list[tuple[str, str, str, dict[str, str]]] = [
+        (f"{label}: {name}" if len(trees) > 1 else name, code, partner, env)
+        for name, (code, partner) in COMMANDS.items()
+        for label, env in trees.items()
+    ]
+    if args.peers:
+        here = trees["this tree"]
+        runs += [(n, code, TORCH, here) for n, (pkg, code) in PEERS.items() if importlib.util.find_spec(pkg)]
 
-    medians = {label: statistics.median(values) for label, values in samples.items()}
-    torch_s = medians["import torch"]
-    print(f"median of {args.repeats} fresh processes, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print(f"{'command':45} {'seconds':>8} {'over import torch':>18}")
-    for label, seconds in medians.items():
-        over = f"{(seconds - torch_s) * 1000:+.0f} ms" if label not in ("python -c pass", "import torch") else ""
-        print(f"{label:45} {seconds:8.3f} {over:>18}")
-    columns = zip(*split, strict=True)
-    inside = {label: statistics.median(column) for label, column in zip(SPLIT_LABELS, columns, strict=True)}
-    print("\nin one process (medians): " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in inside.items()))
-    added = (inside[SPLIT_LABELS[1]] + inside[SPLIT_LABELS[2]]) * 1000
-    print(f"accelplug's own cost on top of import torch: {added:.1f} ms")
+    for _, code, partner, env in runs:  # warm the page cache once, untimed
+        _wall(code, env)
+        _wall(partner, env)
+    differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
+    cpu_differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
+    inside: dict[str, list[list[float]]] = {label: [] for label in trees}
+    for round_ in range(args.pairs):
+        for label, code, partner, env in runs:
+            wall, cpu = _pair(code, partner, env, partner_first=round_ % 2 == 0)
+            differences[label].append(wall * 1000)
+            cpu_differences[label].append(cpu * 1000)
+        for label, env in trees.items():
+            inside[label].append(_in_process(env))
+
+    print(f"\n{args.pairs} interleaved pairs, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    print("whole process, minus `import torch` run beside it (median, quartiles, extremes):")
+    for label, pair_ms in differences.items():
+        print(f"  {label}\n    wall {_spread(pair_ms)}\n    CPU  {_spread(cpu_differences[label])}")
+    print(f"\nin one process, after `import torch`: {SNIPPET}")
+    for label, samples in inside.items():
+        took = [s[0] * 1000 for s in samples]
+        cpu_ms = [s[3] * 1000 for s in samples]
+        collecting = [s[1] * 1000 for s in samples]
+        without = [t - c for t, c in zip(took, collecting, strict=True)]
+        counts = sorted({int(s[2]) for s in samples})
+        print(
+            f"  {label}: wall {statistics.median(took):.1f} ms (extremes {min(took):.1f} .. {max(took):.1f}), "
+            f"CPU {statistics.median(cpu_ms):.1f} ms; full collections {counts} per process, "
+            f"{statistics.median(collecting):.1f} ms; wall without them {statistics.median(without):.1f} ms"
+        )
+    table: dict[str, list[tuple[str, float, int, str]]] = {}
+    for label, env in trees.items():
+        table[label] = offenders(env, args.top)
+        print(f"\nwhere it goes ({label}): python -X importtime, self ms, median of 3, beyond `import torch`")
+        for group, ms, count, via in table[label]:
+            print(f"  {ms:7.1f} ms  {count:3d} modules  {group:32} via {via}")
     if args.json_path:
         with open(args.json_path, "w") as fh:
-            report = {"repeats": args.repeats, "median_seconds": medians, "samples": samples}
-            json.dump({**report, "in_process_median_seconds": inside, "in_process_samples": split}, fh, indent=2)
+            report = {"pairs_wall_ms": differences, "pairs_cpu_ms": cpu_differences, "in_process_s": inside}
+            json.dump({**report, "offenders": table}, fh, indent=2)
 
 
 if __name__ == "__main__":

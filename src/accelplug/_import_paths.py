@@ -11,6 +11,9 @@ Two small pieces of import machinery, both for paths users write:
   object, so ``isinstance`` checks and monkeypatching agree on both paths. Importing an old path warns
   (``DeprecationWarning``) with the new one. Lightning's own paths (``accelplug.pytorch``, ``.plugins``,
   ``.utilities``...) are real modules of re-exports instead, and never warn.
+- :func:`when_imported` runs a callback once another package's module has loaded, whenever that happens:
+  accelplug shares state with such a module (``lightning_utilities``' ``rank_zero_only``) without importing
+  it at start-up.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     import importlib.abc  # importing it at run time would load importlib.resources: tens of ms on every start
 
-__all__ = ["MOVED", "install", "lazy_submodules"]
+__all__ = ["MOVED", "install", "lazy_submodules", "when_imported"]
 
 #: Old module path -> the module that holds its code now (both relative to ``accelplug``).
 MOVED: Mapping[str, str] = {
@@ -91,12 +94,39 @@ class _Alias:
         sys.modules[self.old] = importlib.import_module(self.new)  # the import system returns this one
 
 
+#: Module name -> what runs once it has loaded (:func:`when_imported`).
+_AFTER_IMPORT: dict[str, list[Callable[[ModuleType], None]]] = {}
+
+
+class _ThenCall:
+    """The loader another finder chose, and then the callbacks of :func:`when_imported` on the loaded module;
+    anything else a loader offers (``get_source``, ``is_package``...) is the wrapped loader's."""
+
+    def __init__(self, loader: Any, callbacks: list[Callable[[ModuleType], None]]) -> None:
+        self.loader, self.callbacks = loader, callbacks
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        created: ModuleType | None = self.loader.create_module(spec)
+        return created
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        for callback in self.callbacks:
+            callback(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
 class _MovedFinder:
-    """Finds the old paths of :data:`MOVED`, and nothing else (a meta path finder by protocol: ``find_spec``)."""
+    """Finds the old paths of :data:`MOVED`, and the modules :func:`when_imported` waits for (a meta path finder
+    by protocol: ``find_spec``); every other name is left to the finders after it."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
+        if fullname in _AFTER_IMPORT:
+            return self._watched(fullname, path, target)
         if not fullname.startswith("accelplug."):
             return None
         new = MOVED.get(fullname[len("accelplug.") :])
@@ -104,6 +134,31 @@ class _MovedFinder:
             return None
         loader = cast("importlib.abc.Loader", _Alias(fullname, f"accelplug.{new}"))
         return importlib.machinery.ModuleSpec(fullname, loader)
+
+    def _watched(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None
+    ) -> importlib.machinery.ModuleSpec | None:
+        """The spec the finders after this one give, its loader followed by the waiting callbacks."""
+        later = sys.meta_path[sys.meta_path.index(self) + 1 :] if self in sys.meta_path else sys.meta_path
+        for finder in later:
+            find = getattr(finder, "find_spec", None)
+            spec = None if find is None else find(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = cast("importlib.abc.Loader", _ThenCall(spec.loader, _AFTER_IMPORT[fullname]))
+                return cast("importlib.machinery.ModuleSpec", spec)
+        return None
+
+
+def when_imported(name: str, callback: Callable[[ModuleType], None]) -> None:
+    """Call ``callback(module)`` once the module ``name`` has loaded: now if it already has, else right after its
+    import runs, whoever imports it. Importing it here instead would cost every start-up what it costs."""
+    module = sys.modules.get(name)
+    if module is not None:
+        callback(module)
+        return
+    _AFTER_IMPORT.setdefault(name, []).append(callback)
+    install()
 
 
 def install() -> None:

@@ -14,9 +14,13 @@ from collections.abc import Iterable
 
 __all__ = [
     "AcceleratorUnavailableError",
+    "BackendNotInstalledError",
+    "CheckpointNotFoundError",
+    "LightningDeprecationWarning",
     "MisconfigurationException",
     "PluginLoadWarning",
     "PossibleUserWarning",
+    "SIGTERMException",
     "TunerExit",
     "closest_match",
     "did_you_mean",
@@ -54,6 +58,25 @@ class AcceleratorUnavailableError(MisconfigurationException):
         )
 
 
+class CheckpointNotFoundError(MisconfigurationException, FileNotFoundError):
+    """A checkpoint path that names no file: a configuration error naming the path, and the
+    ``FileNotFoundError`` Lightning raises, so either ``except`` catches it."""
+
+
+class BackendNotInstalledError(MisconfigurationException, ModuleNotFoundError):
+    """A class for a back end that a plugin distribution provides (DeepSpeed, XLA) was used where neither is
+    installed. Lightning raises an ``ImportError`` (``ModuleNotFoundError``) there; this is one too, and says what
+    to install."""
+
+
+class SIGTERMException(SystemExit):
+    """Lightning's exception for a process that received ``SIGTERM``, for ``Callback.on_exception`` to recognise.
+
+    accelplug's Trainer stops a fit on SIGTERM at the next step boundary on every rank, saves a checkpoint and
+    exits with 143 (:mod:`accelplug.trainer.process.interrupts`); the class is here for code that names it.
+    """
+
+
 class PluginLoadWarning(UserWarning):
     """A plugin was skipped; the registry keeps working without it."""
 
@@ -86,6 +109,14 @@ def did_you_mean(value: object, choices: Iterable[str]) -> str:
 
 class PossibleUserWarning(UserWarning):
     """Something that is often, not always, a mistake (few data-loader workers, a tiny logging interval)."""
+
+
+class LightningDeprecationWarning(DeprecationWarning):
+    """A form Lightning still accepts but will remove (the category of ``rank_zero_deprecation``), shown by
+    default, unlike Python's own ``DeprecationWarning`` outside ``__main__``."""
+
+
+warnings.simplefilter("default", LightningDeprecationWarning)
 
 
 def disable_possible_user_warnings(module: str = "") -> None:

@@ -58,6 +58,24 @@ except ModuleNotFoundError:  # pragma: no cover - the test extra installs it; se
 if TYPE_CHECKING:
     from jsonargparse import ArgumentParser, Namespace
 
+
+def _import_classes_named_by_short_names() -> None:
+    """jsonargparse resolves a class given without its module (``--trainer.logger=CSVLogger``, ``class_path:
+    EarlyStopping``) among the subclasses imported so far. The callback, logger and profiler packages import their
+    classes when first used, so the CLI imports the ones those packages used to import themselves."""
+    from . import callbacks, loggers, profilers
+
+    for package, names in (
+        (callbacks, callbacks.__all__),
+        (loggers, ("CSVLogger", "TensorBoardLogger")),
+        (profilers, [class_name for _, class_name in profilers.PROFILER_NAMES.values()]),
+    ):
+        for name in names:
+            getattr(package, name)
+
+
+_import_classes_named_by_short_names()
+
 __all__ = [
     "LIGHTNING_LOGO",
     "ArgsType",

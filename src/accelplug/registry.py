@@ -151,7 +151,7 @@ class AcceleratorRegistry:
         self._load_plugin(PluginInfo(BUILTIN_PLUGIN, "accelplug", _version("accelplug")), lambda: builtin_plugin)
         if env_flag(DISABLE_AUTOLOAD_ENV):
             return
-        entry_points = sorted(metadata.entry_points(group=hookspecs.PROJECT_NAME), key=lambda e: e.name)
+        entry_points = sorted(_plugin_entry_points(), key=lambda e: e.name)
         self._block_unselected([ep.name for ep in entry_points])
         for ep in entry_points:
             if self.plugin_manager.is_blocked(ep.name):
@@ -678,6 +678,38 @@ class AcceleratorRegistry:
             if outcome.value:
                 return cls
         return None
+
+
+def _plugin_entry_points() -> list[metadata.EntryPoint]:
+    """The installed ``accelplug`` entry points: what ``metadata.entry_points(group="accelplug")`` returns, cheaper.
+
+    That call parses every distribution's ``entry_points.txt`` and works out every distribution's name to skip
+    a second copy of one (the first on ``sys.path`` wins), about 12 ms for 200 distributions, on every
+    ``get_registry()``. Here a file without the word ``accelplug`` is skipped unparsed (a group of that name
+    cannot be in it), and names are worked out only when a plugin is found, to check that no earlier copy of
+    its distribution hides it, as the stdlib does.
+    """
+    found: list[metadata.EntryPoint] = []
+    earlier: list[metadata.Distribution] = []
+    for dist in metadata.distributions():
+        text = dist.read_text("entry_points.txt")
+        if text and hookspecs.PROJECT_NAME in text and not _hidden_by(dist, earlier):
+            found.extend(dist.entry_points.select(group=hookspecs.PROJECT_NAME))
+        earlier.append(dist)
+    return found
+
+
+def _hidden_by(dist: metadata.Distribution, earlier: list[metadata.Distribution]) -> bool:
+    """Whether a distribution of the same (normalized) name comes earlier on ``sys.path``."""
+    name = _normalized_name(dist)
+    return any(_normalized_name(other) == name for other in earlier)
+
+
+def _normalized_name(dist: metadata.Distribution) -> str:
+    # The stdlib's own key for "the same distribution" (read from the folder's name where it can); the
+    # public name, normalized as PEP 503 says, where a Distribution lacks it.
+    name = getattr(dist, "_normalized_name", None)
+    return name if isinstance(name, str) else re.sub(r"[-_.]+", "-", dist.name).lower().replace("-", "_")
 
 
 def _version(dist: str) -> str | None:

@@ -11,15 +11,19 @@ import importlib
 import os
 import random
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
 from .errors import MisconfigurationException
 
-__all__ = ["SEED_ENV", "seed_everything"]
+__all__ = ["SEED_ENV", "isolate_rng", "max_seed_value", "min_seed_value", "reset_seed", "seed_everything"]
 
 SEED_ENV = "PL_GLOBAL_SEED"
+#: The seeds ``seed_everything`` accepts: numpy's range, [0, 2**32 - 1].
+min_seed_value = 0
+max_seed_value = 2**32 - 1
 
 #: Modules a run imports on first use that draw from Python's ``random`` when imported (rich gives each style
 #: a random id base): imported before seeding, so that the first run after a seed draws the numbers every
@@ -51,7 +55,7 @@ def seed_everything(seed: int | None = None, workers: bool = False, verbose: boo
         if not (raw.lstrip("-").isascii() and raw.lstrip("-").isdigit()):
             raise MisconfigurationException(f"environment variable {SEED_ENV}={raw!r} is not an integer seed.")
         seed = int(raw)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not min_seed_value <= seed <= max_seed_value:
         raise MisconfigurationException(f"seed_everything(seed={seed!r}): expected an int in [0, 2**32 - 1].")
     os.environ[SEED_ENV] = str(seed)
     os.environ["PL_SEED_WORKERS"] = "1" if workers else "0"
@@ -63,3 +67,41 @@ def seed_everything(seed: int | None = None, workers: bool = False, verbose: boo
     if verbose:
         print(f"Seed set to {seed}", file=sys.stderr)
     return seed
+
+
+def reset_seed() -> None:
+    """Seed again with the seed ``seed_everything`` last exported (``PL_GLOBAL_SEED``), in this process or the one
+    that started it, with the same worker choice; nothing when no seed was set (Lightning's ``reset_seed``)."""
+    seed = os.environ.get(SEED_ENV)
+    if seed is None:
+        return
+    seed_everything(int(seed), workers=os.environ.get("PL_SEED_WORKERS", "0") == "1", verbose=False)
+
+
+def _rng_states(include_cuda: bool) -> dict[str, Any]:
+    states: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        states["numpy"] = numpy.random.get_state()
+    if include_cuda and torch.cuda.is_available():
+        states["torch.cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _restore(states: dict[str, Any]) -> None:
+    torch.set_rng_state(states["torch"])
+    random.setstate(states["python"])
+    if "numpy" in states:
+        sys.modules["numpy"].random.set_state(states["numpy"])
+    if "torch.cuda" in states:
+        torch.cuda.set_rng_state_all(states["torch.cuda"])
+
+
+@contextlib.contextmanager
+def isolate_rng(include_cuda: bool = True) -> Iterator[None]:
+    """Draws inside the block leave torch's, Python's and numpy's generators (and CUDA's, unless
+    ``include_cuda=False``, for a forked process that must not touch CUDA) as they were before it. As in
+    Lightning, a block that raises leaves them as the exception found them."""
+    states = _rng_states(include_cuda)
+    yield
+    _restore(states)

@@ -20,7 +20,6 @@ from .accelerator import Accelerator
 from .checkpoint import CheckpointIO
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
-from .hardware.capabilities import capabilities
 from .hardware.devices import parse_devices
 from .precision.base import NumericPrecision
 from .precision.names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES, normalize_precision
@@ -343,6 +342,8 @@ def check_precision_runs(
     if not registry.can_train_in(canonical, cls, listed):
         extra = " (the Apple GPU has no float64)" if cls.name == "mps" and canonical == "64-true" else ""
         autocast_dtype = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}.get(canonical)
+        from .hardware.capabilities import capabilities  # the refusal's detail only
+
         backend = capabilities(cls.device_type)
         lacking = backend.autocast_refusal(autocast_dtype) if autocast_dtype and backend.is_privateuse1() else None
         if lacking is not None:

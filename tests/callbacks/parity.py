@@ -124,10 +124,8 @@ LIGHTNING_ONLY_WARNINGS = (
     r"(?s).*(JsonargparseDeprecationWarning per type|deprecated in v4\.\d+\.\d+ and will be removed in v5)",
     # resuming without the callbacks whose state the checkpoint holds: Lightning lists them, accelplug says nothing
     r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided",
-    # with an OnExceptionCheckpoint, Lightning's fit() looks for a "last" checkpoint to resume (and says so twice);
-    # accelplug's fit() without ckpt_path starts fresh, as it does without that callback
-    r"`\.fit\(ckpt_path=None\)` was called without a model\. The last model",
-    r'\.fit\(ckpt_path="last"\) is set, but there is no last checkpoint available',
+    # a resume from the middle of an epoch: accelplug resumes there exactly (docs/migrating-from-lightning.md)
+    r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable",
     # an empty training loader: Lightning warns for the user's loader (as accelplug does) and again for its own
     # CombinedLoader around it
     r"Total length of `CombinedLoader` across ranks is zero",

@@ -57,7 +57,7 @@ class Recorder:
 #: optimizer built from the trainable parameters already holds them
 ALREADY_HELD = "The provided params to be frozen already exist within another group of this optimizer"
 #: both warn when a fit resumes into another folder: the old folder's top-k bookkeeping is not restored
-DIRPATH_CHANGED = {"lightning": "The dirpath has changed from", "accelplug": "ModelCheckpoint's dirpath changed from"}
+DIRPATH_CHANGED = {"lightning": "The dirpath has changed from", "accelplug": "The dirpath has changed from"}
 
 
 def _fit(

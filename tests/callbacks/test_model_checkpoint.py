@@ -38,16 +38,17 @@ def test_last_model_path_is_empty_before_a_save() -> None:
 @pytest.mark.parametrize(
     ("arguments", "words"),
     [
-        ({"mode": "mni"}, "Did you mean 'min'"),
-        ({"save_top_k": -2}, "save_top_k=-2"),
-        ({"save_top_k": 3}, "monitor=None"),
-        ({"every_n_train_steps": -1}, "every_n_train_steps=-1"),
-        ({"every_n_epochs": 2, "every_n_train_steps": 3}, "pick one"),
+        ({"mode": "mni"}, "`mode` can be min, max but got mni.* Did you mean 'min'"),
+        ({"save_top_k": -2}, "save_top_k=-2. Must be >= -1"),
+        ({"save_top_k": 3}, r"ModelCheckpoint\(save_top_k=3, monitor=None\) is not a valid configuration"),
+        ({"every_n_train_steps": -1}, "every_n_train_steps=-1. Must be >= 0"),
+        ({"every_n_epochs": 2, "every_n_train_steps": 3}, "Combination of parameters every_n_train_steps.*pick one"),
         ({"save_last": "lnk"}, "save_last='lnk'"),
         ({"train_time_interval": 5}, "timedelta"),
     ],
 )
 def test_bad_arguments_are_refused_with_their_value(arguments: dict[str, Any], words: str) -> None:
+    """The value, what is accepted, and Lightning's key phrase (its tests match on those words)."""
     with pytest.raises(MisconfigurationException, match=words):
         ModelCheckpoint(**arguments)
 

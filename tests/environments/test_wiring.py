@@ -21,7 +21,8 @@ from accelplug.fabric import Fabric
 from accelplug.launcher import adopt_environment, cluster_environment
 from accelplug.plugins import environments as short_path
 from accelplug.selection import RunPlugins, sort_plugins
-from accelplug.trainer.process.requeue import hpc_resume_path, hpc_save_path, requeue_signal, resume_path
+from accelplug.trainer.checkpointing.auto_resume import Asked, choose_checkpoint
+from accelplug.trainer.process.requeue import hpc_resume_path, hpc_save_path, requeue_signal
 from tests.modules import LinearRegression, regression_data
 
 from .captured import OPEN_MPI_RANK_1, SRUN_TASK_1, TORCHRUN_RANK_1
@@ -184,13 +185,22 @@ def test_hpc_checkpoints_are_numbered_upwards_and_the_newest_is_resumed(launched
     assert hpc_save_path(tmp_path) == tmp_path / "hpc_ckpt_11.ckpt"
     assert hpc_resume_path(tmp_path) == tmp_path / "hpc_ckpt_10.ckpt"
     slurm = SLURMEnvironment()
-    assert resume_path(None, slurm, tmp_path) is None  # not in a Slurm task
+    trainers = {
+        root: Trainer(accelerator="cpu", default_root_dir=root, logger=False, enable_checkpointing=False)
+        for root in (tmp_path, tmp_path / "empty")
+    }
+
+    def chosen(ckpt_path: object, environment: object, fn: str = "fit", root: Path = tmp_path) -> object:
+        trainer = trainers[root]
+        return choose_checkpoint(trainer, trainer.strategy, Asked(fn, ckpt_path, True, environment)).path
+
+    assert chosen(None, slurm) is None  # not in a Slurm task
     launched(SRUN_TASK_1)
-    assert resume_path(None, slurm, tmp_path) == tmp_path / "hpc_ckpt_10.ckpt"
-    assert resume_path("last", slurm, tmp_path) == "last"
-    assert resume_path("hpc", None, tmp_path) == tmp_path / "hpc_ckpt_10.ckpt"
-    with pytest.raises(MisconfigurationException, match=r"ckpt_path='hpc' found no hpc_ckpt_N.ckpt"):
-        resume_path("hpc", None, tmp_path / "empty")
+    assert chosen(None, slurm) == tmp_path / "hpc_ckpt_10.ckpt"
+    assert chosen(None, slurm, fn="validate") is None  # only fit resumes by itself
+    assert chosen("hpc", None) == tmp_path / "hpc_ckpt_10.ckpt"
+    with pytest.raises(MisconfigurationException, match=r'ckpt_path="hpc"\)` is set but no HPC checkpoint was found'):
+        chosen("hpc", None, root=tmp_path / "empty")
 
 
 # ---- bad input -------------------------------------------------------------------------------------

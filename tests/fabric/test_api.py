@@ -15,7 +15,8 @@ from torch.utils.data import DataLoader
 from accelplug import MisconfigurationException
 from accelplug.fabric import Fabric, is_wrapped, seed_everything
 from accelplug.fabric.loggers import CSVLogger
-from accelplug.fabric.plugins import BF16MixedPrecision, Precision
+from accelplug.fabric.plugins import BF16MixedPrecision
+from accelplug.precision.base import NumericPrecision
 from tests.callbacks.parity import quiet_lightning
 
 from . import loops
@@ -91,7 +92,7 @@ def test_the_wrapped_module_passes_attributes_and_keeps_the_users_state_dict_key
 
 
 def test_the_wrapped_optimizer_is_still_its_class_and_steps_through_the_precision() -> None:
-    class Counting(Precision):
+    class Counting(NumericPrecision):
         name = "32-counting"
         steps = 0
 
@@ -115,7 +116,7 @@ def test_the_wrapped_optimizer_is_still_its_class_and_steps_through_the_precisio
 
 
 def test_a_loss_scaling_precision_refuses_loss_backward_and_scales_fabric_backward() -> None:
-    class Scaled(Precision):
+    class Scaled(NumericPrecision):
         name = "32-scaled"
 
         @property

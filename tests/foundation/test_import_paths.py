@@ -24,7 +24,7 @@ LIGHTNING_PATHS = (
     "pytorch",
     "plugins",
     "utilities",
-    "fabric/accelerators.py",
+    "fabric/accelerators",
     "fabric/loggers.py",
     "fabric/plugins",
     "fabric/strategies",

@@ -45,7 +45,7 @@ class Layer(NamedTuple):
 LAYERS: list[Layer] = [
     Layer(
         "the basics: errors, variables, the machine, overrides, how import paths resolve",
-        ("errors", "envvars", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
+        ("errors", "envvars", "enums", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
     ),
     Layer(
         "the plugin spine; hardware, precisions and strategies; processes, checkpoint files, data, measures",
@@ -69,7 +69,7 @@ LAYERS: list[Layer] = [
     ),
     Layer(
         "what a user's script subclasses or passes in, and the selection rules",
-        ("core", "callbacks", "loggers", "selection", "config", "plugins"),
+        ("core", "callbacks", "loggers", "selection", "config", "plugins", "backends", "registry_views"),
     ),
     Layer(
         "the Trainer and what sits beside it (Fabric never imports the Trainer)",

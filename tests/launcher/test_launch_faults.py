@@ -210,7 +210,7 @@ def test_sigterm_to_the_launcher_stops_every_rank_at_one_step_and_the_resume_mat
     assert len(lines) == 1, err  # rank 0 says it, once
     assert f"stopped after step {step}; checkpoint saved to " in lines[0]
     assert "Traceback" not in err
-    resumed = _run(_launch(tmp_path, "--ckpt-path", "last"))
+    resumed = _run(_launch(tmp_path, "--ckpt-path", "auto"))
     assert resumed.returncode == 0, resumed.stderr
     assert _digests(resumed.stdout) == {uninterrupted}
 

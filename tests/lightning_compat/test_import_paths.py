@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import pkgutil
+import sys
+import warnings
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
@@ -19,34 +22,58 @@ MIRROR_MODULES = sorted(
 )
 
 
-def _origin(mirror: str) -> str:
-    """The accelplug module a mirror module re-exports: ``accelplug.pytorch.x.y`` -> ``accelplug.x.y``
-    (``accelplug.cli`` is accelplug's own command line: Lightning's CLI lives in ``accelplug.lightning_cli``)."""
-    if mirror == "accelplug.pytorch.cli":
-        return "accelplug.lightning_cli"
-    return mirror.replace("accelplug.pytorch.", "accelplug.", 1)
+def _lightnings_public_exports() -> dict[str, list[str]]:
+    """Per module under ``lightning.pytorch`` and ``lightning.fabric`` whose path has no private part, the public
+    names of its ``__all__``, read from the installed Lightning (none where it is not installed). Private names
+    Lightning lists there (its launchers, ``_runif_reasons``) are not walked."""
+    if importlib.util.find_spec("lightning") is None:
+        return {}
+    exports = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # importing Lightning's packages: its own deprecations are not ours
+        for root in ("lightning.pytorch", "lightning.fabric"):
+            package = importlib.import_module(root)
+            for name in [root] + [info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{root}.")]:
+                if any(part.startswith("_") for part in name.split(".")):
+                    continue
+                listed = getattr(importlib.import_module(name), "__all__", ())
+                if public := [n for n in listed if not n.startswith("_")]:
+                    exports[name] = public
+    return exports
+
+
+LIGHTNING_EXPORTS = _lightnings_public_exports()
+
+
+#: Libraries whose objects a Lightning path names as Lightning does (type aliases: ``UntypedStorage``, ``Any``).
+_SHARED = ("torch", "typing")
+
+
+def _defining_module_holds(obj: object) -> bool:
+    """Whether a class or function is the very object its defining module names (not a copy made elsewhere)."""
+    module = sys.modules.get(getattr(obj, "__module__", "") or "")
+    return module is not None and getattr(module, getattr(obj, "__name__", ""), None) is obj
 
 
 @pytest.mark.parametrize("mirror", MIRROR_MODULES)
 def test_every_mirror_name_is_the_object_of_accelplugs_own_module(mirror: str) -> None:
+    """A Lightning path only imports: each class and function it names is the object of the room that defines it
+    (accelplug's own, or the library accelplug shares with Lightning), under Lightning's name."""
     module = importlib.import_module(mirror)
-    origin_name = _origin(mirror)
     if mirror == "accelplug.pytorch.utilities.imports":  # private flags only, as Lightning's: no __all__ to walk
-        flags = [name for name in vars(importlib.import_module(origin_name)) if name.endswith("_AVAILABLE")]
-        assert flags, f"{origin_name} holds no availability flags"
+        origin = importlib.import_module("accelplug.utilities.imports")
+        flags = [name for name in vars(origin) if name.endswith("_AVAILABLE")]
+        assert flags, "accelplug.utilities.imports holds no availability flags"
         for name in flags:
-            assert getattr(module, name) is getattr(importlib.import_module(origin_name), name), f"{mirror}.{name}"
+            assert getattr(module, name) is getattr(origin, name), f"{mirror}.{name}"
         return
     assert module.__all__, f"{mirror} exports nothing"
-    try:
-        origin = importlib.import_module(origin_name)
-    except ModuleNotFoundError:  # a Lightning-only grouping (core, trainer): its names come from the top level
-        origin = accelplug
     for name in module.__all__:
-        expected = getattr(origin, name, None)
-        if expected is None:
-            expected = getattr(accelplug, name)
-        assert getattr(module, name) is expected, f"{mirror}.{name}"
+        obj = getattr(module, name)
+        if not (isinstance(obj, type) or inspect.isfunction(obj)) or obj.__module__.split(".")[0] in _SHARED:
+            continue  # a value, or a type alias for a torch or typing object
+        assert obj.__module__.split(".")[0] in ("accelplug", "lightning_utilities"), f"{mirror}.{name}"
+        assert _defining_module_holds(obj), f"{mirror}.{name} is not the object {obj.__module__} defines"
 
 
 def test_the_mirror_carries_each_source_modules_whole_export_list() -> None:
@@ -103,6 +130,23 @@ def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "True", "False"]  # the CLI's jsonargparse loads with the CLI only
+
+
+@pytest.mark.parametrize("lightnings", sorted(LIGHTNING_EXPORTS))
+def test_each_public_name_of_lightnings_module_is_at_accelplugs_path(lightnings: str) -> None:
+    """``from lightning.pytorch.x import Name`` works as ``from accelplug.pytorch.x import Name`` (and so under
+    the interop redirect, which maps ``pytorch_lightning``/``lightning_fabric`` to the same modules) for every
+    public name of each of Lightning's ``__all__`` lists."""
+    mine = importlib.import_module(lightnings.replace("lightning.", "accelplug.", 1))
+    missing = [name for name in LIGHTNING_EXPORTS[lightnings] if not hasattr(mine, name)]
+    assert not missing, f"{mine.__name__} lacks {missing}"
+
+
+def test_xla_environment_is_at_lightnings_environments_path_as_the_back_ends_class() -> None:
+    from accelplug.backends import XLAEnvironment
+    from accelplug.pytorch.plugins.environments import XLAEnvironment as at_lightnings_path
+
+    assert at_lightnings_path is XLAEnvironment
 
 
 @pytest.mark.parametrize("where", ["accelplug", "accelplug.pytorch"])

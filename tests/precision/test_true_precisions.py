@@ -42,7 +42,7 @@ def test_a_true_half_checkpoint_resumes_in_the_same_dtype(precision: str, tmp_pa
     model = LinearRegression()
     second = Trainer(**quiet(precision=precision, max_steps=8, default_root_dir=tmp_path))
     # a new Trainer logs to version_1: the checkpoint's top-k bookkeeping names version_0's files (Lightning warns too)
-    with pytest.warns(UserWarning, match=r"ModelCheckpoint's dirpath changed from .*version_0.* to .*version_1"):
+    with pytest.warns(UserWarning, match=r"The dirpath has changed from .*version_0.* to .*version_1"):
         second.fit(model, regression_data(), ckpt_path=path)
     assert second.global_step == 8 and model.linear.weight.dtype == HALF[precision]
 

@@ -317,5 +317,5 @@ def test_ckpt_path_last_verifies_candidates_where_the_strategy_loads_checkpoints
     resumed = _trainer(max_epochs=2, **options)
     # the resumed fit writes beside the first one's files: warned, as Lightning warns
     with pytest.warns(UserWarning, match=r"Checkpoint directory .*checkpoints exists and is not empty"):
-        resumed.fit(LinearRegression(), regression_data(n=64, batch_size=16), ckpt_path="last")
+        resumed.fit(LinearRegression(), regression_data(n=64, batch_size=16), ckpt_path="auto")
     assert resumed.global_step == 8

@@ -169,9 +169,11 @@ def test_random_ckpt_path_values_raise_only_misconfiguration(tmp_path: Path, val
 
 
 def test_ckpt_path_last_with_no_checkpoint_and_best_without_a_monitor_are_explained(tmp_path: Path) -> None:
-    with pytest.raises(MisconfigurationException, match="ckpt_path='last' found no checkpoint"):
-        _trainer(tmp_path).fit(LinearRegression(), regression_data(n=16, batch_size=8), ckpt_path="last")
-    with pytest.raises(MisconfigurationException, match="ckpt_path='best' needs a ModelCheckpoint"):
+    trainer = _trainer(tmp_path)
+    with pytest.warns(UserWarning, match=r'ckpt_path="last"\) is set, but there is no last checkpoint available'):
+        trainer.fit(LinearRegression(), regression_data(n=16, batch_size=8), ckpt_path="last")
+    assert trainer.ckpt_path is None and trainer.global_step > 0  # Lightning's way: trained from the start
+    with pytest.raises(MisconfigurationException, match=r'ckpt_path="best"\)` is set but `ModelCheckpoint`'):
         _trainer(tmp_path).fit(LinearRegression(), regression_data(n=16, batch_size=8), ckpt_path="best")
 
 

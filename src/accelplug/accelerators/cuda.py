@@ -12,7 +12,13 @@ import torch
 from ..accelerator import Accelerator
 from ..hardware import _nvml
 
-__all__ = ["CUDAAccelerator"]
+__all__ = [
+    "CUDAAccelerator",
+    "find_usable_cuda_devices",
+    "get_nvidia_gpu_stats",
+    "is_cuda_available",
+    "num_cuda_devices",
+]
 
 _JETSON_DEVICE_NODE = "/dev/nvhost-ctrl-gpu"  # Jetson boards have CUDA but no NVML
 
@@ -126,3 +132,85 @@ class CUDAAccelerator(Accelerator):
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
         return {k: float(v) for k, v in torch.cuda.memory_stats(device).items() if isinstance(v, (int, float))}
+
+
+def num_cuda_devices() -> int:
+    """How many CUDA devices this process may use, counted without initialising CUDA here."""
+    return CUDAAccelerator.device_count()
+
+
+def is_cuda_available() -> bool:
+    """Whether this process may use a CUDA device, asked without initialising CUDA here."""
+    return num_cuda_devices() > 0
+
+
+def find_usable_cuda_devices(num_devices: int = -1) -> list[int]:
+    """The indices of ``num_devices`` CUDA devices (all of them for -1) on which a tensor can be made now: a GPU in
+    exclusive-process mode that another process holds is skipped. Fewer than asked is an error."""
+    if num_devices == 0:
+        return []
+    visible = list(range(num_cuda_devices()))
+    if not visible:
+        raise ValueError(
+            f"You requested to find {num_devices} devices but there are no visible CUDA devices on this machine."
+        )
+    if num_devices > len(visible):
+        raise ValueError(f"You requested to find {num_devices} devices but this machine only has {len(visible)} GPUs.")
+    usable: list[int] = []
+    busy: list[int] = []
+    for index in visible:
+        try:
+            torch.tensor(0, device=torch.device("cuda", index))
+        except RuntimeError:
+            busy.append(index)
+            continue
+        usable.append(index)
+        if len(usable) == num_devices:
+            break
+    if num_devices != -1 and len(usable) != num_devices:
+        raise RuntimeError(
+            f"You requested to find {num_devices} devices but only {len(usable)} are currently available. The devices "
+            f"{busy} are occupied by other processes and can't be used at the moment."
+        )
+    return usable
+
+
+#: What ``get_nvidia_gpu_stats`` asks ``nvidia-smi``, with each figure's unit (Lightning's keys).
+_SMI_FIGURES = (
+    ("utilization.gpu", "%"),
+    ("memory.used", "MB"),
+    ("memory.free", "MB"),
+    ("utilization.memory", "%"),
+    ("fan.speed", "%"),
+    ("temperature.gpu", "°C"),
+    ("temperature.memory", "°C"),
+)
+
+
+def _smi_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:  # "[N/A]" for a figure the card does not report
+        return 0.0
+
+
+def get_nvidia_gpu_stats(device: torch.device | str | int) -> dict[str, float]:
+    """The figures ``nvidia-smi`` reports for ``device`` (utilization, memory, fan, temperatures), keyed
+    ``"<figure> (<unit>)"``; ``FileNotFoundError`` without ``nvidia-smi``."""
+    import shutil
+
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        raise FileNotFoundError("nvidia-smi: command not found")
+    index = torch.device(device).index if not isinstance(device, int) else device
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    gpu_id = visible[index or 0] if visible and (index or 0) < len(visible) else str(index or 0)
+    query = ",".join(name for name, _ in _SMI_FIGURES)
+    result = subprocess.run(
+        [smi, f"--query-gpu={query}", "--format=csv,nounits,noheader", f"--id={gpu_id}"],
+        encoding="utf-8",
+        capture_output=True,
+        check=True,
+    )
+    values = [_smi_number(text) for text in result.stdout.strip().split(", ")]
+    return {f"{name} ({unit})": value for (name, unit), value in zip(_SMI_FIGURES, values, strict=False)}

@@ -9,8 +9,6 @@ asked about Rosetta only in :func:`is_rosetta_translated`, so each cause can be 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import platform
 import subprocess
 
@@ -18,7 +16,7 @@ import torch
 
 from ..accelerator import Accelerator
 
-__all__ = ["MPSAccelerator", "is_rosetta_translated", "minimum_macos_for_torch"]
+__all__ = ["MPSAccelerator", "is_rosetta_translated", "minimum_macos_for_torch", "mps_host_stats"]
 
 ROSETTA_EXPLANATION = (
     "this Python is an x86_64 (Intel) program running under Rosetta 2 emulation on an Apple silicon "
@@ -34,6 +32,8 @@ def is_rosetta_translated() -> bool:
     """Whether this process is an x86_64 binary translated by Rosetta 2 (asks sysctl)."""
     if platform.system() != "Darwin":
         return False
+    import ctypes.util  # macOS only (binds ctypes too)
+
     value = ctypes.c_int(0)
     size = ctypes.c_size_t(ctypes.sizeof(value))
     libc_path = ctypes.util.find_library("c")
@@ -151,3 +151,19 @@ class MPSAccelerator(Accelerator):
     def teardown(self) -> None:
         if self.is_available():
             torch.mps.empty_cache()
+
+
+def mps_host_stats() -> dict[str, float]:
+    """The Mac's load under Lightning's MPS names (``M1_vm_percent``, ``M1_percent``, ``M1_swap_percent``, in %),
+    read through psutil (Lightning's module-level ``get_device_stats``); ``ModuleNotFoundError`` without it."""
+    try:
+        import psutil
+    except ImportError:
+        raise ModuleNotFoundError(
+            "The MPS host stats are read through psutil, which is not installed: pip install psutil"
+        ) from None
+    return {
+        "M1_vm_percent": float(psutil.virtual_memory().percent),
+        "M1_percent": float(psutil.cpu_percent()),
+        "M1_swap_percent": float(psutil.swap_memory().percent),
+    }

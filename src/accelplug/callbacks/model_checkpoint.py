@@ -12,8 +12,8 @@ Where: ``dirpath``, else ``<save_dir>/<name>/<version>/checkpoints`` of the firs
 loggers' ``after_save_checkpoint`` on the global-zero process, which is how trackers upload checkpoints.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: the constructor's annotations stay real types, as Lightning's
+# are, so a parser built from its signature (jsonargparse's ``ArgumentParser(type=...)``, LightningCLI) reads them.
 import math
 import os
 import re
@@ -22,7 +22,7 @@ import time
 import warnings
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -55,7 +55,9 @@ def _count(label: str, value: Any) -> int:
     if value is None:
         return 0
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise MisconfigurationException(f"ModelCheckpoint({label}={value!r}) is invalid: use an int >= 0 or None.")
+        raise MisconfigurationException(
+            f"Invalid value for {label}={value!r}. Must be >= 0 (an int; 0 or None: not by this trigger)."
+        )
     return value
 
 
@@ -76,7 +78,7 @@ class ModelCheckpoint(Checkpoint):
         filename: str | None = None,
         monitor: str | None = None,
         verbose: bool = False,
-        save_last: bool | str | None = None,
+        save_last: bool | Literal["link"] | None = None,
         save_top_k: int = 1,
         save_on_exception: bool = False,
         save_weights_only: bool = False,
@@ -90,7 +92,7 @@ class ModelCheckpoint(Checkpoint):
     ) -> None:
         if mode not in _MODES:
             raise MisconfigurationException(
-                f"ModelCheckpoint(mode={mode!r}) is invalid: use 'min' or 'max'.{did_you_mean(mode, _MODES)}"
+                f"ModelCheckpoint: `mode` can be min, max but got {mode}.{did_you_mean(mode, _MODES)}"
             )
         if save_last not in (None, True, False, "link"):
             raise MisconfigurationException(
@@ -98,12 +100,12 @@ class ModelCheckpoint(Checkpoint):
             )
         if not isinstance(save_top_k, int) or isinstance(save_top_k, bool) or save_top_k < -1:
             raise MisconfigurationException(
-                f"ModelCheckpoint(save_top_k={save_top_k!r}) is invalid: use -1 (keep all), 0 (none) or an int >= 1."
+                f"Invalid value for save_top_k={save_top_k!r}. Must be >= -1 (-1: keep all, 0: none, k: the best k)."
             )
         if monitor is None and save_top_k not in (-1, 0, 1):
             raise MisconfigurationException(
-                f"ModelCheckpoint(save_top_k={save_top_k}, monitor=None) is invalid: without a monitored metric "
-                "there is no 'best' to rank, so use -1 (keep all), 0 (none) or 1 (the newest), or name a monitor."
+                f"ModelCheckpoint(save_top_k={save_top_k}, monitor=None) is not a valid configuration. No quantity "
+                "for top_k to track: use -1 (keep all), 0 (none) or 1 (the newest), or name a monitor."
             )
         if train_time_interval is not None and not isinstance(train_time_interval, timedelta):
             raise MisconfigurationException(
@@ -114,9 +116,9 @@ class ModelCheckpoint(Checkpoint):
             epochs = 1  # Lightning's default trigger: every epoch
         if (steps > 0) + (epochs > 0) + (train_time_interval is not None) > 1:
             raise MisconfigurationException(
-                f"ModelCheckpoint(every_n_train_steps={every_n_train_steps!r}, every_n_epochs={every_n_epochs!r}, "
-                f"train_time_interval={train_time_interval!r}): pick one of the three triggers, "
-                "use another ModelCheckpoint for another."
+                f"Combination of parameters every_n_train_steps={every_n_train_steps!r}, "
+                f"every_n_epochs={every_n_epochs!r} and train_time_interval={train_time_interval!r} should be "
+                "mutually exclusive: pick one of the three triggers, use another ModelCheckpoint for another."
             )
         self.monitor = monitor
         self.verbose = verbose
@@ -189,8 +191,8 @@ class ModelCheckpoint(Checkpoint):
         self.dirpath = trainer.strategy.broadcast_object(dirpath)
         if self.save_last == "link" and self.dirpath is not None and _is_remote(self.dirpath):
             raise MisconfigurationException(
-                f"ModelCheckpoint(save_last='link') needs a local folder, got dirpath={self.dirpath!r}: "
-                "use save_last=True there."
+                f"`ModelCheckpoint(save_last='link')` is only supported for local file paths, got "
+                f"`dirpath={self.dirpath}`: use save_last=True there."
             )
         local = self.dirpath is not None and not _is_remote(self.dirpath)
         if trainer.is_global_zero and stage == "fit" and self.save_top_k != 0 and local:
@@ -499,9 +501,9 @@ class ModelCheckpoint(Checkpoint):
             self.last_model_path = state_dict.get("last_model_path", self.last_model_path)
         else:
             warnings.warn(
-                f"ModelCheckpoint's dirpath changed from {saved_dirpath!r} to {self.dirpath!r}: only best_model_path "
-                "is restored (best_model_score, best_k_models, kth_best_model_path, kth_value and last_model_path "
-                "describe files of the old folder).",
+                f"The dirpath has changed from {saved_dirpath!r} to {self.dirpath!r}, therefore `best_model_score`, "
+                "`kth_best_model_path`, `kth_value`, `last_model_path` and `best_k_models` won't be reloaded (they "
+                "describe files of the old folder). Only `best_model_path` will be reloaded.",
                 stacklevel=2,
             )
         self.best_model_path = state_dict["best_model_path"]

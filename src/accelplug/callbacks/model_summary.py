@@ -9,6 +9,7 @@ goes to stderr on the global-zero process, like the rest of what the Trainer pri
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import sys
 from dataclasses import dataclass, field
@@ -224,12 +225,10 @@ class RichModelSummary(ModelSummary):
     """The same table drawn by ``rich`` (``header_style`` as in Lightning, default ``"bold magenta"``)."""
 
     def __init__(self, max_depth: int = 1, **summarize_kwargs: Any) -> None:
-        try:
-            import rich  # noqa: F401
-        except ModuleNotFoundError as error:
+        if importlib.util.find_spec("rich") is None:  # looked up: the table imports it when it is drawn
             raise MisconfigurationException(
                 "RichModelSummary needs the 'rich' package: pip install rich (or use ModelSummary)."
-            ) from error
+            )
         super().__init__(max_depth, **summarize_kwargs)
 
     @staticmethod

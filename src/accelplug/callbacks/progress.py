@@ -9,7 +9,6 @@ of accelplug's own display; ``refresh_rate`` 0 turns it off. ``TQDMProgressBar``
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 from ..errors import MisconfigurationException
 from .base import Callback
 
-__all__ = ["ProgressBar", "RichProgressBar", "RichProgressBarTheme", "TQDMProgressBar"]
+__all__ = ["ProgressBar", "RichProgressBar", "RichProgressBarTheme", "TQDMProgressBar", "get_standard_metrics"]
 
 
 def _total(value: Any) -> int | None:
@@ -115,44 +114,32 @@ class ProgressBar(Callback):
             self.disable()
 
     def get_metrics(self, trainer: Any, pl_module: Any) -> dict[str, int | str | float | dict[str, float]]:
-        """What the bar shows: ``v_num`` (the first logger's version, last 4 characters) and the prog_bar metrics."""
-        shown: dict[str, Any] = {}
-        loggers = list(trainer.loggers)
-        version = getattr(loggers[0], "version", None) if loggers else None
-        if version not in ("", None):
-            shown["v_num"] = version[-4:] if isinstance(version, str) else version
+        """What the bar shows: :func:`get_standard_metrics` (``v_num``) and the prog_bar metrics."""
+        shown: dict[str, Any] = dict(get_standard_metrics(trainer))
         for name, value in trainer.progress_bar_metrics.items():
             shown[name] = float(value) if not isinstance(value, (int, str)) else value
         return shown
 
 
-_PAD = 5
+def get_standard_metrics(trainer: Any) -> dict[str, int | str]:
+    """What every bar shows besides the logged values: ``v_num``, the loggers' version (the last 4 characters of a
+    text one; several loggers' distinct versions joined by ``_``), when there is one."""
+    loggers = list(trainer.loggers)
+    if not loggers:
+        return {}
+    if len(loggers) == 1:
+        version = loggers[0].version
+    else:
+        version = "_".join(dict.fromkeys(str(logger.version) for logger in loggers))
+    if version in ("", None):
+        return {}
+    return {"v_num": version[-4:] if isinstance(version, str) else version}
 
 
-def _padded(text: str, number: bool) -> str:
-    """Numbers padded with zeros to five characters (``2.37`` -> ``2.370``), so the bar's text does not jitter."""
-    if not number or "e" in text:
-        return text
-    if "." not in text and len(text) < _PAD:
-        try:
-            float(text)
-        except ValueError:
-            return text
-        text += "."
-    return text + "0" * (_PAD - len(text))
-
-
-@functools.cache
 def _tqdm_class() -> Any:
-    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+    from .tqdm_bar import Tqdm  # imports tqdm, which only the tqdm bar needs
 
-    class PaddedTqdm(tqdm):  # type: ignore[misc, valid-type]
-        @staticmethod
-        def format_num(n: Any) -> str:
-            text = n if isinstance(n, str) else tqdm.format_num(n)
-            return _padded(text, isinstance(n, (float, str)))
-
-    return PaddedTqdm
+    return Tqdm
 
 
 def _miniters(text: str) -> int:

@@ -29,7 +29,7 @@ from torch import nn
 from torch.optim.swa_utils import SWALR
 
 from ..errors import MisconfigurationException, did_you_mean
-from ..strategies.optimizers import SchedulerConfig
+from ..strategies.optimizers import LRSchedulerConfig
 from .base import Callback
 from .weight_averaging import check_device, module_device
 
@@ -314,7 +314,7 @@ class StochasticWeightAveraging(Callback):
                 UserWarning,
                 stacklevel=2,
             )
-        config = SchedulerConfig(self._swa_scheduler, interval="epoch", frequency=1)
+        config = LRSchedulerConfig(self._swa_scheduler, interval="epoch", frequency=1)
         configs = trainer.lr_scheduler_configs
         if configs:
             replaced = configs[0]

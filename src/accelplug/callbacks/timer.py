@@ -12,14 +12,23 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from ..enums import LightningEnum
 from ..errors import MisconfigurationException, did_you_mean
 from .base import Callback
 
-__all__ = ["Timer"]
+__all__ = ["Interval", "Timer"]
+
+
+class Interval(LightningEnum):
+    """When ``Timer`` checks the time: after every training step, or after every epoch."""
+
+    step = "step"
+    epoch = "epoch"
+
 
 #: Lightning's stage names (``RunningStage`` values), the keys of ``state_dict()["time_elapsed"]``.
 _STAGES = ("train", "sanity_check", "validate", "test", "predict")
-_INTERVALS = ("step", "epoch")
+_INTERVALS = tuple(interval.value for interval in Interval)
 
 
 def _duration(value: Any) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from ..errors import MisconfigurationException
 from ..overrides import default_hook
-from .hparams import AttributeDict
+from .hparams import HyperparametersMixin
 
 __all__ = ["LightningDataModule"]
 
@@ -21,7 +21,7 @@ __all__ = ["LightningDataModule"]
 _D = TypeVar("_D", bound="LightningDataModule")
 
 
-class LightningDataModule:
+class LightningDataModule(HyperparametersMixin):
     """Subclass and define the ``*_dataloader()`` methods your stages need (and ``setup`` to build them)."""
 
     #: Where checkpoints keep a datamodule's hyper-parameters (Lightning's keys).
@@ -32,9 +32,8 @@ class LightningDataModule:
     name: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()  # extra arguments are accepted and unused, as accelplug always did
         self.trainer: Any = None
-        self._hparams: AttributeDict = AttributeDict()
-        self._hparams_initial: AttributeDict = AttributeDict()
 
     @classmethod
     def from_datasets(
@@ -75,37 +74,6 @@ class LightningDataModule:
             cls, checkpoint_path, map_location, hparams_file, None, weights_only, **kwargs
         )
         return loaded
-
-    def save_hyperparameters(self, *args: Any, ignore: Any = None, frame: Any = None, logger: bool = True) -> None:
-        import inspect
-
-        from .module import _init_arguments
-
-        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
-        caller = inspect.currentframe()
-        values = _init_arguments(frame if frame is not None else (caller.f_back if caller else None), type(self))
-        if args:
-            values = {a: values[a] for a in args if a in values}
-        self._hparams.update({k: v for k, v in values.items() if k not in ignored})
-        self._hparams_initial = AttributeDict(dict(self._hparams))
-
-    @property
-    def hparams(self) -> AttributeDict:
-        return self._hparams
-
-    def remove_ignored_hparams(self, ignore_list: list[str]) -> None:
-        """Drop hyper-parameters a base class's ``save_hyperparameters()`` recorded (names not held are no error)."""
-        if isinstance(ignore_list, str) or not isinstance(ignore_list, (list, tuple, set, frozenset)):
-            raise MisconfigurationException(
-                f"remove_ignored_hparams(ignore_list={ignore_list!r}): expected a list of hyper-parameter names."
-            )
-        for key in ignore_list:
-            self._hparams.pop(key, None)
-
-    @property
-    def hparams_initial(self) -> AttributeDict:
-        """The hyper-parameters as ``save_hyperparameters`` recorded them (later changes to ``hparams`` aside)."""
-        return self._hparams_initial
 
     @default_hook
     def on_exception(self, exception: BaseException) -> None:

@@ -12,12 +12,9 @@ A module that subclasses plain ``torch.nn.Module`` and defines ``training_step``
 
 from __future__ import annotations
 
-import copy
-import inspect
 import os
 import warnings
 import weakref
-from argparse import Namespace
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, ClassVar, Protocol, TypeVar
@@ -27,7 +24,7 @@ import torch
 from ..errors import MisconfigurationException
 from ..overrides import default_hook, hook_names
 from .hooks import ModuleHooks
-from .hparams import AttributeDict
+from .hparams import AttributeDict, HyperparametersMixin
 from .steps import StepDefaults
 
 #: Lightning 2.6's deprecation of ``LightningModule.to_torchscript``, word for word
@@ -75,7 +72,7 @@ class OptimizerControl(Protocol):
 _M = TypeVar("_M", bound="LightningModule")
 
 
-class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
+class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.Module):
     """Subclass this (or ``torch.nn.Module``) and define ``training_step`` and ``configure_optimizers``."""
 
     #: Where checkpoints keep the hyper-parameters (Lightning's keys, so each reads the other's).
@@ -90,8 +87,6 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
         self._trainer: Any = None
         self._log_sink: LogSink | None = None
         self._optimizer_control: OptimizerControl | None = None
-        self._hparams: AttributeDict = AttributeDict()
-        self._hparams_initial: AttributeDict = AttributeDict()
         self._automatic_optimization = True
         self._warned_no_trainer = False
         self._fabric: Any = None
@@ -106,61 +101,6 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
     @automatic_optimization.setter
     def automatic_optimization(self, value: bool) -> None:
         self._automatic_optimization = bool(value)
-
-    # ---- hyperparameters -------------------------------------------------------------------------
-    def save_hyperparameters(
-        self,
-        *args: Any,
-        ignore: Sequence[str] | str | None = None,
-        frame: Any = None,
-        logger: bool = True,
-    ) -> None:
-        """Record the ``__init__`` arguments (all, or those named in ``args``) in ``self.hparams``.
-
-        They go into checkpoints (plain values only, so checkpoints stay weights-only loadable) and to
-        the loggers' ``log_hyperparams``; ``ignore`` leaves some out (e.g. an ``nn.Module`` argument).
-        """
-        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
-        if len(args) == 1 and isinstance(args[0], (dict, Namespace)):
-            values = dict(vars(args[0]) if isinstance(args[0], Namespace) else args[0])
-        else:
-            caller = inspect.currentframe()
-            init_args = _init_arguments(frame if frame is not None else (caller.f_back if caller else None), type(self))
-            if args:
-                unknown = [a for a in args if not isinstance(a, str) or a not in init_args]
-                if unknown:
-                    raise MisconfigurationException(
-                        f"save_hyperparameters({', '.join(map(repr, args))}): {unknown[0]!r} is not an argument "
-                        f"of {type(self).__name__}.__init__; its arguments are {sorted(init_args)}."
-                    )
-                values = {a: init_args[a] for a in args}
-            else:
-                values = init_args
-        values = {k: v for k, v in values.items() if k not in ignored}
-        self._hparams.update(values)
-        self._hparams_initial = AttributeDict(copy.copy(dict(self._hparams)))
-        self._log_hyperparams = logger
-
-    @property
-    def hparams(self) -> AttributeDict:
-        return self._hparams
-
-    def remove_ignored_hparams(self, ignore_list: list[str]) -> None:
-        """Drop hyper-parameters a base class's ``save_hyperparameters()`` recorded (names not held are no error).
-
-        A subclass that builds an argument itself (an ``nn.Module``) removes it so checkpoints stay plain.
-        ``hparams_initial`` keeps what was saved, as in Lightning.
-        """
-        if isinstance(ignore_list, str) or not isinstance(ignore_list, (list, tuple, set, frozenset)):
-            raise MisconfigurationException(
-                f"remove_ignored_hparams(ignore_list={ignore_list!r}): expected a list of hyper-parameter names."
-            )
-        for key in ignore_list:
-            self._hparams.pop(key, None)
-
-    @property
-    def hparams_initial(self) -> AttributeDict:
-        return self._hparams_initial
 
     # ---- checkpoints and export -------------------------------------------------------------------------
     @classmethod
@@ -580,7 +520,8 @@ class LightningModule(StepDefaults, ModuleHooks, torch.nn.Module):
 
 #: torch.jit.script compiles every property it finds unless told not to; these read the Trainer or Python state.
 LightningModule.__jit_unused_properties__ = sorted(
-    n for n, v in vars(LightningModule).items() if isinstance(v, property)
+    {n for n, v in vars(LightningModule).items() if isinstance(v, property)}
+    | set(HyperparametersMixin.__jit_unused_properties__)
 )
 
 #: The hooks a module may define, called as ``module.hook(*args)`` (Lightning 2.x's ``ModelHooks``, data and
@@ -612,26 +553,3 @@ def check_removed_hooks(cls: type) -> None:
                 f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed, so it would never "
                 f"be called. Use {replacement} instead (see docs/migrating-from-lightning.md)."
             )
-
-
-def _init_arguments(frame: Any, cls: type) -> dict[str, Any]:
-    """The arguments of the ``__init__`` that called ``save_hyperparameters`` (walking up past super() calls)."""
-    current = frame
-    found: dict[str, Any] = {}
-    while current is not None:
-        code = current.f_code
-        local = current.f_locals
-        if code.co_name != "__init__" or not isinstance(local.get("self"), cls):
-            break
-        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-        for name in names[1:]:
-            if name in local and name not in found:
-                found[name] = local[name]
-        if code.co_flags & inspect.CO_VARKEYWORDS:
-            position = code.co_argcount + code.co_kwonlyargcount + (1 if code.co_flags & inspect.CO_VARARGS else 0)
-            extra = local.get(code.co_varnames[position])
-            if isinstance(extra, dict):
-                for name, value in extra.items():
-                    found.setdefault(name, value)
-        current = current.f_back
-    return found

@@ -1,29 +1,206 @@
-"""Building a module or datamodule back from a checkpoint, and exporting a module (ONNX, TorchScript).
+"""Building a module or datamodule back from a checkpoint, hyper-parameter files, and exporting a module.
 
 ``load_from_checkpoint`` follows Lightning's rules, so checkpoints Lightning wrote load too: the saved
-hyper-parameters (``save_hyperparameters``) are the constructor's arguments, ``**kwargs`` override them,
-an ``hparams_file`` (YAML or CSV, as Lightning's loggers write) replaces them, arguments the constructor
-does not take are dropped unless it has ``**kwargs``, and the weights are loaded with ``strict`` (or the
-module's ``strict_loading``). Tensors saved on a device this machine lacks are loaded on the CPU.
+hyper-parameters (``save_hyperparameters``; a Lightning 0.x checkpoint's ``hparams``/``module_arguments``)
+are the constructor's arguments, ``**kwargs`` override them, an ``hparams_file`` (YAML or CSV, as Lightning's
+loggers write) replaces them, arguments the constructor does not take are dropped unless it has ``**kwargs``,
+and the weights are loaded with ``strict`` (or the module's ``strict_loading``). Tensors saved on a device
+this machine lacks are loaded on the CPU.
+
+``save_hparams_to_yaml``/``load_hparams_from_yaml`` (and the CSV pair) are the files the loggers write
+(``hparams.yaml``) and ``hparams_file=`` reads: YAML as Lightning writes it, a value YAML cannot hold left
+out with a warning.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import inspect
 import os
 import warnings
-from pathlib import Path
+from argparse import Namespace
+from enum import Enum
 from typing import IO, Any
 
 import torch
 
-from ..errors import MisconfigurationException
+from ..errors import CheckpointNotFoundError, MisconfigurationException
 from ..overrides import overrides
 
-__all__ = ["MissingPackageError", "export_onnx", "export_tensorrt", "export_torchscript", "load_from_checkpoint"]
+__all__ = [
+    "CHECKPOINT_PAST_HPARAMS_KEYS",
+    "MissingPackageError",
+    "convert",
+    "export_onnx",
+    "export_tensorrt",
+    "export_torchscript",
+    "hparams_yaml_text",
+    "load_from_checkpoint",
+    "load_hparams_from_tags_csv",
+    "load_hparams_from_yaml",
+    "save_hparams_to_tags_csv",
+    "save_hparams_to_yaml",
+    "update_hparams",
+]
+
+#: Where checkpoints of Lightning 0.7 kept the hyper-parameters (still read, as Lightning does).
+CHECKPOINT_PAST_HPARAMS_KEYS = ("hparams", "module_arguments")
 
 
+def _filesystem(path: str | os.PathLike[str]) -> Any:
+    from ..checkpoint.file import filesystem
+
+    return filesystem(os.fspath(path))
+
+
+# ---- hyper-parameter files ---------------------------------------------------------------------------
+def convert(val: str) -> Any:
+    """A CSV cell as the Python literal it spells (numbers, booleans, None, lists...), else the text."""
+    try:
+        return ast.literal_eval(val)
+    except (ValueError, SyntaxError):
+        return val
+
+
+def load_hparams_from_tags_csv(tags_csv: str | os.PathLike[str]) -> dict[str, Any]:
+    """The hyper-parameters of a ``key,value`` CSV file (a missing file: a warning and ``{}``)."""
+    fs = _filesystem(tags_csv)
+    if not fs.exists(os.fspath(tags_csv)):
+        warnings.warn(f"Missing Tags: {tags_csv}.", RuntimeWarning, stacklevel=2)
+        return {}
+    with fs.open(os.fspath(tags_csv), "r", newline="") as handle:
+        return {row[0]: convert(row[1]) for row in list(csv.reader(handle, delimiter=","))[1:]}
+
+
+def save_hparams_to_tags_csv(tags_csv: str | os.PathLike[str], hparams: dict[str, Any] | Namespace) -> None:
+    """Write ``hparams`` as a ``key,value`` CSV file (the folder must exist)."""
+    fs = _filesystem(tags_csv)
+    folder = os.path.dirname(os.fspath(tags_csv))
+    if not fs.isdir(folder or "."):
+        raise RuntimeError(f"Missing folder: {folder}.")
+    values = vars(hparams) if isinstance(hparams, Namespace) else hparams
+    with fs.open(os.fspath(tags_csv), "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["key", "value"])
+        writer.writerow({"key": "key", "value": "value"})
+        for key, value in values.items():
+            writer.writerow({"key": key, "value": value})
+
+
+def load_hparams_from_yaml(config_yaml: str | os.PathLike[str], use_omegaconf: bool = True) -> Any:
+    """The hyper-parameters of a YAML file (a missing file: a warning and ``{}``); a ``DictConfig`` when OmegaConf
+    is installed, ``use_omegaconf`` is on and the values allow one."""
+    import yaml
+
+    fs = _filesystem(config_yaml)
+    if not fs.exists(os.fspath(config_yaml)):
+        warnings.warn(f"Missing Tags: {config_yaml}.", RuntimeWarning, stacklevel=2)
+        return {}
+    with fs.open(os.fspath(config_yaml), "r") as handle:
+        hparams = yaml.full_load(handle)
+    if use_omegaconf and _omegaconf() is not None:
+        from omegaconf import OmegaConf
+        from omegaconf.errors import UnsupportedValueType, ValidationError
+
+        try:
+            return OmegaConf.create(hparams)
+        except (UnsupportedValueType, ValidationError):
+            pass
+    return hparams
+
+
+def _omegaconf() -> Any:
+    import importlib.util
+
+    return importlib.util.find_spec("omegaconf")
+
+
+def _as_plain_mapping(hparams: Any) -> Any:
+    from .hparams import AttributeDict
+
+    if isinstance(hparams, Namespace):
+        return vars(hparams)
+    if isinstance(hparams, AttributeDict):
+        return dict(hparams)
+    return hparams
+
+
+def _omegaconf_text(hparams: Any) -> str | None:
+    """``hparams`` (OmegaConf containers resolved) as OmegaConf writes it, or None when OmegaConf cannot."""
+    import copy
+
+    from lightning_utilities.core.apply_func import apply_to_collection
+    from omegaconf import OmegaConf
+    from omegaconf.dictconfig import DictConfig
+    from omegaconf.errors import UnsupportedValueType, ValidationError
+
+    resolved = apply_to_collection(copy.deepcopy(hparams), DictConfig, OmegaConf.to_container, resolve=True)
+    try:
+        return str(OmegaConf.to_yaml(resolved))
+    except (UnsupportedValueType, ValidationError):
+        return None
+
+
+def hparams_yaml_text(hparams: Any, use_omegaconf: bool = True) -> str:
+    """The text of ``hparams.yaml`` for ``hparams`` (a dict, ``Namespace``, ``AttributeDict`` or ``DictConfig``):
+    an enum as its name; a value YAML cannot write is left out with a warning naming it."""
+    import yaml
+
+    hparams = _as_plain_mapping(hparams)
+    if use_omegaconf and _omegaconf() is not None:
+        text = _omegaconf_text(hparams)
+        if text is not None:
+            return text
+    if not isinstance(hparams, dict):
+        raise TypeError("hparams must be dictionary")
+    writable: dict[str, Any] = {}
+    for key, value in hparams.items():
+        value = value.name if isinstance(value, Enum) else value
+        try:
+            yaml.dump(value)
+        except (TypeError, ValueError):
+            warnings.warn(
+                f"Skipping '{key}' parameter because it is not possible to safely dump to YAML.", stacklevel=3
+            )
+        else:
+            writable[key] = value
+    return str(yaml.dump(writable))
+
+
+def save_hparams_to_yaml(
+    config_yaml: str | os.PathLike[str], hparams: dict[str, Any] | Namespace, use_omegaconf: bool = True
+) -> None:
+    """Write ``hparams`` to a YAML file as the loggers' ``hparams.yaml`` (the folder must exist)."""
+    fs = _filesystem(config_yaml)
+    folder = os.path.dirname(os.fspath(config_yaml))
+    if not fs.isdir(folder or "."):
+        raise RuntimeError(f"Missing folder: {folder}.")
+    text = hparams_yaml_text(hparams, use_omegaconf)
+    with fs.open(os.fspath(config_yaml), "w", newline="") as handle:
+        handle.write(text)
+
+
+def update_hparams(hparams: dict[str, Any], updates: dict[str, Any]) -> None:
+    """Override ``hparams`` with ``updates`` in place, nested dicts key by key."""
+    for key, value in updates.items():
+        if key in hparams and isinstance(value, dict):
+            update_hparams(hparams[key], value)
+        else:
+            hparams[key] = value
+
+
+def _hparams_from_file(path: str | os.PathLike[str]) -> Any:
+    extension = os.fspath(path).rsplit(".", 1)[-1].lower()
+    if extension == "csv":
+        return load_hparams_from_tags_csv(path)
+    if extension in ("yml", "yaml"):
+        return load_hparams_from_yaml(path)
+    raise MisconfigurationException(
+        f"load_from_checkpoint(hparams_file={os.fspath(path)!r}): .csv, .yml or .yaml is required for `hparams_file`."
+    )
+
+
+# ---- load_from_checkpoint ----------------------------------------------------------------------------------
 def _available(location: str) -> bool:
     kind = location.split(":", 1)[0]
     if kind == "cpu":
@@ -38,41 +215,46 @@ def _to_cpu_when_missing(storage: Any, location: str) -> Any:
     return None if _available(location) else storage.cpu()
 
 
-def _hparams_from_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    suffix = Path(path).suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        import yaml
-
-        with open(path, encoding="utf-8") as file:
-            loaded = yaml.full_load(file)
-        return dict(loaded or {})
-    if suffix == ".csv":
-        with open(path, newline="", encoding="utf-8") as file:
-            return {row["key"]: yaml_value(row["value"]) for row in csv.DictReader(file)}
-    raise MisconfigurationException(
-        f"load_from_checkpoint(hparams_file={os.fspath(path)!r}): expected a .yaml, .yml or .csv file."
-    )
+def _read(checkpoint_path: str | os.PathLike[str] | IO[bytes], map_location: Any, weights_only: bool | None) -> Any:
+    location = map_location if map_location is not None else _to_cpu_when_missing
+    if not isinstance(checkpoint_path, (str, os.PathLike)):
+        return torch.load(checkpoint_path, map_location=location, weights_only=weights_only)
+    shown = os.fspath(checkpoint_path)
+    fs = _filesystem(shown)
+    if not fs.isfile(shown):
+        raise CheckpointNotFoundError(f"load_from_checkpoint: Checkpoint file not found: {shown!r} (no such file).")
+    with fs.open(shown, "rb") as handle:
+        return torch.load(handle, map_location=location, weights_only=weights_only)
 
 
-def yaml_value(text: str) -> Any:
-    """A CSV cell as the value it spells (numbers, booleans, None), else the text."""
-    import yaml
+def _saved_arguments(cls: Any, checkpoint: dict[str, Any], init_names: list[str]) -> dict[str, Any]:
+    """The constructor arguments the checkpoint holds for ``cls``, shaped as the constructor takes them."""
+    saved: Any = {}
+    if issubclass(cls, torch.nn.Module):  # a module (not a datamodule) also reads Lightning 0.7's keys
+        for key in CHECKPOINT_PAST_HPARAMS_KEYS:
+            saved.update(checkpoint.get(key) or {})
+    saved.update(checkpoint.get(cls.CHECKPOINT_HYPER_PARAMS_KEY) or {})
+    saved_type = checkpoint.get(cls.CHECKPOINT_HYPER_PARAMS_TYPE)
+    if isinstance(saved_type, str):  # Lightning 0.x wrote the type's name: any attribute dict reads it
+        from .hparams import AttributeDict
 
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
+        saved = AttributeDict(saved)
+    elif callable(saved_type):
+        saved = saved_type(saved)
+    name = checkpoint.get(cls.CHECKPOINT_HYPER_PARAMS_NAME)
+    if isinstance(name, str) and name in init_names:  # saved from one dict/Namespace argument: passed back as it
+        return {name: saved}
+    return dict(saved)
 
 
-def _constructor_arguments(cls: type, saved: dict[str, Any], given: dict[str, Any], name: Any) -> dict[str, Any]:
-    parameters = inspect.signature(cls).parameters  # the constructor's, without self
-    names = [n for n, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if isinstance(name, str) and name in names:  # saved from one dict/Namespace argument: passed back as it
-        saved = {name: saved}
-    arguments = {**saved, **given}
-    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-        return arguments
-    return {k: v for k, v in arguments.items() if k in names}
+def _build(cls: Any, checkpoint: dict[str, Any], given: dict[str, Any]) -> Any:
+    parameters = inspect.signature(cls.__init__).parameters
+    init_names = [n for n, p in list(parameters.items())[1:] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    arguments = {**_saved_arguments(cls, checkpoint, init_names), **given}
+    arguments.pop("_instantiator", None)  # LightningCLI's marker: accelplug builds the class itself
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        arguments = {k: v for k, v in arguments.items() if k in init_names}
+    return cls(**arguments)
 
 
 def load_from_checkpoint(
@@ -85,34 +267,32 @@ def load_from_checkpoint(
     **kwargs: Any,
 ) -> Any:
     """An instance of ``cls`` built from the checkpoint's hyper-parameters, with its state loaded."""
-    if isinstance(checkpoint_path, (str, os.PathLike)) and not Path(checkpoint_path).is_file():
-        raise MisconfigurationException(
-            f"{cls.__name__}.load_from_checkpoint({os.fspath(checkpoint_path)!r}): no such file."
-        )
-    location = map_location if map_location is not None else _to_cpu_when_missing
-    checkpoint = torch.load(checkpoint_path, map_location=location, weights_only=weights_only)
+    checkpoint = _read(checkpoint_path, map_location, weights_only)
     if not isinstance(checkpoint, dict):
         raise MisconfigurationException(
             f"{cls.__name__}.load_from_checkpoint: the file holds a {type(checkpoint).__name__}, not a checkpoint."
         )
     key = cls.CHECKPOINT_HYPER_PARAMS_KEY
-    saved = dict(checkpoint.get(key) or {}) if hparams_file is None else _hparams_from_file(hparams_file)
-    arguments = _constructor_arguments(cls, saved, kwargs, checkpoint.get(cls.CHECKPOINT_HYPER_PARAMS_NAME))
-    obj = cls(**arguments)
+    if hparams_file is not None:
+        checkpoint[key] = _hparams_from_file(hparams_file)
+    if checkpoint.get(key) is None:
+        checkpoint[key] = {}
+    checkpoint[key].update(kwargs)
+    obj = _build(cls, checkpoint, kwargs)
     if not isinstance(obj, torch.nn.Module):  # a datamodule: its state, where Lightning (or accelplug) put it
         state = checkpoint.get(type(obj).__qualname__, checkpoint.get("datamodule"))
         if state is not None and callable(getattr(obj, "load_state_dict", None)):
             obj.load_state_dict(state)
         return obj
-    return _load_weights(obj, checkpoint, strict)
+    return _load_weights(obj, checkpoint, strict, checkpoint_path)
 
 
-def _load_weights(module: Any, checkpoint: dict[str, Any], strict: bool | None) -> Any:
+def _load_weights(module: Any, checkpoint: dict[str, Any], strict: bool | None, shown: Any) -> Any:
     chosen = getattr(module, "_strict_loading", None)
     if chosen is not None and strict is not None and strict != chosen:
         raise MisconfigurationException(
-            f"load_from_checkpoint(strict={strict!r}) contradicts {type(module).__name__}.strict_loading={chosen!r}; "
-            "set the same value for both."
+            f"You set `.load_from_checkpoint(..., strict={strict!r})` which is in conflict with "
+            f"`{type(module).__name__}.strict_loading={chosen!r}`: set the same value for both."
         )
     strict = module.strict_loading if strict is None else strict
     if overrides(module, "configure_model"):
@@ -122,13 +302,21 @@ def _load_weights(module: Any, checkpoint: dict[str, Any], strict: bool | None) 
     if not isinstance(state_dict, dict):
         raise MisconfigurationException(f"load_from_checkpoint: the checkpoint has no 'state_dict' for {module!r}.")
     keys = module.load_state_dict(state_dict, strict=strict)
-    if not strict and (keys.missing_keys or keys.unexpected_keys):
+    if not strict and keys.missing_keys:
         warnings.warn(
-            f"load_from_checkpoint(strict=False): missing from the checkpoint {keys.missing_keys}, "
-            f"not in the model {keys.unexpected_keys}.",
+            f"Found keys that are in the model state dict but not in the checkpoint: {keys.missing_keys}",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+    if not strict and keys.unexpected_keys:
+        warnings.warn(
+            f"Found keys that are not in the model state dict but in the checkpoint: {keys.unexpected_keys}",
+            UserWarning,
+            stacklevel=4,
+        )
+    if not state_dict:
+        warnings.warn(f"The state dict in {shown!r} contains no parameters.", UserWarning, stacklevel=4)
+        return module
     first = next((t for t in state_dict.values() if isinstance(t, torch.Tensor)), None)
     return module if first is None else module.to(first.device)
 

@@ -6,23 +6,36 @@ Aliases only, for annotations: what ``configure_optimizers`` may really return i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeAlias, TypedDict, runtime_checkable
 
+import torch
 from torch import Tensor
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 from typing_extensions import NotRequired
 
+from ..strategies.optimizers import LRSchedulerConfig
+
 __all__ = [
     "EVAL_DATALOADERS",
     "STEP_OUTPUT",
     "TRAIN_DATALOADERS",
+    "CollectibleGroup",
+    "DistributedDataParallel",
+    "LRSchedulerConfig",
     "LRSchedulerConfigType",
+    "LRSchedulerPLType",
+    "LRSchedulerType",
+    "LRSchedulerTypeTuple",
     "LRSchedulerTypeUnion",
+    "Optimizable",
     "OptimizerConfig",
     "OptimizerLRScheduler",
     "OptimizerLRSchedulerConfig",
+    "Steppable",
+    "UntypedStorage",
 ]
 
 #: What ``training_step`` and the evaluation steps may return: a loss tensor, a dict with ``"loss"``, or None.
@@ -32,6 +45,20 @@ TRAIN_DATALOADERS = Any
 EVAL_DATALOADERS = Any
 
 LRSchedulerTypeUnion = LRScheduler | ReduceLROnPlateau
+#: The scheduler classes, for ``isinstance``.
+LRSchedulerTypeTuple = (LRScheduler, ReduceLROnPlateau)
+LRSchedulerType = type[LRScheduler] | type[ReduceLROnPlateau]
+LRSchedulerPLType = LRScheduler | ReduceLROnPlateau
+
+
+@runtime_checkable
+class DistributedDataParallel(Protocol):
+    """What a data-parallel wrapper of a module offers (``torch.nn.parallel.DistributedDataParallel`` does):
+    the wrapped ``module`` and ``no_sync()``, the context that skips gradient synchronisation."""
+
+    module: Any
+
+    def no_sync(self) -> AbstractContextManager[None]: ...
 
 
 class LRSchedulerConfigType(TypedDict):
@@ -43,6 +70,7 @@ class LRSchedulerConfigType(TypedDict):
     monitor: NotRequired[str]
     strict: NotRequired[bool]
     name: NotRequired[str | None]
+    reduce_on_plateau: NotRequired[bool]
 
 
 class OptimizerConfig(TypedDict):
@@ -66,3 +94,36 @@ OptimizerLRScheduler = (
     | Sequence[OptimizerLRSchedulerConfig]
     | None
 )
+
+
+#: The storage behind a tensor (what a ``map_location`` function receives).
+UntypedStorage: TypeAlias = torch.UntypedStorage
+
+
+@runtime_checkable
+class CollectibleGroup(Protocol):
+    """A group of processes a collective runs over: it knows its size and this process's rank in it."""
+
+    def size(self) -> int: ...
+
+    def rank(self) -> int: ...
+
+
+@runtime_checkable
+class Steppable(Protocol):
+    """Anything with an optimizer's ``step(closure=None)``."""
+
+    def step(self, closure: Callable[[], float] | None = ...) -> float | None: ...
+
+
+@runtime_checkable
+class Optimizable(Steppable, Protocol):
+    """Anything shaped like a torch optimizer: ``step``, its parameter groups, defaults and state, and saving."""
+
+    param_groups: list[dict[Any, Any]]
+    defaults: dict[Any, Any]
+    state: Any
+
+    def state_dict(self) -> dict[str, dict[Any, Any]]: ...
+
+    def load_state_dict(self, state_dict: dict[str, dict[Any, Any]]) -> None: ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from functools import cached_property
@@ -33,6 +34,7 @@ from ..errors import MisconfigurationException
 from ..hardware.runtime import copies_may_overlap
 
 __all__ = [
+    "CONVERSION_DTYPES",
     "apply_to_tensors",
     "batch_size_of",
     "cast_floating",
@@ -40,6 +42,7 @@ __all__ = [
     "convert_to_tensors",
     "make_transfer",
     "move_data_to_device",
+    "recursive_detach",
 ]
 
 _Leaf = Callable[[torch.Tensor], Any]
@@ -205,6 +208,11 @@ def move_data_to_device(batch: Any, device: torch.device | str | int) -> Any:
 #: float float32, a NumPy array the tensor sharing its memory.
 _NUMBER_DTYPES = ((bool, torch.uint8), (int, torch.int32), (float, torch.float32))
 
+#: Lightning's public table of the same conversions: each Python number type with the function making it a tensor.
+CONVERSION_DTYPES: list[tuple[Any, Callable[..., torch.Tensor]]] = [
+    (kind, functools.partial(torch.tensor, dtype=dtype)) for kind, dtype in _NUMBER_DTYPES
+]
+
 
 def convert_to_tensors(data: Any, device: torch.device) -> Any:
     """Numbers and NumPy arrays in ``data`` made tensors (Lightning's dtypes) on ``device``, and everything else
@@ -252,3 +260,14 @@ def batch_size_of(batch: Any) -> int:
         for item in batch.values():
             return batch_size_of(item)
     return 1
+
+
+def recursive_detach(in_dict: Any, to_cpu: bool = False) -> Any:
+    """``in_dict`` (any nesting of collections) with every tensor detached from its graph, and moved to the CPU
+    when ``to_cpu`` (Lightning's ``utilities.memory.recursive_detach``: outputs kept past a step hold no graph)."""
+
+    def detach(tensor: torch.Tensor) -> torch.Tensor:
+        detached = tensor.detach()
+        return detached.cpu() if to_cpu else detached
+
+    return _walk(in_dict, detach, None)

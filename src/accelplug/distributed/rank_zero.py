@@ -4,16 +4,28 @@
 them) import it from ``lightning_utilities.core.rank_zero`` directly and expect the framework to have set its
 ``rank``. It starts from the launcher's variables (``RANK``, then ``LOCAL_RANK``) and is set again by
 ``fabric.launch()`` and the Trainer once the run says which rank this is, as in Lightning.
+
+Importing ``lightning_utilities`` costs about 70 ms (it loads ``packaging``), so this module does not: it keeps
+the rank itself until that module loads, hands it over then (``when_imported``, whoever imports it), and from
+then on reads and sets the rank on ``rank_zero_only``, as before. ``rank_zero_only`` itself is imported when
+first read from here.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from lightning_utilities.core.rank_zero import rank_zero_only
+from .._import_paths import when_imported
+
+if TYPE_CHECKING:
+    from lightning_utilities.core.rank_zero import rank_zero_only
+
+from ..errors import LightningDeprecationWarning
 
 __all__ = [
     "is_rank_zero",
@@ -36,17 +48,46 @@ def _rank_from_environment() -> int:
     return 0
 
 
+_SHARED = "lightning_utilities.core.rank_zero"
+#: The rank while ``lightning_utilities`` is not loaded (then ``rank_zero_only.rank`` holds it).
+_rank: list[int] = [_rank_from_environment()]
+
+
+def _shared() -> Any:
+    """``lightning_utilities``' ``rank_zero_only`` if something loaded it, else None."""
+    module = sys.modules.get(_SHARED)
+    return None if module is None else getattr(module, "rank_zero_only", None)
+
+
 def set_rank(rank: int) -> None:
     """Tell ``rank_zero_only`` (and everything reading it, in any framework) which rank this process is."""
-    setattr(rank_zero_only, "rank", rank)  # noqa: B010 - lightning_utilities types it as a plain function
+    _rank[0] = rank
+    shared = _shared()
+    if shared is not None:
+        setattr(shared, "rank", rank)  # noqa: B010 - lightning_utilities types it as a plain function
 
 
 def is_rank_zero() -> bool:
-    return int(getattr(rank_zero_only, "rank", 0)) == 0
+    shared = _shared()
+    rank = _rank[0] if shared is None else getattr(shared, "rank", None)
+    return int(rank or 0) == 0
 
 
-if getattr(rank_zero_only, "rank", None) is None:  # set once; a framework imported earlier may have set it
-    set_rank(_rank_from_environment())
+def _hand_over(module: ModuleType) -> None:
+    """``rank_zero_only`` has loaded: give it this process's rank unless a framework set one already."""
+    if getattr(module.rank_zero_only, "rank", None) is None:
+        module.rank_zero_only.rank = _rank[0]
+
+
+when_imported(_SHARED, _hand_over)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "rank_zero_only":
+        from lightning_utilities.core.rank_zero import rank_zero_only
+
+        return rank_zero_only
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rank_zero_info(*args: Any, **kwargs: Any) -> None:
@@ -60,7 +101,7 @@ def rank_zero_warn(message: str | Warning, category: type[Warning] = UserWarning
 
 
 def rank_zero_deprecation(message: str, stacklevel: int = 2) -> None:
-    rank_zero_warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+    rank_zero_warn(message, LightningDeprecationWarning, stacklevel=stacklevel + 1)
 
 
 _log = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ import socket
 
 from .base import ClusterEnvironment, read_int, read_port
 
-__all__ = ["LightningEnvironment"]
+__all__ = ["LightningEnvironment", "find_free_network_port"]
 
 
-def _free_port() -> int:
-    """A port nobody listens on now; ``STANDALONE_PORT`` when set (Lightning's override for tests)."""
+def find_free_network_port() -> int:
+    """A port nobody listens on now on this machine (``STANDALONE_PORT`` when set: Lightning's override for tests)."""
     standalone = read_port("STANDALONE_PORT")
     if standalone is not None:
         return standalone
@@ -54,7 +54,7 @@ class LightningEnvironment(ClusterEnvironment):
         """``MASTER_PORT``, else a free port chosen once (every later answer is the same)."""
         if self._main_port is None:
             given = read_port("MASTER_PORT")
-            self._main_port = given if given is not None else _free_port()
+            self._main_port = given if given is not None else find_free_network_port()
         return self._main_port
 
     @staticmethod

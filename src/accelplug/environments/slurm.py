@@ -32,7 +32,6 @@ import subprocess
 
 from ..errors import MisconfigurationException
 from .base import ClusterEnvironment, check_below, read_int, read_port
-from .hostlist import first_host
 
 __all__ = ["INTERACTIVE_JOB_NAMES", "SLURMEnvironment", "tasks_per_node"]
 
@@ -120,6 +119,8 @@ class SLURMEnvironment(ClusterEnvironment):
         nodes = os.environ.get("SLURM_NODELIST")
         if nodes is None:
             return "127.0.0.1"
+        from .hostlist import first_host  # its parser costs every start-up ~2 ms; read only under Slurm
+
         first = first_host(nodes, "SLURM_NODELIST")
         if first is None:
             raise MisconfigurationException(f"environment variable SLURM_NODELIST={nodes!r} names no node. {_HINT}")

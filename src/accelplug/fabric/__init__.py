@@ -9,8 +9,14 @@ checkpoint file), as Lightning's ``fabric`` never imports its ``pytorch`` half.
 
 from __future__ import annotations
 
+from .._import_paths import lazy_submodules
 from ..seed import seed_everything
 from .fabric import Fabric
 from .wrappers import is_wrapped
 
 __all__ = ["Fabric", "is_wrapped", "seed_everything"]
+
+# Lightning's sub-packages, reached as attributes (``L.fabric.accelerators``) without importing them first.
+__getattr__ = lazy_submodules(
+    __name__, ("accelerators", "connector", "fabric", "loggers", "plugins", "strategies", "utilities", "wrappers")
+)

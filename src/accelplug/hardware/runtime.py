@@ -9,11 +9,12 @@ accelerator's type, and ``torch.get_device_module(type)`` for the module of any 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .capabilities import capabilities
+if TYPE_CHECKING:
+    from .capabilities import DeviceCapabilities
 
 __all__ = ["copies_may_overlap", "device_module", "device_rng_state", "set_device_rng_state", "synchronize"]
 
@@ -30,7 +31,7 @@ def copies_may_overlap(device: torch.device) -> bool:
     backend may not keep)."""
     if device.type in _BLOCKING_COPIES:
         return False
-    return device.type in ("cuda", "xpu") or capabilities(device.type).pins_memory()
+    return device.type in ("cuda", "xpu") or _capabilities(device.type).pins_memory()
 
 
 def device_module(device_type: str) -> Any | None:
@@ -50,16 +51,24 @@ def synchronize(device: torch.device) -> None:
     ``setup_device`` chose, else the device-neutral ``torch.accelerator.synchronize``; a backend that can do
     neither is not waited for (the reason is logged once at debug level). The CPU runs synchronously.
     """
-    capabilities(device.type).synchronize(device)
+    _capabilities(device.type).synchronize(device)
 
 
 def device_rng_state(device_type: str) -> torch.Tensor | None:
     """The random-number state of ``device_type``'s current device, when its runtime is already running
     (asking an idle runtime would initialise it, which a checkpoint must never do); None otherwise, and
     None for a backend without a generator of its own (see :mod:`accelplug.hardware.capabilities`)."""
-    return capabilities(device_type).rng_state()
+    return _capabilities(device_type).rng_state()
 
 
 def set_device_rng_state(device_type: str, state: torch.Tensor) -> None:
     """Put back a state :func:`device_rng_state` returned, on ``device_type``'s current device."""
-    capabilities(device_type).set_rng_state(state)
+    _capabilities(device_type).set_rng_state(state)
+
+
+def _capabilities(device_type: str) -> DeviceCapabilities:
+    """The capability probe of ``device_type``, imported at the first runtime call rather than with this module:
+    the accelerator base imports this module, and ``import accelplug`` + ``Trainer()`` calls none of it."""
+    from .capabilities import capabilities
+
+    return capabilities(device_type)

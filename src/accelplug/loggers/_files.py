@@ -11,10 +11,11 @@ is a clear error naming the package. A Trainer without a logger writes to the lo
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint.file import filesystem
+from ..checkpoint.file import filesystem, is_url
 
 __all__ = [
     "SaveDirFolders",
@@ -56,28 +57,18 @@ def version_folder(version: int | str) -> str:
     return version if isinstance(version, str) else f"version_{version}"
 
 
-def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
-    """``hparams.yaml`` as Lightning writes it: a mapping, one key per hyper-parameter.
-
-    Values YAML cannot represent safely (a module, a tensor) are written as their ``repr`` rather than
-    dropped, so the file always says what the run was given. Without PyYAML (not a dependency of
-    accelplug) the file is written as JSON, which every YAML 1.2 reader accepts.
-    """
-    import json
-
+def write_hparams_yaml(fs: Any, path: str, params: Any) -> None:
+    """``hparams.yaml`` as Lightning writes it (:func:`accelplug.core.saving.hparams_yaml_text`: a value YAML
+    cannot hold is left out with a warning). Without PyYAML (not a dependency of accelplug) the file is
+    written as JSON, which every YAML 1.2 reader accepts."""
     try:
-        import yaml
+        from ..core.saving import hparams_yaml_text
+
+        text = hparams_yaml_text(params)
     except ImportError:
-        text = json.dumps(params, indent=2, default=repr, sort_keys=True) + "\n"
-    else:
-        representable: dict[str, Any] = {}
-        for key, value in params.items():
-            try:
-                yaml.safe_dump(value)
-            except yaml.YAMLError:
-                value = repr(value)
-            representable[str(key)] = value
-        text = yaml.safe_dump(representable)
+        import json
+
+        text = json.dumps(dict(params), indent=2, default=repr, sort_keys=True) + "\n"
     parent = os.path.dirname(path)
     if parent:
         fs.makedirs(parent, exist_ok=True)
@@ -87,8 +78,8 @@ def write_hparams_yaml(fs: Any, path: str, params: dict[str, Any]) -> None:
 
 class VersionedFolders:
     """``root/name/version_N``: the folder layout the CSV and TensorBoard loggers share (Lightning's), for a
-    class that sets ``_root_dir`` (the folder it was given), ``_name``, ``_version`` (None: the next free
-    number) and ``_fs``.
+    class that sets ``_root_dir`` (the folder it was given), ``_name`` and ``_version`` (None: the next free
+    number), then calls :meth:`_check_filesystem`.
 
     Lightning Fabric's loggers call the given folder ``root_dir``; the Trainer's call it ``save_dir`` and
     answer ``root_dir`` with ``save_dir/name`` (:class:`SaveDirFolders`). The run folder is the same for both.
@@ -97,7 +88,18 @@ class VersionedFolders:
     _root_dir: str
     _name: str
     _version: int | str | None
-    _fs: Any
+
+    @cached_property
+    def _fs(self) -> Any:
+        """``root``'s fsspec file system, made when first used: importing fsspec costs every ``Trainer()``
+        about 15 ms, and a Trainer that never logs never needs it."""
+        return filesystem(self._root_dir)
+
+    def _check_filesystem(self) -> None:
+        """A URL whose fsspec package is missing is refused by the logger's constructor, not at its first write
+        (a local folder's file system cannot be missing)."""
+        if is_url(self._root_dir):
+            self._fs = filesystem(self._root_dir)
 
     @property
     def name(self) -> str:

@@ -28,7 +28,7 @@ import logging
 import os
 from argparse import Namespace
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import torch
 
@@ -38,7 +38,11 @@ from ._params import as_dict
 from ._requirements import import_tracker, require_tracker
 from .logger import Logger, global_rank, rank_zero_experiment, rank_zero_only
 
-__all__ = ["FRAMEWORK_NAME", "CometLogger"]
+__all__ = ["FRAMEWORK_NAME", "CometLogger", "comet_experiment"]
+
+#: What ``CometLogger.experiment`` is: a comet_ml ``Experiment``, ``ExistingExperiment`` or ``OfflineExperiment``
+#: (comet_ml is imported only when a logger is built, so the alias names no class of it).
+comet_experiment: TypeAlias = Any
 
 log = logging.getLogger(__name__)
 

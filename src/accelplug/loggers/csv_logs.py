@@ -133,7 +133,7 @@ class FabricCSVLogger(VersionedFolders, Logger):
         self._version = version
         self._prefix = prefix
         self._flush_logs_every_n_steps = flush_logs_every_n_steps
-        self._fs = filesystem(self._root_dir)
+        self._check_filesystem()
         self._experiment: ExperimentWriter | None = None
 
     @property

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import functools
 import os
+import statistics
 from abc import ABC, abstractmethod
 from argparse import Namespace
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import torch
@@ -30,6 +31,7 @@ __all__ = [
     "DummyLogger",
     "Logger",
     "global_rank",
+    "merge_dicts",
     "rank_zero_experiment",
     "rank_zero_only",
 ]
@@ -219,3 +221,22 @@ class DummyLogger(Logger):
             return None
 
         return ignore
+
+
+def merge_dicts(
+    dicts: Sequence[Mapping[Any, Any]],
+    agg_key_funcs: Mapping[Any, Any] | None = None,
+    default_func: Callable[[Sequence[float]], float] = statistics.mean,
+) -> dict[Any, Any]:
+    """One dict from several: each key's values (None skipped) aggregated by its function in ``agg_key_funcs``,
+    else ``default_func`` (the mean); nested dicts are merged the same way, with the nested functions."""
+    functions = agg_key_funcs or {}
+    merged: dict[Any, Any] = {}
+    for key in set().union(*(d.keys() for d in dicts)):
+        values = [d[key] for d in dicts if d.get(key) is not None]
+        function = functions.get(key)
+        if values and isinstance(values[0], dict):
+            merged[key] = merge_dicts(values, function, default_func)
+        else:
+            merged[key] = (function or default_func)(values)
+    return merged

@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import MisconfigurationException
 
 __all__ = [
+    "HyperparameterClashError",
     "LoggerFailed",
     "after_checkpoint_saved",
     "finalize_loggers",
@@ -81,6 +82,11 @@ def trainer_loggers(spec: Any, default_root_dir: str | os.PathLike[str]) -> list
     return list(spec)
 
 
+class HyperparameterClashError(MisconfigurationException, RuntimeError):
+    """The module and the datamodule saved one hyper-parameter name with different values: a configuration
+    error, and the ``RuntimeError`` Lightning raises, so either ``except`` catches it."""
+
+
 def hyperparameters(module: Any, datamodule: Any) -> dict[str, Any] | None:
     """What ``log_hyperparams`` receives: the module's saved hyper-parameters and the datamodule's, merged.
 
@@ -95,16 +101,16 @@ def hyperparameters(module: Any, datamodule: Any) -> dict[str, Any] | None:
     data_params = dict(_initial(datamodule)) if from_data else {}
     if not from_module and not from_data:
         return None
-    clashing = sorted(
+    clashing = [
         key
-        for key in module_params.keys() & data_params.keys()
-        if key != "_class_path" and not _same(module_params[key], data_params[key])
-    )
+        for key in module_params
+        if key in data_params and key != "_class_path" and not _same(module_params[key], data_params[key])
+    ]
     if clashing:
-        raise MisconfigurationException(
-            f"The hyper-parameters {clashing} are saved by both the LightningModule and the LightningDataModule "
-            "with different values, so the loggers cannot be given one value. Rename one of them, or pass "
-            "save_hyperparameters(logger=False) on one side."
+        raise HyperparameterClashError(
+            f"Error while merging hparams: the keys {clashing} are present in both the LightningModule's and "
+            "LightningDataModule's hparams but have different values, so the loggers cannot be given one value. "
+            "Rename one of them, or pass save_hyperparameters(logger=False) on one side."
         )
     merged = {**module_params, **data_params}
     return {key: value for key, value in merged.items() if key != "_class_path"}

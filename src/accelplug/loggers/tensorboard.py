@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException
-from ._files import SaveDirFolders, VersionedFolders, filesystem, is_directory, write_hparams_yaml
+from ._files import SaveDirFolders, VersionedFolders, is_directory, write_hparams_yaml
 from ._params import add_prefix, as_dict, flatten
 from ._requirements import module_found
 from .logger import Logger, rank_zero_experiment, rank_zero_only
@@ -96,7 +96,7 @@ class FabricTensorBoardLogger(VersionedFolders, Logger):
         self._default_hp_metric = default_hp_metric
         self._prefix = prefix
         self._kwargs = kwargs
-        self._fs = filesystem(self._root_dir)
+        self._check_filesystem()
         self._experiment: Any = None
 
     @property

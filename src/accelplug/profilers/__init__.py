@@ -3,18 +3,23 @@
 ``Trainer(profiler="simple" | "advanced" | "pytorch")`` builds one with its defaults; a :class:`Profiler`
 object is used as given; ``None`` leaves ``trainer.profiler`` a :class:`PassThroughProfiler` and the
 Trainer on its uninstrumented path (no per-step cost). Which actions are recorded, and under which names,
-is ``docs/profiling.md``.
+is ``docs/profiling.md``. The three profilers are imported when first used (the advanced one loads
+``cProfile`` and ``pstats``): a Trainer without one needs :mod:`.base` only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
+from .._import_paths import lazy_submodules
 from ..errors import MisconfigurationException, did_you_mean
-from .advanced import AdvancedProfiler
 from .base import PassThroughProfiler, Profiler
-from .pytorch import PyTorchProfiler
-from .simple import SimpleProfiler
+
+if TYPE_CHECKING:
+    from .advanced import AdvancedProfiler
+    from .pytorch import PyTorchProfiler
+    from .simple import SimpleProfiler
 
 __all__ = [
     "PROFILER_NAMES",
@@ -26,12 +31,22 @@ __all__ = [
     "profiler_from",
 ]
 
-#: The names ``Trainer(profiler=...)`` accepts (any case), and what each builds.
-PROFILER_NAMES: dict[str, type[Profiler]] = {
-    "simple": SimpleProfiler,
-    "advanced": AdvancedProfiler,
-    "pytorch": PyTorchProfiler,
+#: The names ``Trainer(profiler=...)`` accepts (any case), and the module and class each builds.
+PROFILER_NAMES: dict[str, tuple[str, str]] = {
+    "simple": ("simple", "SimpleProfiler"),
+    "advanced": ("advanced", "AdvancedProfiler"),
+    "pytorch": ("pytorch", "PyTorchProfiler"),
 }
+
+__getattr__ = lazy_submodules(
+    __name__, ("advanced", "pytorch", "simple"), {class_name: module for module, class_name in PROFILER_NAMES.values()}
+)
+
+
+def _profiler_class(name: str) -> type[Profiler]:
+    module, class_name = PROFILER_NAMES[name]
+    found: type[Profiler] = getattr(importlib.import_module(f"{__name__}.{module}"), class_name)
+    return found
 
 
 def profiler_from(value: Any) -> Profiler:
@@ -43,7 +58,7 @@ def profiler_from(value: Any) -> Profiler:
     if isinstance(value, str):
         name = value.lower()
         if name in PROFILER_NAMES:
-            return PROFILER_NAMES[name]()
+            return _profiler_class(name)()
         if name == "xla":
             raise MisconfigurationException(
                 "profiler='xla': the XLAProfiler belongs to an XLA back end, not to accelplug's core; install an "

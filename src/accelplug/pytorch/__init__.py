@@ -15,8 +15,9 @@ from ..core.datamodule import LightningDataModule
 from ..core.module import LightningModule
 from ..seed import seed_everything
 from ..trainer import Trainer
+from ..trainer.checkpointing.lightning_loops import LIGHTNING_VERSION as __version__
 
-__all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
+__all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "__version__", "seed_everything"]
 
 # The sub-packages a script reaches as attributes (``pl.callbacks``) without importing them first, and
 # ``cli_lightning_logo`` (and its ``LIGHTNING_LOGO``), which Lightning's examples call first and which lives
@@ -32,6 +33,7 @@ __getattr__ = lazy_submodules(
         "loggers",
         "plugins",
         "profilers",
+        "serve",
         "strategies",
         "trainer",
         "tuner",

@@ -33,7 +33,6 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
-from ..hardware.capabilities import capabilities
 from .prepared import training_step_caller
 
 __all__ = [
@@ -122,6 +121,8 @@ def check_compile_support(device_type: str, options: dict[str, Any] | None) -> N
             f"no {where} was found on PATH (nor $CXX). Install one (e.g. `apt install g++`, `xcode-select --install`), "
             f"train without compile, {remedy}."
         )
+    from ..hardware.capabilities import capabilities  # the probe, loaded when compile=... is checked
+
     lacking = capabilities(device_type).compile_refusal()
     if lacking is not None:
         raise MisconfigurationException(

@@ -7,14 +7,14 @@ its preparation order (after wrapping the module), and the loop only steps what 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 
 from ..errors import MisconfigurationException
 
-__all__ = ["OptimizerSetup", "SchedulerConfig", "parse_optimizers"]
+__all__ = ["LRSchedulerConfig", "OptimizerSetup", "parse_optimizers"]
 
 _SHAPES = (
     "an optimizer, a list of optimizers, a dict {'optimizer': opt, 'lr_scheduler': sched or "
@@ -24,27 +24,31 @@ _SHAPES = (
 
 
 @dataclass
-class SchedulerConfig:
+class LRSchedulerConfig:
+    """One scheduler and when it steps (Lightning's ``LRSchedulerConfig``, ``trainer.lr_scheduler_configs``)."""
+
     scheduler: Any  # torch.optim.lr_scheduler.LRScheduler or ReduceLROnPlateau
+    name: str | None = None
     interval: str = "epoch"
     frequency: int = 1
+    #: whether the scheduler steps with a monitored value (a ``ReduceLROnPlateau`` unless the dict said otherwise)
+    reduce_on_plateau: bool = False
     monitor: str | None = None
     #: Lightning's "strict": a monitored metric that was not logged is an error (False: skip the step).
     strict: bool = True
-    name: str | None = None
 
 
 @dataclass
 class OptimizerSetup:
     optimizers: list[torch.optim.Optimizer]
-    schedulers: list[SchedulerConfig]
+    schedulers: list[LRSchedulerConfig]
 
 
 def _is_plateau(scheduler: Any) -> bool:
     return isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
 
 
-def _scheduler(value: Any, monitor: str | None = None) -> SchedulerConfig:
+def _scheduler(value: Any, monitor: str | None = None) -> LRSchedulerConfig:
     config = _scheduler_config(value, monitor)
     if _is_plateau(config.scheduler) and config.monitor is None:
         raise MisconfigurationException(
@@ -54,7 +58,7 @@ def _scheduler(value: Any, monitor: str | None = None) -> SchedulerConfig:
     return config
 
 
-def _scheduler_config(value: Any, monitor: str | None) -> SchedulerConfig:
+def _scheduler_config(value: Any, monitor: str | None) -> LRSchedulerConfig:
     if isinstance(value, Mapping):
         if "scheduler" not in value:
             raise MisconfigurationException(f"an lr_scheduler dict needs a 'scheduler' key; got keys {sorted(value)}.")
@@ -64,25 +68,26 @@ def _scheduler_config(value: Any, monitor: str | None) -> SchedulerConfig:
         frequency = value.get("frequency", 1)
         if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 1:
             raise MisconfigurationException(f"lr_scheduler frequency={frequency!r} is invalid; use an int >= 1.")
-        unknown = sorted(set(value) - {"scheduler", "interval", "frequency", "monitor", "strict", "name"})
+        unknown = sorted(set(value) - {f.name for f in fields(LRSchedulerConfig)})
         if unknown:
             raise MisconfigurationException(
                 f"an lr_scheduler dict has unknown key(s) {unknown}; accepted: scheduler, interval, frequency, "
-                "monitor, strict, name."
+                "monitor, strict, name, reduce_on_plateau."
             )
         if not hasattr(value["scheduler"], "step"):
             raise MisconfigurationException(f"{value['scheduler']!r} is not a learning-rate scheduler (no step()).")
-        return SchedulerConfig(
+        return LRSchedulerConfig(
             value["scheduler"],
-            interval,
-            frequency,
-            value.get("monitor", monitor),
-            bool(value.get("strict", True)),
-            value.get("name"),
+            name=value.get("name"),
+            interval=interval,
+            frequency=frequency,
+            reduce_on_plateau=bool(value.get("reduce_on_plateau", _is_plateau(value["scheduler"]))),
+            monitor=value.get("monitor", monitor),
+            strict=bool(value.get("strict", True)),
         )
     if not hasattr(value, "step"):
         raise MisconfigurationException(f"{value!r} is not a learning-rate scheduler (it has no step()).")
-    return SchedulerConfig(value, monitor=monitor)
+    return LRSchedulerConfig(value, reduce_on_plateau=_is_plateau(value), monitor=monitor)
 
 
 def _from_dict(config: Mapping[str, Any], setup: OptimizerSetup) -> None:

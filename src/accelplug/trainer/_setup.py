@@ -49,6 +49,18 @@ def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
         getattr(datamodule, name)(*args)
 
 
+def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:
+    """What ``pickle`` cannot write leaves ``hparams`` with a warning, as Lightning does at each call's start:
+    checkpoints and spawned processes would fail on it."""
+    from collections.abc import MutableMapping
+
+    from ..core.hparams import clean_namespace
+
+    hparams = getattr(module, "hparams", None)
+    if isinstance(hparams, MutableMapping) and hparams:
+        clean_namespace(hparams)
+
+
 def start_run(
     trainer: Any,
     module: torch.nn.Module,
@@ -264,6 +276,7 @@ def _module_callbacks(module: torch.nn.Module) -> list[Any]:
 def _attach(module: torch.nn.Module, trainer: Any, datamodule: Any) -> None:
     from ..core.module import LightningModule
 
+    _drop_unpicklable_hparams(module)
     if isinstance(module, LightningModule):
         module.trainer = trainer
     if datamodule is not None and hasattr(datamodule, "trainer"):

@@ -30,7 +30,7 @@ from ..loggers.csv_logs import ExperimentWriter
 from ..loggers.protocol import log_run_start
 from ._run import Run
 from ._setup import end_run, setup_profiler, start_run
-from .checkpointing.auto_resume import announce_resume, implied_ckpt_path, resolve_ckpt_path
+from .checkpointing.auto_resume import Asked, Choice, choose_checkpoint
 from .checkpointing.contents import restore_checkpoint
 from .display.defaults import progress_bar_callback
 from .display.progress import make_progress
@@ -43,8 +43,8 @@ from .loops.fit import FitLoop
 from .loops.prediction import PredictionLoop
 from .process.environment import apply_run_settings, seed_everything
 from .process.interrupts import FitInterrupted, SignalGuard, save_on_signal
-from .process.requeue import requeue_signal, resume_path
-from .state import LoopState, Stage, StopReason
+from .process.requeue import requeue_signal
+from .state import LoopState, Stage, StopReason, TrainerStatus
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
@@ -84,6 +84,18 @@ class StageHost(Protocol):
     @property
     def checkpoint_callback(self) -> Any: ...
 
+    @property
+    def checkpoint_callbacks(self) -> list[Any]: ...
+
+    @property
+    def default_root_dir(self) -> str: ...
+
+    @property
+    def global_step(self) -> int: ...
+
+    @property
+    def fast_dev_run(self) -> bool | int: ...
+
     def _checkpoint_folders(self) -> list[Path]: ...
 
 
@@ -100,6 +112,8 @@ class StageCall:
     verbose: bool = True
     #: ``torch.compile`` keyword arguments for ``fit`` (None: no compiling).
     compile: dict[str, Any] | None = None
+    #: whether the call was given a model (validate/test/predict without one restore the best checkpoint)
+    model_given: bool = True
 
 
 def _chatty(trainer: StageHost) -> bool:
@@ -124,21 +138,10 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
     run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
 
 
-def _asked_path(trainer: StageHost, given: Any) -> Any:
-    """The call's ``ckpt_path``, else one the user set on ``trainer.ckpt_path`` for it (used once)."""
-    state = trainer.state
-    asked = given if given is not None or not state.ckpt_path_set else state.ckpt_path
-    state.ckpt_path_set = False
-    return asked
-
-
-def _resolve(trainer: StageHost, ckpt_path: Any, run: Run) -> Path | str | None:
-    best = getattr(trainer.checkpoint_callback, "best_model_path", None)
-    # Candidates are verified where the strategy loads checkpoints, as the resume will.
-    map_location = run.strategy.checkpoint_map_location()
-    path = resolve_ckpt_path(ckpt_path, map_location, run.strategy, folders=trainer._checkpoint_folders, best=best)
-    trainer.state.ckpt_path = None if path is None else str(path)
-    return path
+def _choose(trainer: StageHost, run: Run, fn: str, call: StageCall, environment: Any = None) -> Choice:
+    """The checkpoint this call restores (:mod:`.checkpointing.auto_resume`, the one resolver)."""
+    asked = Asked(fn, call.ckpt_path, call.model_given, environment)
+    return choose_checkpoint(trainer, run.strategy, asked)
 
 
 @contextlib.contextmanager
@@ -149,6 +152,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
     failed: BaseException | None = None
+    trainer.state.status = TrainerStatus.RUNNING
     try:
         _open_loggers(trainer, run)
         setup_profiler(trainer, run)
@@ -160,6 +164,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         failed = exc
         raise
     finally:
+        trainer.state.status = TrainerStatus.INTERRUPTED if failed is not None else TrainerStatus.FINISHED
         end_run(run, failed=failed)
         if failed is None:
             run.strategy.barrier()
@@ -191,13 +196,11 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run, environment) as signals:
         trainer._signals = signals
         resume = None
-        asked = resume_path(_asked_path(trainer, call.ckpt_path), environment, trainer.options.root_dir)
-        ckpt_path, restart = implied_ckpt_path(asked)
-        path = _resolve(trainer, ckpt_path, run)
-        if path is not None:
+        choice = _choose(trainer, run, "fit", call, environment)
+        if choice.path is not None:
             fit_start = lambda: run.hooks.call("on_fit_start")  # noqa: E731
-            resume = restore_checkpoint(run, path, weights_only=call.weights_only, training=True, then=fit_start)
-        announce_resume(trainer, ckpt_path, path, restart)
+            resume = restore_checkpoint(run, choice.path, weights_only=call.weights_only, training=True, then=fit_start)
+        choice.announce(trainer)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
             if resume is None:
@@ -255,7 +258,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
+        path = _choose(trainer, run, name, call).path
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)
@@ -272,7 +275,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
 def run_prediction(trainer: StageHost, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
     with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = _resolve(trainer, _asked_path(trainer, call.ckpt_path), run)
+        path = _choose(trainer, run, "predict", call).path
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)

@@ -27,7 +27,7 @@ import torch
 from ..core.module import LightningModule
 from ..distributed.rank_zero import rank_zero_info, rank_zero_warn
 from ..errors import MisconfigurationException
-from ..strategies.optimizers import SchedulerConfig
+from ..strategies.optimizers import LRSchedulerConfig
 from ..tuner.attributes import lightning_hasattr, lightning_setattr
 from ..tuner.batch_size_scaling import search_batch_size
 from ..tuner.lr_finder import _determine_lr_attr_name, _ExponentialLR, _LinearLR, _LRCallback, _LRFinder
@@ -161,7 +161,7 @@ def lr_find(
             group["initial_lr"] = min_lr
         scheduler_type = _LinearLR if mode == "linear" else _ExponentialLR
         scheduler = scheduler_type(optimizer, max_lr, num_training)
-        optim.schedulers[:] = [SchedulerConfig(scheduler, interval="step")]
+        optim.schedulers[:] = [LRSchedulerConfig(scheduler, interval="step")]
         recorder = _LRCallback(num_training, early_stop_threshold, progress_bar_refresh_rate=1, scheduler=scheduler)
         try:
             assert run.state.train_source is not None  # set by every fit before its hooks run

@@ -12,7 +12,79 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["LoopState", "PredictionRecord", "Stage", "StopReason"]
+from ..enums import LightningEnum
+
+__all__ = [
+    "LoopState",
+    "PredictionRecord",
+    "RunningStage",
+    "Stage",
+    "StopReason",
+    "TrainerFn",
+    "TrainerState",
+    "TrainerStatus",
+]
+
+
+class TrainerStatus(LightningEnum):
+    """Whether a Trainer call is under way, and how the last one ended (Lightning's ``TrainerStatus``)."""
+
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def stopped(self) -> bool:
+        """The call is over, whether it finished or was interrupted."""
+        return self in (TrainerStatus.FINISHED, TrainerStatus.INTERRUPTED)
+
+
+class TrainerFn(LightningEnum):
+    """The Trainer method a user called (Lightning's ``TrainerFn``; ``trainer.state.fn``)."""
+
+    FITTING = "fit"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+
+class RunningStage(LightningEnum):
+    """What part of a call runs (Lightning's ``RunningStage``): a fit trains, checks its validation loop first
+    (``sanity_check``) and validates; the other calls run their one stage."""
+
+    TRAINING = "train"
+    SANITY_CHECKING = "sanity_check"
+    VALIDATING = "validate"
+    TESTING = "test"
+    PREDICTING = "predict"
+
+    @property
+    def evaluating(self) -> bool:
+        """An evaluation stage: validating (the sanity check too) or testing."""
+        return self in (RunningStage.VALIDATING, RunningStage.TESTING, RunningStage.SANITY_CHECKING)
+
+    @property
+    def dataloader_prefix(self) -> str | None:
+        """The prefix of the stage's loader hook and limits: ``val`` for validation and the sanity check."""
+        return "val" if self in (RunningStage.VALIDATING, RunningStage.SANITY_CHECKING) else self.value
+
+
+@dataclass
+class TrainerState:
+    """Lightning's record of where a Trainer is: the status, the method running and its stage."""
+
+    status: TrainerStatus = TrainerStatus.INITIALIZING
+    fn: TrainerFn | None = None
+    stage: RunningStage | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        return self.status.stopped
 
 
 class Stage(str, Enum):
@@ -79,6 +151,9 @@ class LoopState:
     stage: Stage | None = None
     #: The Trainer method running (Lightning's ``trainer.state.fn``): ``fit`` throughout a fit, its validation included.
     fn: Stage | None = None
+    #: Lightning's ``trainer.state.status`` values: "initializing" until a call starts, "running" during it, then
+    #: "finished", or "interrupted" when it raised (a signal, Ctrl-C, an error in user code).
+    status: TrainerStatus = TrainerStatus.INITIALIZING
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
@@ -112,7 +187,8 @@ class LoopState:
     fit_given: tuple[Any, Any] = (None, None)
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
-    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it for the next call.
+    #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it (``trainer.ckpt_path = path``), and
+    #: every call restores it until it is set back to None.
     ckpt_path: str | None = None
     ckpt_path_set: bool = False
     #: ``trainer.accumulate_grad_batches`` once set during a run (GradientAccumulationScheduler); None: the option.
@@ -144,6 +220,16 @@ class LoopState:
     #: Set (with ``should_stop``) by a checkpoint save that failed in the background: raises its error, which
     #: the loop's stop check calls, so the fit ends at the next step with no per-step cost.
     raise_failed_save: Callable[[], None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the last call ran to its end (Lightning's ``trainer.state.finished``)."""
+        return self.status is TrainerStatus.FINISHED
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the last call is over, finished or interrupted (Lightning's ``trainer.state.stopped``)."""
+        return self.status.stopped
 
     @property
     def epoch(self) -> int:

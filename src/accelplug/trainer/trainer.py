@@ -14,6 +14,7 @@ a loader has no length (Lightning's values).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -28,7 +29,6 @@ from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url
-from ..data.sources import has_loader_source
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
@@ -38,8 +38,6 @@ from ..profilers import Profiler
 from ..selection import Selection, select
 from .checkpointing.saving import attach_checkpoint_io
 from .display.defaults import configure_callbacks, progress_bar_callback
-from .logging.collector import settle_bar
-from .loops._views import EvaluationLoopView, FitLoopView, Host, PredictionLoopView
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -59,6 +57,7 @@ if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
     from ._run import Run
+    from .loops._views import EvaluationLoopView, FitLoopView, Host, PredictionLoopView
     from .process.interrupts import SignalGuard
     from .state import StopReason
 
@@ -289,7 +288,8 @@ class Trainer:
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
-        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path}
+        given = {"model_given": model is not None}
+        return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
     def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
@@ -469,6 +469,8 @@ class Trainer:
 
     @property
     def progress_bar_metrics(self) -> dict[str, float]:
+        from .logging.collector import settle_bar
+
         # prog_bar step values wait on the device until read here (one transfer), as Lightning computes its own
         return settle_bar(self.state.progress_bar_metrics)
 
@@ -750,6 +752,15 @@ class Trainer:
         return self.state.is_last_batch
 
     # ---- the rest ------------------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled Trainer (``torch.save(trainer)``, as Lightning allows) keeps its options, counters, callbacks,
+        loggers and model; the last call's live objects (hook caches, the lazy training-loader maker, the signal
+        guard) stay behind: they hold closures, and a call makes them anew."""
+        kept = dict(self.__dict__)
+        kept["_run"] = kept["_signals"] = None
+        kept["state"] = dataclasses.replace(self.state, train_source=None)
+        return kept
+
     @property
     def ckpt_path(self) -> str | None:
         """The checkpoint the last call restored (set it to have the next call restore that one)."""
@@ -757,8 +768,9 @@ class Trainer:
 
     @ckpt_path.setter
     def ckpt_path(self, path: Any) -> None:
+        """Restored by every later call until set back to None (a call's own ``ckpt_path`` wins, and clears it)."""
         self.state.ckpt_path = None if path is None else str(path)
-        self.state.ckpt_path_set = path is not None
+        self.state.ckpt_path_set = bool(path)
 
     @property
     def received_sigterm(self) -> bool:
@@ -816,18 +828,26 @@ class Trainer:
 
     @property
     def fit_loop(self) -> FitLoopView:
+        from .loops._views import FitLoopView
+
         return self._view("fit", FitLoopView)
 
     @property
     def validate_loop(self) -> EvaluationLoopView:
+        from .loops._views import EvaluationLoopView
+
         return self._view("validate", lambda host: EvaluationLoopView(host, "validate:validation"))
 
     @property
     def test_loop(self) -> EvaluationLoopView:
+        from .loops._views import EvaluationLoopView
+
         return self._view("test", lambda host: EvaluationLoopView(host, "test:test"))
 
     @property
     def predict_loop(self) -> PredictionLoopView:
+        from .loops._views import PredictionLoopView
+
         return self._view("predict", PredictionLoopView)
 
     @property
@@ -848,6 +868,8 @@ class Trainer:
     def enable_validation(self) -> bool:
         """Whether a fit validates: the module writes ``validation_step``, there is validation data, and
         ``limit_val_batches`` is not 0."""
+        from ..data.sources import has_loader_source
+
         module = getattr(self, "lightning_module", None)
         if module is None or not overrides(module, "validation_step") or self.options.limit_val_batches == 0:
             return False

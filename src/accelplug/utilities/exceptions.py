@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, SIGTERMException
 from ..errors import TunerExit as _TunerExitException
 
-__all__ = ["MisconfigurationException", "_TunerExitException"]
+__all__ = ["MisconfigurationException", "SIGTERMException", "_TunerExitException"]

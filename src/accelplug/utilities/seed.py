@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..seed import seed_everything
+from ..seed import isolate_rng, seed_everything
 
-__all__ = ["seed_everything"]
+__all__ = ["isolate_rng", "seed_everything"]

@@ -66,7 +66,7 @@ def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_
     os.utime(files["epoch=0-step=6.ckpt"])  # still the newest file
     resumed = Trainer(**quiet(max_steps=8, logger=False, enable_checkpointing=False, default_root_dir=tmp_path))
     with pytest.warns(UserWarning, match=r"skipping .*step=6\.ckpt"):
-        resumed.fit(LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path="last")
+        resumed.fit(LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path="auto")
     assert resumed.global_step == 8
     assert folder.name == "checkpoints"
 

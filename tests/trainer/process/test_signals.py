@@ -96,8 +96,9 @@ def test_a_signal_mid_fit_checkpoints_exits_with_one_line_and_resuming_equals_an
     assert rows[0]["step"] == "4", "the metrics logged before the signal were flushed (Lightning's step: 4)"
     if signum == signal.SIGINT:
         return  # the same stop and checkpoint as SIGTERM's; resuming it once is enough
-    resumed = _finish(tmp_path, "--ckpt-path", "last")
-    assert "resuming" not in resumed.stderr  # an explicit "last" says nothing
+    # the new Trainer logs to version_1: "auto" (the line's advice) finds the file in version_0, and says so
+    resumed = _finish(tmp_path, "--ckpt-path", "auto")
+    assert f"resuming from {path} (step {step})" in resumed.stderr
     assert _digest(resumed.stdout) == request.getfixturevalue("uninterrupted")
 
 

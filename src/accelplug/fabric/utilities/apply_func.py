@@ -1,7 +1,7 @@
-"""``lightning.fabric.utilities.apply_func``'s import path: accelplug's one batch mover and its helpers."""
+"""``lightning.fabric.utilities.apply_func``'s path (imports only)."""
 
 from __future__ import annotations
 
-from ...data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
+from ...data.batches import CONVERSION_DTYPES, convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 
-__all__ = ["convert_tensors_to_scalars", "convert_to_tensors", "move_data_to_device"]
+__all__ = ["CONVERSION_DTYPES", "convert_tensors_to_scalars", "convert_to_tensors", "move_data_to_device"]

@@ -1,4 +1,4 @@
-"""``lightning.fabric.utilities.exceptions``'s import path: accelplug's one ``MisconfigurationException``."""
+"""``lightning.fabric.utilities.exceptions``'s path (imports only)."""
 
 from __future__ import annotations
 

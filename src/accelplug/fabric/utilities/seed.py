@@ -1,9 +1,8 @@
-"""``lightning.fabric.utilities.seed``'s import path: accelplug's one ``seed_everything``, and the worker seeding
-function a loader gets after ``seed_everything(workers=True)`` under Lightning's name."""
+"""``lightning.fabric.utilities.seed``'s path (imports only)."""
 
 from __future__ import annotations
 
 from ...data.workers import worker_init_function as pl_worker_init_function
-from ...seed import seed_everything
+from ...seed import max_seed_value, min_seed_value, reset_seed, seed_everything
 
-__all__ = ["pl_worker_init_function", "seed_everything"]
+__all__ = ["max_seed_value", "min_seed_value", "pl_worker_init_function", "reset_seed", "seed_everything"]

@@ -1,4 +1,4 @@
-"""``lightning.fabric.utilities.warnings``'s import path: the warning of a setting that is probably a mistake."""
+"""``lightning.fabric.utilities.warnings``'s path (imports only)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ subclass that rewrites a step method (``optimizer_step``, ``backward``...) has i
 """
 
 from .base import Precision
+from .deepspeed import DeepSpeedPrecision
 from .float8 import Float8Precision
 from .fsdp import FSDPPrecision
 from .half import DoublePrecision, HalfPrecision
@@ -13,6 +14,7 @@ from .quantized import BitsandbytesPrecision, TransformerEnginePrecision
 
 __all__ = [
     "BitsandbytesPrecision",
+    "DeepSpeedPrecision",
     "DoublePrecision",
     "FSDPPrecision",
     "Float8Precision",

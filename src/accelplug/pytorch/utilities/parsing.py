@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...tuner.attributes import *  # noqa: F403 - the mirror follows accelplug.utilities.parsing
-from ...tuner.attributes import __all__ as __all__
+from ...utilities.parsing import *  # noqa: F403 - the mirror follows accelplug.utilities.parsing
+from ...utilities.parsing import __all__ as __all__

@@ -3,8 +3,10 @@
 A checkpoint (format :data:`~accelplug.trainer.checkpointing.format.CHECKPOINT_FORMAT`) holds the module's
 weights, each optimizer's and scheduler's state, the precision's (a gradient scaler's scale), the loop
 position, every random generator, callback and datamodule state, the module's hyperparameters and
-the latest metrics. Only tensors and plain values go in, so it loads with ``weights_only=True``.
-Lightning's top-level ``epoch``/``global_step``/``hyper_parameters`` keys are kept for familiarity.
+the latest metrics. Only tensors and plain values go in, so it loads with ``weights_only=True``, unless
+the hyper-parameters hold other objects (Lightning saves them as they are, and so does accelplug).
+Lightning's top-level keys (``epoch``, ``global_step``, ``hyper_parameters``, the datamodule's state under its
+class's name) are kept, so either framework reads the other's files.
 """
 
 from __future__ import annotations
@@ -26,18 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["build_checkpoint", "restore_checkpoint"]
 
-_PLAIN = (int, float, str, bool, type(None))
-
-
-def _weights_only_safe(value: Any) -> bool:
-    if isinstance(value, (*_PLAIN, torch.Tensor)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(_weights_only_safe(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _weights_only_safe(v) for k, v in value.items())
-    return False
-
 
 def _callback_key(callback: object, seen: dict[str, int]) -> str:
     key = getattr(callback, "state_key", None) or type(callback).__qualname__
@@ -49,7 +39,6 @@ def _callback_key(callback: object, seen: dict[str, int]) -> str:
 def build_checkpoint(run: Run) -> dict[str, Any]:
     """Everything a later ``fit(..., ckpt_path=...)`` needs to continue exactly where this run is."""
     state, strategy, optim = run.state, run.strategy, run.optim
-    hparams = dict(getattr(run.module, "hparams", {}) or {})
     checkpoint: dict[str, Any] = {
         "accelplug_checkpoint": CHECKPOINT_FORMAT,
         # Lightning's trainer.current_epoch (the next epoch once one was left: 2 after a 2-epoch fit)
@@ -82,7 +71,6 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
         "rng": capture_rng_state(strategy.accelerator),
         "epoch_start_rng": state.epoch_start_rng,
         "callback_metrics": {k: float(v) for k, v in state.callback_metrics.items()},
-        "hyper_parameters": {k: v for k, v in hparams.items() if _weights_only_safe(v)},
         "callbacks": {},
     }
     seen: dict[str, int] = {}
@@ -93,16 +81,45 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
             saved = state_dict()
             if saved:
                 checkpoint["callbacks"][key] = saved
-    datamodule_hparams = dict(getattr(run.datamodule, "hparams", {}) or {})
-    if datamodule_hparams:  # Lightning's key: DataModule.load_from_checkpoint rebuilds it from these
-        checkpoint["datamodule_hyper_parameters"] = {
-            k: v for k, v in datamodule_hparams.items() if _weights_only_safe(v)
-        }
+    _add_hyperparameters(checkpoint, run.module, run.datamodule)
     datamodule_state = getattr(run.datamodule, "state_dict", None)
-    if callable(datamodule_state):
-        checkpoint["datamodule"] = datamodule_state()
+    saved_datamodule = datamodule_state() if callable(datamodule_state) else None
+    if saved_datamodule:  # Lightning's key: the datamodule class's qualified name
+        checkpoint[type(run.datamodule).__qualname__] = saved_datamodule
     run.hooks.call("on_save_checkpoint", checkpoint)
     return checkpoint
+
+
+def _add_hyperparameters(checkpoint: dict[str, Any], module: Any, datamodule: Any) -> None:
+    """The module's and the datamodule's ``hparams`` under Lightning's keys, as Lightning writes them: every
+    value (one that is not a tensor or plain value then needs ``weights_only=False`` to load, as in Lightning),
+    the argument one container came from (``hparams_name``), and the type of a mapping that is not a dict (an
+    OmegaConf ``DictConfig``), so ``load_from_checkpoint`` rebuilds each the same way."""
+    checkpoint["hyper_parameters"] = {}
+    for obj in (module, datamodule):
+        hparams = getattr(obj, "hparams", None) if obj is not None else None
+        if not hparams:
+            continue
+        key = getattr(obj, "CHECKPOINT_HYPER_PARAMS_KEY", "hyper_parameters")
+        if "_hparams_name" in vars(obj):
+            checkpoint[getattr(obj, "CHECKPOINT_HYPER_PARAMS_NAME", "hparams_name")] = obj._hparams_name
+        if isinstance(hparams, dict):
+            checkpoint[key] = dict(hparams)
+        else:
+            checkpoint[key] = hparams
+            checkpoint[getattr(obj, "CHECKPOINT_HYPER_PARAMS_TYPE", "hparams_type")] = type(hparams)
+
+
+def _restore_datamodule(run: Run, checkpoint: dict[str, Any]) -> None:
+    """The datamodule's ``state_dict``, under Lightning's key (or ``datamodule``, where accelplug 0.x kept it)."""
+    load = getattr(run.datamodule, "load_state_dict", None)
+    if run.datamodule is None or not callable(load):
+        return
+    key = type(run.datamodule).__qualname__
+    if key in checkpoint:
+        load(checkpoint[key])
+    elif "datamodule" in checkpoint:
+        load(checkpoint["datamodule"])
 
 
 def restore_checkpoint(
@@ -201,7 +218,7 @@ def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> Non
 
 
 def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
-    """The precision's state, the loop position, callbacks and datamodule."""
+    """The precision's state and the loop position."""
     precision_state = checkpoint.get("precision_state", checkpoint.get("scaler"))
     if precision_state:
         run.precision.load_state_dict(precision_state)
@@ -220,9 +237,6 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state.stepped_before_epoch = int(loop.get("batches_that_stepped", 0))
     state.epoch_start_rng = checkpoint.get("epoch_start_rng")
     state.callback_metrics.update({k: torch.tensor(v) for k, v in checkpoint.get("callback_metrics", {}).items()})
-    load_datamodule = getattr(run.datamodule, "load_state_dict", None)
-    if "datamodule" in checkpoint and callable(load_datamodule):
-        load_datamodule(checkpoint["datamodule"])
 
 
 def _restore_callbacks(run: Run, checkpoint: dict[str, Any]) -> None:

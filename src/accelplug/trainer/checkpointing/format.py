@@ -31,7 +31,7 @@ from ...checkpoint.file import (
     load_verified,
     refuse_urls,
 )
-from ...errors import MisconfigurationException
+from ...errors import CheckpointNotFoundError, MisconfigurationException
 
 if TYPE_CHECKING:
     from ...accelerator import Accelerator
@@ -63,7 +63,9 @@ def checked_path(path: object) -> Path | str:
     refuse_urls(text, "ckpt_path")
     target = Path(text.removeprefix("file://")).expanduser()
     if not target.exists():
-        raise MisconfigurationException(f"ckpt_path={text!r}: no such file ({target.resolve()}).")
+        raise CheckpointNotFoundError(
+            f"Checkpoint file not found: {text} (ckpt_path={text!r}; no such file at {target.resolve()})."
+        )
     if target.is_dir():
         raise MisconfigurationException(
             f"ckpt_path={text!r} is a folder; give a checkpoint file in it (e.g. {target / 'last.ckpt'}) or 'last'."
@@ -79,7 +81,7 @@ def _checked_url(url: str) -> str:
     """The checks of a local ``ckpt_path``, asked of the file system the URL names."""
     fs = filesystem(url)
     if not fs.exists(url):
-        raise MisconfigurationException(f"ckpt_path={url!r}: no such file.")
+        raise CheckpointNotFoundError(f"Checkpoint file not found: {url} (ckpt_path={url!r}; no such file).")
     if fs.isdir(url):
         raise MisconfigurationException(f"ckpt_path={url!r} is a folder; give a checkpoint file in it or 'last'.")
     if fs.size(url) == 0:
@@ -109,11 +111,12 @@ def read_checkpoint(
     return state
 
 
-def find_last_checkpoint(folders: Iterable[Path], device: torch.device) -> Path | None:
-    """The newest checkpoint under ``folders`` that reads and verifies (a damaged newer one is skipped)."""
+def find_last_checkpoint(folders: Iterable[Path], device: torch.device, files: Iterable[Path] = ()) -> Path | None:
+    """The newest checkpoint (``*.ckpt`` in ``folders``, and ``files``) that reads and verifies (a damaged newer
+    one is skipped with a warning)."""
     import warnings
 
-    candidates: list[tuple[float, Path]] = []
+    candidates = [(p.stat().st_mtime, p) for p in files if p.is_file()]
     for folder in folders:
         with contextlib.suppress(OSError):
             candidates += [(p.stat().st_mtime, p) for p in folder.glob("*.ckpt") if p.is_file()]

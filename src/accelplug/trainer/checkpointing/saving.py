@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...checkpoint.file import is_url, refuse_urls
 from ...errors import MisconfigurationException
-from .contents import build_checkpoint
 
 if TYPE_CHECKING:
     from ...checkpoint import CheckpointIO
@@ -46,6 +45,8 @@ def save_run_checkpoint(
     path = filepath
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
         raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
+    from .contents import build_checkpoint  # loaded at the first save: Trainer() needs attach_checkpoint_io only
+
     checkpoint = build_checkpoint(run)
     if weights_only:
         checkpoint = {k: v for k, v in checkpoint.items() if k not in ("optimizer_states", "lr_schedulers")}

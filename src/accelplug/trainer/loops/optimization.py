@@ -60,7 +60,7 @@ class Optimization:
         assert run.optim is not None
         self.optimizers = run.optim.optimizers
         self.schedulers = run.optim.schedulers
-        self.managed = [ManagedOptimizer(o, step=self.optimizer_step) for o in self.optimizers]
+        self.managed = [ManagedOptimizer(o, step=self.optimizer_step, module=run.module) for o in self.optimizers]
         self.precision = run.precision
         self.strategy = run.strategy
         self.hooks = run.hooks

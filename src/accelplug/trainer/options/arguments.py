@@ -45,7 +45,8 @@ def check_checkpointing(options: TrainerOptions, callbacks: list[Any]) -> None:
     found = next((c for c in callbacks if isinstance(c, Checkpoint)), None)  # Lightning's test: any Checkpoint
     if not options.enable_checkpointing and not quiet and found is not None:
         raise MisconfigurationException(
-            f"enable_checkpointing=False, but callbacks holds a {type(found).__name__}; remove one of the two."
+            f"Trainer was configured with `enable_checkpointing=False` but found `ModelCheckpoint` in callbacks "
+            f"list (a {type(found).__name__}); remove one of the two."
         )
 
 

@@ -1,22 +1,10 @@
-"""Lightning's string enums: members compare equal to their value strings, case-insensitively."""
+"""The Trainer's option enums (Lightning's ``GradClipAlgorithmType``); their base lives in :mod:`accelplug.enums`."""
 
 from __future__ import annotations
 
-from lightning_utilities.core.enums import StrEnum
+from ...enums import LightningEnum
 
 __all__ = ["GradClipAlgorithmType", "LightningEnum"]
-
-
-class LightningEnum(StrEnum):
-    """A ``str`` enum (from ``lightning_utilities``) whose members equal their values in any case:
-    ``GradClipAlgorithmType.NORM == "Norm"``."""
-
-    def __eq__(self, other: object) -> bool:
-        other = other.value if isinstance(other, LightningEnum) else other
-        return isinstance(other, str) and self.value.lower() == other.lower()
-
-    def __hash__(self) -> int:
-        return hash(self.value.lower())
 
 
 class GradClipAlgorithmType(LightningEnum):

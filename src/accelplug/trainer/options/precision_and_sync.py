@@ -8,12 +8,12 @@ a subclass rewrote them, are called where Lightning calls them: once the optimiz
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException
 from ...overrides import overrides
-from ...precision.lightning import Precision as PluginPrecision
 from ...strategies.layer_sync import LayerSync, TorchSyncBatchNorm
 
 if TYPE_CHECKING:
@@ -85,4 +85,8 @@ def plugin_transfer(precision: NumericPrecision, transfer: Callable[[Any], Any])
 
 def _rewritten(precision: NumericPrecision, name: str) -> bool:
     """Whether ``name`` on a precision plugin is a user's own, not one of accelplug's plugin defaults."""
+    if "accelplug.precision.lightning" not in sys.modules:  # no plugin precision exists before its classes load
+        return False
+    from ...precision.lightning import Precision as PluginPrecision
+
     return isinstance(precision, PluginPrecision) and overrides(precision, name)

@@ -85,13 +85,13 @@ class FitInterrupted(KeyboardInterrupt):
             saved = f"checkpoint saved to {self.path}" if self.path is not None else f"no checkpoint: {self.error}"
             return f"accelplug: {name}: stopped after step {self.step}; {saved}; {self.requeued}."
         if self.path is not None:
-            how = f'resume with trainer.fit(..., ckpt_path="last") or ckpt_path="{self.path}"'
+            how = f'resume with trainer.fit(..., ckpt_path="auto") or ckpt_path="{self.path}"'
             return f"accelplug: {name}: stopped after step {self.step}; checkpoint saved to {self.path}; {how}."
         if self.error is not None:
             return f"accelplug: {name}: stopped after step {self.step}; the checkpoint was not written: {self.error}"
         return (
             f"accelplug: {name} again: stopped at once, without writing a checkpoint (an earlier one, if any, is "
-            'intact); resume with trainer.fit(..., ckpt_path="last").'
+            'intact); resume with trainer.fit(..., ckpt_path="auto").'
         )
 
 
@@ -177,7 +177,7 @@ def checkpoint_target(trainer: Any) -> Path:
     """``last.ckpt`` in the checkpoint callback's folder, else in the run's ``checkpoints/`` folder.
 
     ``last.ckpt`` because it is the newest state of the run, the name Lightning users look for, and
-    what ``ckpt_path="last"`` (which takes the newest checkpoint that verifies) then resumes from.
+    what ``ckpt_path="last"`` (in that folder) or ``"auto"`` (any folder of the run) then resume from.
     """
     callback = trainer.checkpoint_callback
     folder = callback.folder(trainer) if callback is not None else Path(trainer.log_dir) / "checkpoints"

@@ -11,7 +11,8 @@ boundary every rank agrees on, and then, as Lightning does:
 - rank 0 runs ``scontrol requeue JOB`` (``JOB_TASK`` in a job array); Slurm ends the job's
   processes and queues it again;
 - the requeued job's ``fit(ckpt_path=None)`` in a Slurm task starts from the newest ``hpc_ckpt_N.ckpt``
-  (``ckpt_path="hpc"`` asks for it explicitly, as in Lightning).
+  (``ckpt_path="hpc"`` asks for it explicitly, as in Lightning): the choice is
+  :mod:`..checkpointing.auto_resume`'s, the files are found here.
 
 Lightning saves inside the signal handler, wherever the loop is; here the save waits for the
 optimizer step's end, so the checkpoint resumes exactly (the stop costs at most
@@ -25,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ...environments.slurm import SLURMEnvironment
-from ...errors import MisconfigurationException
 
-__all__ = ["HPC_PREFIX", "hpc_checkpoints", "hpc_resume_path", "hpc_save_path", "requeue_signal", "resume_path"]
+__all__ = ["HPC_PREFIX", "hpc_checkpoints", "hpc_resume_path", "hpc_save_path", "requeue_signal"]
 
 HPC_PREFIX = "hpc_ckpt_"
 _NUMBERED = re.compile(rf"^{HPC_PREFIX}(\d+)\.ckpt$")
@@ -58,19 +58,3 @@ def hpc_resume_path(folder: Path) -> Path | None:
     """The newest ``hpc_ckpt_N.ckpt`` in ``folder``, None when there is none."""
     existing = hpc_checkpoints(folder)
     return existing[-1][1] if existing else None
-
-
-def resume_path(ckpt_path: Any, environment: Any, folder: Path) -> Any:
-    """What ``fit`` resumes from: ``ckpt_path="hpc"`` is the newest hpc checkpoint (an error when there is
-    none); ``None`` in a Slurm task is the newest one if any (Lightning's rule); anything else is unchanged."""
-    if isinstance(ckpt_path, str) and ckpt_path.strip().lower() == "hpc":
-        found = hpc_resume_path(folder)
-        if found is None:
-            raise MisconfigurationException(
-                f"ckpt_path='hpc' found no {HPC_PREFIX}N.ckpt in {folder} (default_root_dir); a Slurm job saves one "
-                "there when it is requeued on its signal. Use ckpt_path='last' or a file path."
-            )
-        return found
-    if ckpt_path is None and isinstance(environment, SLURMEnvironment) and SLURMEnvironment.detect():
-        return hpc_resume_path(folder)
-    return ckpt_path

@@ -1,0 +1,7 @@
+"""``lightning.fabric.accelerators.xla``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...backends import XLAAccelerator
+
+__all__ = ["XLAAccelerator"]

@@ -1,0 +1,7 @@
+"""``lightning.fabric.plugins.collectives.torch_collective``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ....distributed.collective import TorchCollective
+
+__all__ = ["TorchCollective"]

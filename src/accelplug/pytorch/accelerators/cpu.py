@@ -1,0 +1,7 @@
+"""``lightning.pytorch.accelerators.cpu``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...accelerators.cpu import CPUAccelerator
+
+__all__ = ["CPUAccelerator"]

@@ -1,0 +1,7 @@
+"""``lightning.pytorch.accelerators.cuda``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...accelerators.cuda import CUDAAccelerator, get_nvidia_gpu_stats
+
+__all__ = ["CUDAAccelerator", "get_nvidia_gpu_stats"]

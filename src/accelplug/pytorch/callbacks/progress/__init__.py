@@ -1,0 +1,10 @@
+"""``lightning.pytorch.callbacks.progress``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...._import_paths import lazy_submodules
+from ....callbacks.progress import ProgressBar, RichProgressBar, TQDMProgressBar
+
+__all__ = ["ProgressBar", "RichProgressBar", "TQDMProgressBar"]
+
+__getattr__ = lazy_submodules(__name__, ("progress_bar", "rich_progress", "tqdm_progress"))

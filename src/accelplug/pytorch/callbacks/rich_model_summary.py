@@ -1,0 +1,7 @@
+"""``lightning.pytorch.callbacks.rich_model_summary``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...callbacks.model_summary import RichModelSummary
+
+__all__ = ["RichModelSummary"]

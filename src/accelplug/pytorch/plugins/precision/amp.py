@@ -1,0 +1,8 @@
+"""``lightning.pytorch.plugins.precision.amp``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ....precision.lightning.deprecated import MixedPrecisionPlugin
+from ....precision.lightning.mixed import MixedPrecision
+
+__all__ = ["MixedPrecision", "MixedPrecisionPlugin"]

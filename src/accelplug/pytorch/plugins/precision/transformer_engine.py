@@ -1,0 +1,8 @@
+"""``lightning.pytorch.plugins.precision.transformer_engine``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ....precision.lightning.deprecated import TransformerEnginePrecisionPlugin
+from ....precision.lightning.quantized import TransformerEnginePrecision
+
+__all__ = ["TransformerEnginePrecision", "TransformerEnginePrecisionPlugin"]

@@ -1,0 +1,7 @@
+"""``lightning.pytorch.profilers.pytorch``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...profilers.pytorch import PyTorchProfiler, RegisterRecordFunction, ScheduleWrapper
+
+__all__ = ["PyTorchProfiler", "RegisterRecordFunction", "ScheduleWrapper"]

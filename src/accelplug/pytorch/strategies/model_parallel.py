@@ -1,0 +1,7 @@
+"""``lightning.pytorch.strategies.model_parallel``'s path (imports only)."""
+
+from __future__ import annotations
+
+from ...strategies.model_parallel import ModelParallelStrategy
+
+__all__ = ["ModelParallelStrategy"]
