@@ -39,6 +39,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "status": ("",),
     "envvars": ("",),
     "errors": ("",),
+    "enums": ("",),  # trainer.state's TrainerFn/RunningStage are Lightning's case-insensitive string enums
     "accelerator": ("",),
     "accelerators": ("", "cpu", "cuda", "mps"),  # the built-in accelerators available() lists
     "hardware": ("", "_nvml", "cuda_visible", "devices", "runtime"),  # CUDA counted without initialising it

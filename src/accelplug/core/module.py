@@ -215,8 +215,39 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
                 return
             self._warn_unattached("self.log")
             return
+        if (
+            metric_attribute is None
+            and isinstance(value, torch.nn.Module)
+            and callable(getattr(value, "compute", None))
+        ):
+            metric_attribute = self._metric_attribute_of(value, name)
         options = {k: v for k, v in locals().items() if k not in ("self", "sink", "name", "value")}
         sink.log(name, value, **options)
+
+    def _metric_attribute_of(self, metric: torch.nn.Module, name: str) -> str:
+        """The attribute that holds a logged torchmetrics ``Metric`` (Lightning needs it to restore the metric's
+        state); found once per module, as Lightning does, and refused with Lightning's words when it has none."""
+        found: dict[int, str] | None = self.__dict__.get("_logged_metric_attributes")
+        if found is None:
+            found = {
+                id(m): n
+                for n, m in self.named_modules()
+                if m is not self and callable(getattr(m, "compute", None)) and callable(getattr(m, "update", None))
+            }
+            self.__dict__["_logged_metric_attributes"] = found
+        hint = "You can fix this by setting an attribute for the metric in your `LightningModule`."
+        if found:
+            hint = (
+                f"You can fix this by calling `self.log({name}, ..., metric_attribute=name)` where `name` is one of "
+                f"{list(found.values())}"
+            )
+        attribute = found.get(id(metric))
+        if attribute is None:
+            raise MisconfigurationException(
+                f"Could not find the `LightningModule` attribute for the `torchmetrics.Metric` logged as {name!r}. "
+                + hint
+            )
+        return attribute
 
     def log_dict(
         self,
@@ -258,6 +289,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         if not self._warned_no_trainer:
             self._warned_no_trainer = True
             warnings.warn(
+                f"You are trying to `self.log()` but the `self.trainer` reference is not registered on the model yet: "
                 f"{what}() was called outside trainer.fit/validate/test, so the value goes nowhere.",
                 UserWarning,
                 stacklevel=3,

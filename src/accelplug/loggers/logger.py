@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import statistics
 from abc import ABC, abstractmethod
 from argparse import Namespace
 from collections.abc import Callable, Mapping, Sequence
@@ -223,10 +222,16 @@ class DummyLogger(Logger):
         return ignore
 
 
+def _mean(values: Sequence[float]) -> float:
+    import statistics  # only when merging: statistics pulls decimal and fractions in
+
+    return statistics.mean(values)
+
+
 def merge_dicts(
     dicts: Sequence[Mapping[Any, Any]],
     agg_key_funcs: Mapping[Any, Any] | None = None,
-    default_func: Callable[[Sequence[float]], float] = statistics.mean,
+    default_func: Callable[[Sequence[float]], float] | None = None,
 ) -> dict[Any, Any]:
     """One dict from several: each key's values (None skipped) aggregated by its function in ``agg_key_funcs``,
     else ``default_func`` (the mean); nested dicts are merged the same way, with the nested functions."""
@@ -238,5 +243,5 @@ def merge_dicts(
         if values and isinstance(values[0], dict):
             merged[key] = merge_dicts(values, function, default_func)
         else:
-            merged[key] = (function or default_func)(values)
+            merged[key] = (function or default_func or _mean)(values)
     return merged

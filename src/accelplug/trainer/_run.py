@@ -78,12 +78,13 @@ class Run:
                 flush()
 
     def log_metrics(self, metrics: dict[str, float], step: int, epoch: int | None = None) -> None:
-        """Each logger's ``log_metrics`` then its ``save()``, as Lightning's logger connector does; ``epoch``
-        joins the row but not ``logged_metrics`` (as in Lightning)."""
-        self.state.logged_metrics.update(metrics)
-        row = metrics if epoch is None else {**metrics, "epoch": float(epoch)}
+        """Each logger's ``log_metrics(metrics=..., step=...)`` then its ``save()``, as Lightning's logger connector
+        calls them. ``logged_metrics`` keeps the values as tensors (Lightning's); ``epoch`` (an int) joins the row
+        but not ``logged_metrics``, unless the user logged an ``epoch`` of their own, which wins."""
+        self.state.logged_metrics.update({k: torch.tensor(v) for k, v in metrics.items()})
+        row = metrics if epoch is None or "epoch" in metrics else {**metrics, "epoch": int(epoch)}
         for logger in self.loggers:
-            logger.log_metrics(row, step)
+            logger.log_metrics(metrics=row, step=step)
             save = getattr(logger, "save", None)
             if callable(save):
                 save()

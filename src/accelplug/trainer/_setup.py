@@ -10,6 +10,7 @@ Trainer's private state; callbacks still receive the Trainer object, as their ho
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,12 @@ def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:
         clean_namespace(hparams)
 
 
+def _enter_stage(state: LoopState, stage: Stage) -> None:
+    """Lightning's ``trainer.state.fn`` (the method called) and ``stage`` (what runs: a fit starts training)."""
+    state.fn = TrainerFn(stage.value)
+    state.stage = RunningStage.TRAINING if stage is Stage.FITTING else RunningStage(stage.value)
+
+
 def start_run(
     trainer: Any,
     module: torch.nn.Module,
@@ -79,10 +86,8 @@ def start_run(
     device: torch.device = trainer.root_device
     setup_environment(strategy, trainer.accelerator, device)
     state: LoopState = trainer.state
-    state.fn = TrainerFn(stage.value)
-    state.stage = RunningStage.TRAINING if stage is Stage.FITTING else RunningStage(stage.value)
+    _enter_stage(state, stage)
     _watch_background_saves(strategy, state)
-    router = LogRouter()
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
     timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
@@ -90,6 +95,7 @@ def start_run(
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
+    router = _lend_log(trainer, callbacks, module)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
@@ -234,6 +240,20 @@ def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
         state.should_stop = True
 
     io._on_failure = failed
+
+
+def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module) -> LogRouter:
+    """This run's log router; every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each
+    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in."""
+    router = LogRouter()
+    router.has_logger = bool(trainer.loggers)
+    log = getattr(module, "log", None)
+    log_dict = getattr(module, "log_dict", None)
+    for callback in callbacks:
+        with contextlib.suppress(AttributeError):  # a callback with __slots__ keeps what it has
+            callback.log = log if callable(log) else router.log
+            callback.log_dict = log_dict if callable(log_dict) else router.log_dict
+    return router
 
 
 def _enter(router: LogRouter) -> Callable[[str], None]:

@@ -266,7 +266,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
-    results = split_by_loader(metrics, len(loaders))
+    results = split_by_loader(metrics, len(loaders), loop.owners)
     if call.verbose and trainer.is_global_zero:
         print_results(name, results)
     return results

@@ -172,8 +172,8 @@ class LoopState:
     epoch_start_rng: dict[str, Any] | None = None
     #: The latest value of every metric the module or the loop reported, as floats.
     callback_metrics: dict[str, Any] = field(default_factory=dict)
-    #: What went to the loggers last (Lightning's ``logged_metrics``).
-    logged_metrics: dict[str, float] = field(default_factory=dict)
+    #: What went to the loggers last (Lightning's ``logged_metrics``: scalar tensors).
+    logged_metrics: dict[str, Any] = field(default_factory=dict)
     #: What the progress bar shows (``self.log(..., prog_bar=True)`` values, Lightning's keys): a step value stays the
     #: device tensor logged until someone reads it (``trainer.progress_bar_metrics`` settles them into floats).
     progress_bar_metrics: dict[str, Any] = field(default_factory=dict)

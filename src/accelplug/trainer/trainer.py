@@ -470,7 +470,8 @@ class Trainer:
         return self.state.callback_metrics
 
     @property
-    def logged_metrics(self) -> dict[str, float]:
+    def logged_metrics(self) -> dict[str, Any]:
+        """What went to the loggers last, by name (scalar tensors, as in Lightning)."""
         return self.state.logged_metrics
 
     @property

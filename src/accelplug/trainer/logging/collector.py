@@ -18,7 +18,7 @@ from ...errors import MisconfigurationException
 if TYPE_CHECKING:
     from ...strategies.base import Strategy
 
-__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "reduction_name", "settle_bar"]
+__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "is_metric_collection", "reduction_name", "settle_bar"]
 
 # (default on_step, default on_epoch, on_step allowed, on_epoch allowed) per hook.
 _STEP = (True, False, True, True)
@@ -68,6 +68,15 @@ RULES: dict[str, tuple[bool, bool, bool, bool]] = {
     ),
 }
 _REDUCTIONS = ("mean", "sum", "max", "min")
+_BY_FUNCTION: tuple[tuple[object, str], ...] = (
+    (torch.mean, "mean"),
+    (torch.sum, "sum"),
+    (sum, "sum"),
+    (torch.max, "max"),
+    (max, "max"),
+    (torch.min, "min"),
+    (min, "min"),
+)
 
 
 def is_metric(value: object) -> bool:
@@ -77,17 +86,30 @@ def is_metric(value: object) -> bool:
     )
 
 
+def is_metric_collection(value: object) -> bool:
+    """A torchmetrics ``MetricCollection`` (a ``ModuleDict`` of metrics, not a ``Mapping``), told by its class name."""
+    return isinstance(value, torch.nn.ModuleDict) and any(
+        c.__name__ == "MetricCollection" and c.__module__.startswith("torchmetrics") for c in type(value).__mro__
+    )
+
+
 def reduction_name(reduce_fx: object) -> str:
-    if isinstance(reduce_fx, str) and reduce_fx.lower() in _REDUCTIONS:
-        return reduce_fx.lower()
-    by_function = {torch.mean: "mean", torch.sum: "sum", torch.max: "max", torch.min: "min"}
-    name: str | None = by_function.get(reduce_fx)  # type: ignore[call-overload]
-    if name is None:
-        raise MisconfigurationException(
-            f"self.log(reduce_fx={reduce_fx!r}) is not supported: use 'mean', 'sum', 'max' or 'min' "
-            "(or torch.mean/sum/max/min)."
-        )
-    return name
+    """The reduction ``reduce_fx`` names, as Lightning reads it: 'mean' (alias 'avg'), 'sum', 'max', 'min' in any
+    case, or torch's or Python's function of that name; anything else (a custom reduction) is refused."""
+    if isinstance(reduce_fx, str):
+        name = reduce_fx.lower()
+        name = "mean" if name == "avg" else name
+        if name in _REDUCTIONS:
+            return name
+    else:
+        for function, name in _BY_FUNCTION:
+            if reduce_fx is function:
+                return name
+    raise MisconfigurationException(
+        f"Only `self.log(..., reduce_fx={{min,max,mean,sum}})` are supported; got reduce_fx={reduce_fx!r}. Pass "
+        "'mean' (or 'avg'), 'sum', 'max' or 'min' (or torch.mean/sum/max/min, or Python's sum/max/min); for a "
+        "custom reduction log a torchmetrics.Metric instead."
+    )
 
 
 @dataclass(frozen=True)
@@ -141,37 +163,48 @@ class LogCollector:
         #: device tensor it is (no read-back), and becomes a float only when someone reads the metrics
         #: (:func:`settle_bar`), as Lightning's progress bar shows each step's live value.
         self.bar = bar
-        #: Names logged both on step and on epoch: ``callback_metrics`` also shows them unsuffixed.
-        self.forked: set[str] = set()
+        #: Names logged both on step and on epoch (with their loader suffix): ``callback_metrics`` also shows them
+        #: unsuffixed; each maps to its step and epoch keys.
+        self.forked: dict[str, tuple[str, str]] = {}
+        #: With several evaluation loaders, keys logged with ``add_dataloader_idx=False``: the loader whose result
+        #: dict alone shows them (Lightning's rule).
+        self.owners: dict[str, int] = {}
         self.step_prog_bar: set[str] = set()
         self.step_no_logger: set[str] = set()
         self.epoch_values: dict[str, _EpochValue] = {}
+        #: How each (hook, name) was first logged: the same name logged in the same hook with other options is an error.
+        self.metas: dict[tuple[str, str], LogMeta] = {}
         #: Metric objects computed for an epoch, reset once the epoch-end hooks have run (they may compute them).
         self._computed: list[Any] = []
 
-    def add(self, name: str, value: Any, meta: LogMeta, batch_size: int) -> None:
-        """Record one ``self.log`` call (``meta``: how the value is to be treated)."""
+    def add(
+        self, name: str, value: Any, meta: LogMeta, batch_size: int, suffix: str = "", owner: int | None = None
+    ) -> None:
+        """Record one ``self.log`` call (``meta``: how the value is to be treated; ``suffix``: the loader's
+        ``/dataloader_idx_N``; ``owner``: the loader of a value logged with ``add_dataloader_idx=False``)."""
         on_step, on_epoch, prog_bar, logger = meta.on_step, meta.on_epoch, meta.prog_bar, meta.logger
         metric = value if is_metric(value) else None
+        step_key = f"{name}_step{suffix}" if on_epoch else name + suffix
+        epoch_key = f"{name}_epoch{suffix}" if on_step else name + suffix
         if on_step:
-            key = f"{name}_step" if on_epoch else name
             step_value = metric._forward_cache if metric is not None else value
             if isinstance(step_value, torch.Tensor):
                 detached = step_value.detach()
-                self.step_values[key] = self.callback_step[key] = self.callback_step[name] = detached
+                self.step_values[step_key] = self.callback_step[step_key] = self.callback_step[name + suffix] = detached
                 if prog_bar:
-                    self.step_prog_bar.add(key)
+                    self.step_prog_bar.add(step_key)
                     if self.bar is not None:
-                        self.bar[key] = detached
+                        self.bar[step_key] = detached
                 if not logger:
-                    self.step_no_logger.add(key)
+                    self.step_no_logger.add(step_key)
         if on_epoch:
             if on_step:
-                self.forked.add(name)
-            key = f"{name}_epoch" if on_step else name
-            entry = self.epoch_values.get(key)
+                self.forked[name + suffix] = (step_key, epoch_key)
+            if owner is not None:
+                self.owners[epoch_key] = self.owners[name] = owner
+            entry = self.epoch_values.get(epoch_key)
             if entry is None:
-                entry = self.epoch_values[key] = _EpochValue(meta.reduction, prog_bar=prog_bar, logger=logger)
+                entry = self.epoch_values[epoch_key] = _EpochValue(meta.reduction, prog_bar=prog_bar, logger=logger)
             if metric is not None:
                 entry.metric = metric
             else:
@@ -180,10 +213,10 @@ class LogCollector:
     def aliases(self, values: dict[str, Any]) -> dict[str, Any]:
         """``name`` for every ``name_epoch``/``name_step`` in ``values`` that was forked (for callback_metrics)."""
         found = {}
-        for name in self.forked:
-            for suffix in ("_epoch", "_step"):
-                if name + suffix in values:
-                    found[name] = values[name + suffix]
+        for alias, (step_key, epoch_key) in self.forked.items():
+            for key in (epoch_key, step_key):
+                if key in values:
+                    found[alias] = values[key]
         return found
 
     def drain_step(self) -> dict[str, torch.Tensor]:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
 
 from ...errors import MisconfigurationException
-from .collector import RULES, LogCollector, LogMeta, is_metric, reduction_name
+from .collector import RULES, LogCollector, LogMeta, is_metric, is_metric_collection, reduction_name
 
 __all__ = ["LogCollector", "LogRouter", "attached_log", "is_metric"]
 
@@ -37,6 +38,10 @@ class LogRouter:
         #: The current batch's size, worked out only when an epoch value needs it for weighting.
         self.batch_size: int | None = None
         self.logger_keys_warned = False
+        #: Whether the Trainer has a logger: ``self.log(..., logger=True)`` without one is worth a warning.
+        self.has_logger = True
+        #: The evaluation loader whose batches run now, when there are several (names get its suffix).
+        self.dataloader_idx: int | None = None
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
         self.fx = fx
@@ -77,24 +82,20 @@ class LogRouter:
         rules = RULES.get(fx)
         if rules is None:
             raise MisconfigurationException(
-                f"self.log({name!r}, ...) was called inside `{fx}`, where logging is not supported (as in Lightning). "
+                f"You can't `self.log()` inside `{fx}`: self.log({name!r}, ...) was called where logging is not "
+                "supported (as in Lightning). "
                 f"Log from training_step/validation_step/test_step or the batch and epoch hooks "
                 f"({', '.join(sorted(RULES))})."
             )
         if not isinstance(name, str) or not name:
             raise MisconfigurationException(f"self.log() needs a non-empty str name; got {name!r}.")
-        default_step, default_epoch, step_ok, epoch_ok = rules
-        on_step = default_step if on_step is None else bool(on_step)
-        on_epoch = default_epoch if on_epoch is None else bool(on_epoch)
-        if on_step and not step_ok:
+        on_step, on_epoch = _levels(fx, name, rules, on_step, on_epoch)
+        if add_dataloader_idx and "/dataloader_idx_" in name:
             raise MisconfigurationException(
-                f"self.log({name!r}, on_step=True) inside `{fx}` is not possible: `{fx}` runs once per epoch, so "
-                "its values are epoch values; drop on_step=True."
+                f"You called `self.log` with the key `{name}` but it should not contain information about "
+                "`dataloader_idx` when `add_dataloader_idx=True`: the Trainer adds the suffix itself with several "
+                "evaluation loaders (or pass add_dataloader_idx=False)."
             )
-        if on_epoch and not epoch_ok:
-            raise MisconfigurationException(f"self.log({name!r}, on_epoch=True) is not possible inside `{fx}`.")
-        if not on_step and not on_epoch:
-            return
         reduction = reduction_name(reduce_fx)
         value = _as_loggable(name, value)
         if batch_size is not None and (
@@ -102,35 +103,99 @@ class LogRouter:
         ):
             raise MisconfigurationException(f"self.log({name!r}, batch_size={batch_size!r}): expected an int >= 1.")
         size = batch_size if batch_size is not None else (self._current_batch_size() if on_epoch else 1)
+        if logger and not self.has_logger:
+            warnings.warn(
+                f"You called `self.log({name!r}, ..., logger=True)` but have no logger configured; the value still "
+                "reaches callback_metrics. Pass a logger to the Trainer (Trainer(logger=...)) to record it.",
+                UserWarning,
+                stacklevel=3,
+            )
         meta = LogMeta(on_step, on_epoch, reduction, bool(prog_bar), True if logger is None else bool(logger))
-        self.collector.add(name, value, meta, size)
+        if self.collector.metas.setdefault((fx, name), meta) != meta:
+            raise MisconfigurationException(
+                f"You called `self.log({name}, ...)` twice in `{fx}` with different arguments. This is not allowed: "
+                "one name is one value with one meaning (on_step, on_epoch, reduce_fx, prog_bar, logger); log the "
+                "other under another name."
+            )
+        index = self.dataloader_idx
+        if index is None:
+            self.collector.add(name, value, meta, size)
+        elif add_dataloader_idx:
+            self.collector.add(name, value, meta, size, suffix=f"/dataloader_idx_{index}")
+        else:
+            self.collector.add(name, value, meta, size, owner=index)
 
     def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
-        if not isinstance(dictionary, Mapping):
+        """Each entry logged as ``self.log`` would; a torchmetrics ``MetricCollection`` gives its metrics under
+        their prefixed names (compute groups shared, as Lightning reads them)."""
+        if is_metric_collection(dictionary):
+            items = _collection_items(dictionary)
+        elif isinstance(dictionary, Mapping):
+            items = list(dictionary.items())
+        else:
             raise MisconfigurationException(f"self.log_dict() needs a mapping of names to values; got {dictionary!r}.")
-        for name, value in dictionary.items():
+        for name, value in items:
             self.log(name, value, *args, **kwargs)
 
 
+def _levels(
+    fx: str, name: str, rules: tuple[bool, bool, bool, bool], on_step: bool | None, on_epoch: bool | None
+) -> tuple[bool, bool]:
+    """``on_step``/``on_epoch`` with the hook's defaults, refused where the hook cannot have them (Lightning's rules
+    and words)."""
+    default_step, default_epoch, step_ok, epoch_ok = rules
+    on_step = default_step if on_step is None else bool(on_step)
+    on_epoch = default_epoch if on_epoch is None else bool(on_epoch)
+    if on_step and not step_ok:
+        raise MisconfigurationException(
+            f"You can't `self.log(on_step=True)` inside `{fx}`, must be one of (False,): `{fx}` runs once per "
+            f"epoch, so its values are epoch values; drop on_step=True from self.log({name!r}, ...)."
+        )
+    if not on_epoch and not epoch_ok:
+        raise MisconfigurationException(
+            f"You can't `self.log(on_epoch=False)` inside `{fx}`, must be one of (True,): `{fx}` runs once per "
+            f"epoch, so self.log({name!r}, ...) there is an epoch value."
+        )
+    if not on_step and not on_epoch:
+        raise MisconfigurationException(
+            f"`self.log(on_step=False, on_epoch=False)` is not useful: self.log({name!r}, ...) would go nowhere; "
+            "set on_step=True and/or on_epoch=True."
+        )
+    return on_step, on_epoch
+
+
 def _as_loggable(name: str, value: Any) -> Any:
+    """``value`` as a detached scalar tensor (or the Metric itself); what cannot be logged is a ``ValueError``
+    with Lightning's words (``self.log(name, value)` was called, but ...``)."""
     if is_metric(value):
         return value
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise MisconfigurationException(
-                f"self.log({name!r}, ...) got a tensor of shape {tuple(value.shape)}; log a scalar (one element), "
-                "e.g. its .mean()."
+                f"`self.log({name}, {value})` was called, but the tensor must have a single element. You can try "
+                f"doing `self.log({name}, {value}.mean())` (its shape is {tuple(value.shape)})."
             )
         return value.detach().reshape(())
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return torch.tensor(float(value))
-    hint = ""
-    if isinstance(value, Mapping):
-        hint = " To log several values use self.log_dict()."
+    if isinstance(value, numbers.Number) and not isinstance(value, complex):
+        return torch.tensor(float(value))  # type: ignore[arg-type]
+    if isinstance(value, Mapping) and any(isinstance(v, Mapping) for v in value.values()):
+        raise MisconfigurationException(
+            f"`self.log({name}, {value})` was called, but nested dictionaries cannot be logged."
+        )
+    hint = " To log several values use self.log_dict()." if isinstance(value, Mapping) else ""
     raise MisconfigurationException(
-        f"self.log({name!r}, {value!r}): the value must be a number, a one-element tensor or a torchmetrics "
-        f"Metric; got {type(value).__name__}.{hint}"
+        f"`self.log({name}, {value})` was called, but `{type(value).__name__}` values cannot be logged: log a "
+        f"number, a one-element tensor or a torchmetrics Metric.{hint}"
     )
+
+
+def _collection_items(collection: Any) -> list[tuple[str, Any]]:
+    """A MetricCollection's metrics by their logged names (prefix and postfix applied), the members of a compute
+    group keeping their own state objects (``copy_state=False``) where this torchmetrics has the option."""
+    try:
+        return list(collection.items(keep_base=False, copy_state=False))
+    except TypeError:
+        return list(collection.items(keep_base=False))
 
 
 @contextlib.contextmanager

@@ -90,6 +90,8 @@ class EvaluationLoop:
         self._seen: dict[int, int] = {}
         self._recorded = False
         self.arity = step_accepts(self.method)
+        #: After :meth:`evaluate`: keys logged with ``add_dataloader_idx=False`` and the loader that logged them.
+        self.owners: dict[str, int] = {}
         #: whether returned scalars are metrics (a plain module's are; a LightningModule logs with self.log only)
         self.returned_metrics = returns_metrics(run.module)
         #: The epoch whose validation last asked the provider (``reload_dataloaders_every_n_epochs``).
@@ -193,14 +195,19 @@ class EvaluationLoop:
                 limit = max_batches if limit is None else min(limit, max_batches)
             if progress is not None:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
-            with self._grad_context():
-                done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+            self.run.router.dataloader_idx = index if len(loaders) > 1 else None
+            try:
+                with self._grad_context():
+                    done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+            finally:
+                self.run.router.dataloader_idx = None  # the epoch hooks' values join every loader's results
             record.add(done)
             if progress is not None:
                 progress.eval_end()
         # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
         # hooks log after them.
         metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish, reset=False)
+        self.owners = dict(collector.owners)
         self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
         hooks.call(f"on_{self.prefix}_epoch_end")
         metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
@@ -268,16 +275,22 @@ class EvaluationLoop:
         return self.method(*arguments[: max(1, min(self.arity, len(arguments)))])
 
 
-def split_by_loader(metrics: dict[str, float], count: int) -> list[dict[str, float]]:
-    """One result dict per loader, as ``validate``/``test`` return: a ``/dataloader_idx_N`` key goes to loader N,
-    a key without the suffix to every loader."""
+def split_by_loader(
+    metrics: dict[str, float], count: int, owners: dict[str, int] | None = None
+) -> list[dict[str, float]]:
+    """One result dict per loader, as ``validate``/``test`` return: a ``/dataloader_idx_N`` key goes to loader N, a
+    key logged with ``add_dataloader_idx=False`` (``owners``) to the loader that logged it, any other key (logged in
+    an epoch hook) to every loader."""
     if count <= 1:
         return [metrics]
+    owners = owners or {}
     results: list[dict[str, float]] = [{} for _ in range(count)]
     for key, value in metrics.items():
         name, _, index = key.rpartition("/dataloader_idx_")
         if name and index.isdigit() and int(index) < count:
             results[int(index)][key] = value
+        elif key in owners and owners[key] < count:
+            results[owners[key]][key] = value
         else:
             for result in results:
                 result[key] = value

@@ -83,6 +83,7 @@ class FitLoop:
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         warn_if_modules_in_eval_mode(self.run_.module)  # which stay so: Lightning never calls .train() on them
+        self.run_.router.enter("on_train_start", self.collector)  # its values join the first epoch's (Lightning's)
         self.hooks.call("on_train_start")
         self._last_val = time.monotonic()
         while not self._finished(epoch):

@@ -209,6 +209,7 @@ def validate_options(**given: Any) -> TrainerOptions:
     if values.get("barebones"):
         _check_barebones(given)
     options = TrainerOptions(**values)
+    _announce_limits(given)
     return _apply_shortcuts(options)
 
 
@@ -259,6 +260,44 @@ def _contradictions(values: dict[str, Any]) -> list[str]:
             " Keep check_val_every_n_epoch (1: every epoch) for a fraction"
         ]
     return []
+
+
+_ONE = {
+    "limit_train_batches": ("1 batch per epoch will be used.", "100% of the batches per epoch will be used"),
+    "val_check_interval": (
+        "validation will run after every batch.",
+        "validation will run at the end of the training epoch",
+    ),
+}
+
+
+def _announce_limits(given: dict[str, Any]) -> None:
+    """Lightning's INFO lines for a limit of exactly one batch (``1``) or the whole epoch (``1.0``), which read
+    alike but mean different things, and for ``fast_dev_run``; on the ``accelplug.trainer`` logger (global zero)."""
+    import logging
+
+    from ...distributed.rank_zero import is_rank_zero
+
+    if not is_rank_zero():
+        return
+    log = logging.getLogger("accelplug.trainer")
+    fast = given.get("fast_dev_run")
+    limits = ("limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches")
+    overfit = given.get("overfit_batches") or 0
+    names = [] if fast else [n for n in limits if not overfit or n not in limits[:2]] + ["val_check_interval"]
+    for name in ["overfit_batches", *names]:
+        value = given.get(name)
+        one, whole = _ONE.get(name, ("1 batch will be used.", "100% of the batches will be used"))
+        if type(value) is int and value == 1:
+            log.info("`Trainer(%s=1)` was configured so %s", name, one)
+        elif type(value) is float and value == 1.0:
+            log.info("`Trainer(%s=1.0)` was configured so %s.", name, whole)
+    if fast:
+        log.info(
+            "Running in `fast_dev_run` mode: will run the requested loop using %d batch(es). Logging and "
+            "checkpointing is suppressed.",
+            int(fast),
+        )
 
 
 def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:
