@@ -112,15 +112,27 @@ def test_nvml_missing_raises_nvml_unavailable(mocker) -> None:  # type: ignore[n
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU")
 def test_cuda_count_matches_torch_without_initialising_cuda() -> None:
-    count = CUDAAccelerator.device_count()
-    assert not torch.cuda.is_initialized()
+    """In a fresh process: an earlier test of this one may have initialised CUDA already."""
+    counted = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch; from accelplug.accelerators.cuda import CUDAAccelerator; "
+            "print(CUDAAccelerator.device_count(), torch.cuda.is_initialized())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    count, initialised = counted.stdout.split()
+    assert initialised == "False"
     out = subprocess.run(
         [sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert count == int(out.stdout)
+    assert int(count) == int(out.stdout)
 
 
 @pytest.mark.cuda
