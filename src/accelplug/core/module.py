@@ -579,6 +579,15 @@ class RemovedHookError(MisconfigurationException, NotImplementedError):
     """A LightningModule defines a hook Lightning 2 refuses (Lightning raises ``NotImplementedError``)."""
 
 
+def _installed_package(cls: type) -> bool:
+    """Whether ``cls`` comes from an installed distribution (site-packages) rather than the user's own code."""
+    import site
+    import sys
+
+    path = getattr(sys.modules.get(cls.__module__), "__file__", None) or ""
+    return any(path.startswith(folder) for folder in (*site.getsitepackages(), site.getusersitepackages()))
+
+
 def check_removed_hooks(cls: type) -> None:
     """Refuse a class that defines a hook Lightning 2 refuses; warn of one that Lightning 2 never calls."""
     for name, replacement in REFUSED_HOOKS.items():
@@ -587,11 +596,13 @@ def check_removed_hooks(cls: type) -> None:
                 f"{cls.__qualname__}.{name}() is a Lightning 1.x hook: support for `{name}` has been removed in "
                 f"v2.0.0. Use {replacement} instead (see docs/migrating-from-lightning.md)."
             )
+    if _installed_package(cls):
+        return  # a library may keep one for its own calls (pytorch-forecasting's BaseModel.on_epoch_end)
     for name, replacement in IGNORED_HOOKS.items():
         if name in cls.__dict__:
             warnings.warn(
-                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed: it is never called "
-                f"(as in Lightning 2). Use {replacement} for work that should run.",
+                f"{cls.__qualname__}.{name}() is a Lightning 1.x hook that Lightning 2 removed: the Trainer never "
+                f"calls it (as Lightning 2's does not). Use {replacement} for work that should run.",
                 PossibleUserWarning,
                 stacklevel=3,
             )
