@@ -55,8 +55,8 @@ def test_import_accelplug_survives_it(env: dict[str, str], cli_env: dict[str, st
     assert (result.returncode, result.stdout.strip()) == (0, "accelplug"), result.stderr
 
 
-def test_list_names_the_distribution_and_the_error(cli: RunCli, env: dict[str, str]) -> None:
-    result = cli("list", "--json", env=env)
+def test_list_names_the_distribution_and_the_error(cli_process: RunCli, env: dict[str, str]) -> None:
+    result = cli_process("list", "--json", env=env)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     failed = {f["plugin"]: f for f in report["failed_plugins"]}
@@ -67,16 +67,16 @@ def test_list_names_the_distribution_and_the_error(cli: RunCli, env: dict[str, s
     assert "cpu" in report["available"]
 
 
-def test_env_reports_it_among_the_failed_plugins(cli: RunCli, env: dict[str, str]) -> None:
-    result = cli("env", env=env)
+def test_env_reports_it_among_the_failed_plugins(cli_process: RunCli, env: dict[str, str]) -> None:
+    result = cli_process("env", env=env)
     assert result.returncode == 0, result.stderr
     line = f"- FAILED {FAILED_PLUGIN} (accelplug-testbackend-fails): torch's device-backend autoloading"
     assert line in result.stdout
     assert ERROR in result.stdout
 
 
-def test_any_other_command_stops_with_the_facts_and_exit_2(cli: RunCli, env: dict[str, str]) -> None:
-    result = cli("bench", "--quick", env=env)
+def test_any_other_command_stops_with_the_facts_and_exit_2(cli_process: RunCli, env: dict[str, str]) -> None:
+    result = cli_process("bench", "--quick", env=env)
     assert result.returncode == 2
     assert result.stderr.startswith("accelplug: error: torch's device-backend autoloading failed on entry point")
     assert "accelplug-testbackend-fails 1.0.0" in result.stderr

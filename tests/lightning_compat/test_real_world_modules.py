@@ -148,7 +148,9 @@ def test_a_datamodule_drives_fit_and_test_with_its_stages_and_state(tmp_path: Pa
     assert dm.calls == ["prepare_data", "setup:fit", "teardown:fit", "prepare_data", "setup:test", "teardown:test"]
     assert results["test_loss"] < 0.05
     last = trainer.checkpoint_callback.best_model_path  # type: ignore[union-attr]
-    assert torch.load(last, weights_only=True)["datamodule"] == {"batch_size": 16}
+    saved = torch.load(last, weights_only=True)
+    (key,) = [k for k in saved if k.endswith("RegressionDataModule")]  # Lightning's key: the class's __qualname__
+    assert saved[key] == {"batch_size": 16}
     # Lightning also takes the datamodule positionally; and warns as accelplug does, the first fit's files being there
     with pytest.warns(UserWarning, match=r"Checkpoint directory .*version_0.checkpoints exists and is not empty"):
         trainer.fit(MODULES["LinearOnDataModule"](), dm)

@@ -278,7 +278,9 @@ def test_a_refused_1x_hook_is_the_not_implemented_error_lightning_raises() -> No
 def test_a_1x_hook_lightning_never_calls_is_accepted_with_a_warning_and_never_called(tmp_path: Path) -> None:
     """A library built on Lightning may keep ``on_epoch_end`` as a no-op for its subclasses (pytorch-forecasting's
     ``BaseModel`` does): Lightning 2 accepts the class and never calls it."""
-    with pytest.warns(PossibleUserWarning, match=r"OldStyle.on_epoch_end\(\) is a Lightning 1.x hook .* never calls it"):
+    with pytest.warns(
+        PossibleUserWarning, match=r"OldStyle.on_epoch_end\(\) is a Lightning 1.x hook .* never calls it"
+    ):
 
         class OldStyle(Counting):
             def on_epoch_end(self) -> None:

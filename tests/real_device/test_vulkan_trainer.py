@@ -105,7 +105,8 @@ def test_compile_is_refused_before_anything_runs_naming_what_the_backend_lacks(s
 
 def test_the_statistics_callback_logs_the_backends_own_memory_figures(scenario: Scenario) -> None:
     columns = scenario("optional_parts")["logged_columns"]
-    assert "torch_accelerator/allocated_bytes.all.current" in columns
+    # Lightning's keys: DeviceStatsMonitor.<hook>/<the backend's memory_stats name>
+    assert "DeviceStatsMonitor.on_train_batch_end/allocated_bytes.all.current" in columns
 
 
 def test_what_the_backend_has_and_lacks_is_recorded_after_a_full_fit(scenario: Scenario) -> None:
