@@ -33,6 +33,7 @@ __getattr__ = lazy_submodules(
     (
         "ddp",
         "deepspeed",
+        "dp",
         "fsdp",
         "model_parallel",
         "parallel",
@@ -44,6 +45,7 @@ __getattr__ = lazy_submodules(
         "xla_fsdp",
     ),
     {
+        "DataParallelStrategy": "dp",
         "DeepSpeedStrategy": "deepspeed",
         "SingleDeviceXLAStrategy": "single_xla",
         "XLAStrategy": "xla",
