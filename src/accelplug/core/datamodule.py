@@ -129,3 +129,43 @@ class LightningDataModule(HyperparametersMixin):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what ``state_dict`` returned."""
+
+    def __str__(self) -> str:
+        """One line per stage's loader, as Lightning prints a datamodule: ``{Train dataloader: size=32}``, the
+        sizes of several loaders numbered, ``None`` for a stage whose method raises or is not defined (each
+        ``*_dataloader()`` method is called)."""
+        import os
+
+        lines = []
+        for label, method in _LOADER_METHODS:
+            try:
+                loaders = getattr(self, method)()
+            except Exception:  # an unset-up or undefined stage shows as None, as in Lightning
+                lines.append(f"{{{label}: None}}")
+                continue
+            if isinstance(loaders, (list, tuple)):
+                shown = " ; ".join(f"{i}. size={_dataset_size(one)}" for i, one in enumerate(loaders, start=1))
+            elif isinstance(loaders, dict):
+                shown = " ; ".join(f"{i}. size={_dataset_size(one)}" for i, one in enumerate(loaders.values(), 1))
+            else:
+                shown = f"size={_dataset_size(loaders)}"
+            lines.append(f"{{{label}: {shown}}}")
+        return os.linesep.join(lines)
+
+
+#: The loader methods ``str(datamodule)`` lists, with Lightning's labels.
+_LOADER_METHODS = (
+    ("Train dataloader", "train_dataloader"),
+    ("Validation dataloader", "val_dataloader"),
+    ("Test dataloader", "test_dataloader"),
+    ("Predict dataloader", "predict_dataloader"),
+)
+
+
+def _dataset_size(loader: Any) -> str:
+    """The length of a loader's dataset, or ``NA`` when it has none (an iterable dataset)."""
+    dataset = getattr(loader, "dataset", None)
+    try:
+        return str(len(dataset))  # type: ignore[arg-type]
+    except TypeError:
+        return "NA"
