@@ -170,3 +170,20 @@ def test_rich_bar_default_theme_is_lightnings_instance() -> None:
     assert type(ours).__name__ == type(theirs).__name__ == "RichProgressBarTheme"
     assert vars(ours) == vars(theirs)
     assert accelplug.callbacks.RichProgressBar().theme is ours  # type: ignore[attr-defined]
+
+
+def test_rich_bars_stay_readable_after_the_run_as_lightnings(tmp_path: Path) -> None:
+    """Lightning stops the display at the end of a stage but keeps it: ``progress.tasks`` still tells the counts."""
+    sides = fit_both(
+        tmp_path,
+        lambda f: [_callbacks(f).RichProgressBar(leave=True)],
+        logger=_csv,
+        enable_progress_bar=True,
+    )
+    seen = {}
+    for name in ("lightning", "accelplug"):
+        bar = sides[name].callbacks[0]
+        assert bar.progress is not None, name
+        train = bar.progress.tasks[bar.train_progress_bar_id]
+        seen[name] = (train.completed, train.total)
+    assert seen["accelplug"] == seen["lightning"]

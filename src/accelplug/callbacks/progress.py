@@ -393,6 +393,9 @@ class RichProgressBar(ProgressBar):
         self.theme = theme
         self._console_kwargs = console_kwargs or {}
         self.progress: Any = None
+        #: The bars of the last stage stay readable after it (``progress.tasks``), as Lightning's; the next stage
+        #: starts a new display.
+        self._progress_stopped = False
         self.train_progress_bar_id: Any = None
         self.val_progress_bar_id: Any = None
         self.test_progress_bar_id: Any = None
@@ -418,8 +421,11 @@ class RichProgressBar(ProgressBar):
         self._enabled = True
 
     def _start(self) -> None:
-        if self.progress is not None or self.is_disabled:
+        if (self.progress is not None and not self._progress_stopped) or self.is_disabled:
             return
+        self.train_progress_bar_id = self.val_progress_bar_id = None
+        self.test_progress_bar_id = self.predict_progress_bar_id = None
+        self._progress_stopped = False
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -440,10 +446,9 @@ class RichProgressBar(ProgressBar):
         self.progress.start()
 
     def _stop(self) -> None:
-        if self.progress is not None:
+        if self.progress is not None and not self._progress_stopped:
             self.progress.stop()
-            self.progress = None
-        self.train_progress_bar_id = self.val_progress_bar_id = None
+            self._progress_stopped = True
 
     def _metrics_text(self, trainer: Any, pl_module: Any) -> str:
         self._metrics = self.get_metrics(trainer, pl_module)
