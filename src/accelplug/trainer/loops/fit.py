@@ -216,8 +216,9 @@ class FitLoop:
         hooks = self._batch_end_hooks
         if hooks:
             self.run_.router.enter("on_train_batch_end", self.collector)
+            outputs = _batch_end_outputs(output)
             for hook in hooks:
-                hook(output, batch, batch_idx)
+                hook(outputs, batch, batch_idx)
         # Lightning's cadence; at a stop request too, on one process only (under DDP the read-back is a collective)
         log_every, stopping = self.limits.log_every, state.should_stop and self._log_on_stop
         if state.stepped_in_batch and (state.batches_stepped % log_every == 0 or stopping):
@@ -315,3 +316,15 @@ class FitLoop:
         self.val_loop.run_within_fit()
         self._last_val = time.monotonic()
         self.run_.router.enter("training_step", self.collector)
+
+
+def _batch_end_outputs(output: Any) -> Any:
+    """What ``on_train_batch_end`` receives, as Lightning hands it over: always a dict, its ``"loss"`` detached from
+    the graph (a returned tensor is ``{"loss": ...}``, None is ``{}``); other values as returned."""
+    if output is None:
+        return {}
+    if isinstance(output, torch.Tensor):
+        return {"loss": output.detach()}
+    if isinstance(output, dict) and isinstance(output.get("loss"), torch.Tensor):
+        return {**output, "loss": output["loss"].detach()}
+    return output
