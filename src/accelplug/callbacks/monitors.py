@@ -52,8 +52,8 @@ class LearningRateMonitor(Callback):
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         if not trainer.loggers:
             raise MisconfigurationException(
-                "LearningRateMonitor needs a logger to write to, and this Trainer has none (logger=False): "
-                "pass logger=True or a logger object, or remove the callback."
+                "Cannot use `LearningRateMonitor` callback with `Trainer` that has no logger: it needs one to write "
+                "to (logger=False here). Pass logger=True or a logger object, or remove the callback."
             )
         if self.log_momentum and not all(
             "momentum" in o.defaults or "betas" in o.defaults for o in self._all_optimizers(trainer)
@@ -112,8 +112,8 @@ class LearningRateMonitor(Callback):
         repeated = sorted({label for label in labels if labels.count(label) > 1})
         if repeated:
             raise MisconfigurationException(
-                f"LearningRateMonitor: {base} has parameter groups with the same name {repeated}; "
-                "give each parameter group of one optimizer its own 'name'."
+                f"A single `Optimizer` cannot have multiple parameter groups with identical `name` values: {base} has "
+                f"{repeated} more than once; give each parameter group of one optimizer its own 'name'."
             )
         if kind in per_type and per_type[kind] > 1:
             base = f"{base}-{per_type[kind] - 1}"

@@ -52,7 +52,7 @@ def _scheduler(value: Any, monitor: str | None = None) -> LRSchedulerConfig:
     config = _scheduler_config(value, monitor)
     if _is_plateau(config.scheduler) and config.monitor is None:
         raise MisconfigurationException(
-            "configure_optimizers() returned a ReduceLROnPlateau scheduler without a metric to monitor; return "
+            "`configure_optimizers` must include a monitor when a `ReduceLROnPlateau` scheduler is used; return "
             "{'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'val_loss'}} (any logged name)."
         )
     return config
@@ -61,10 +61,15 @@ def _scheduler(value: Any, monitor: str | None = None) -> LRSchedulerConfig:
 def _scheduler_config(value: Any, monitor: str | None) -> LRSchedulerConfig:
     if isinstance(value, Mapping):
         if "scheduler" not in value:
-            raise MisconfigurationException(f"an lr_scheduler dict needs a 'scheduler' key; got keys {sorted(value)}.")
+            raise MisconfigurationException(
+                f'The lr scheduler dict must have the key "scheduler" with its item being an lr scheduler; got keys '
+                f"{sorted(value)}."
+            )
         interval = value.get("interval", "epoch")
         if interval not in ("epoch", "step"):
-            raise MisconfigurationException(f"lr_scheduler interval={interval!r} is invalid; use 'epoch' or 'step'.")
+            raise MisconfigurationException(
+                f'The "interval" key in lr scheduler dict must be "step" or "epoch" but is "{interval}".'
+            )
         frequency = value.get("frequency", 1)
         if not isinstance(frequency, int) or isinstance(frequency, bool) or frequency < 1:
             raise MisconfigurationException(f"lr_scheduler frequency={frequency!r} is invalid; use an int >= 1.")
@@ -125,6 +130,7 @@ def parse_optimizers(returned: Any) -> OptimizerSetup:
     bad = [o for o in setup.optimizers if not isinstance(o, torch.optim.Optimizer)]
     if not setup.optimizers or bad:
         raise MisconfigurationException(
-            f"configure_optimizers() returned {returned!r}, which holds no usable optimizer; expected {_SHAPES}."
+            f"Unknown configuration for model optimizers: configure_optimizers() returned {returned!r}, which holds "
+            f"no usable optimizer; expected {_SHAPES}."
         )
     return setup

@@ -30,7 +30,8 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
         )
     if bars and options.enable_progress_bar is False:
         raise MisconfigurationException(
-            f"enable_progress_bar=False, but callbacks holds a {type(bars[0]).__name__}: remove one of the two."
+            "Trainer was configured with `enable_progress_bar=False` but found "
+            f"`{type(bars[0]).__name__}` in callbacks list: remove one of the two."
         )
     if options.enable_model_summary and not any(isinstance(c, ModelSummary) for c in callbacks):
         callbacks.append(RichModelSummary())

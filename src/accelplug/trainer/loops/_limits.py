@@ -37,8 +37,8 @@ def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
         length = len(loader)
     except (TypeError, NotImplementedError):
         raise MisconfigurationException(
-            f"{option}={limit} is a fraction of an epoch, but this data loader has no length (an IterableDataset?); "
-            "pass an int number of batches."
+            f"{option}={limit} is a fraction of an epoch, but this data loader has no length: when it is an "
+            f"`IterableDataset`, `Trainer({option})` must be `1.0` or an int (a number of batches)."
         ) from None
     if length > 0 and int(length * limit) == 0 and limit > 0:  # Lightning refuses a fraction that rounds to nothing
         stage = option.removeprefix("limit_").removesuffix("_batches")

@@ -271,7 +271,8 @@ class Optimization:
             return float(value) if isinstance(value, torch.Tensor) else value
         if strict:
             raise MisconfigurationException(
-                f"lr_scheduler monitors {monitor!r}, which was not logged; logged: {sorted(metrics)}. Log it with "
+                f"ReduceLROnPlateau conditioned on metric {monitor} which is not available. Available metrics are: "
+                f"{sorted(metrics)}. Log it with "
                 f"self.log({monitor!r}, value) in training_step or validation_step, or set 'strict': False."
             )
         return None
