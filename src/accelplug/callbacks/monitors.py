@@ -59,7 +59,7 @@ class LearningRateMonitor(Callback):
             "momentum" in o.defaults or "betas" in o.defaults for o in self._all_optimizers(trainer)
         ):
             warnings.warn(
-                "LearningRateMonitor(log_momentum=True): some optimizers have no momentum; 0 is logged for them.",
+                "LearningRateMonitor(log_momentum=True), but some optimizers do not have momentum. 0 is logged.",
                 RuntimeWarning,
                 stacklevel=2,
             )

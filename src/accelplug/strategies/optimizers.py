@@ -58,6 +58,13 @@ def _scheduler(value: Any, monitor: str | None = None) -> LRSchedulerConfig:
     return config
 
 
+def _not_a_scheduler(value: Any) -> MisconfigurationException:
+    return MisconfigurationException(
+        f"The provided lr scheduler `{type(value).__name__}` doesn't follow PyTorch's LRScheduler API: {value!r} has "
+        "no step(). Return a torch.optim.lr_scheduler object, or give yours a step() method."
+    )
+
+
 def _scheduler_config(value: Any, monitor: str | None) -> LRSchedulerConfig:
     if isinstance(value, Mapping):
         if "scheduler" not in value:
@@ -80,7 +87,7 @@ def _scheduler_config(value: Any, monitor: str | None) -> LRSchedulerConfig:
                 "monitor, strict, name, reduce_on_plateau."
             )
         if not hasattr(value["scheduler"], "step"):
-            raise MisconfigurationException(f"{value['scheduler']!r} is not a learning-rate scheduler (no step()).")
+            raise _not_a_scheduler(value["scheduler"])
         return LRSchedulerConfig(
             value["scheduler"],
             name=value.get("name"),
@@ -91,7 +98,7 @@ def _scheduler_config(value: Any, monitor: str | None) -> LRSchedulerConfig:
             strict=bool(value.get("strict", True)),
         )
     if not hasattr(value, "step"):
-        raise MisconfigurationException(f"{value!r} is not a learning-rate scheduler (it has no step()).")
+        raise _not_a_scheduler(value)
     return LRSchedulerConfig(value, reduce_on_plateau=_is_plateau(value), monitor=monitor)
 
 
