@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 import python_device
 import torch
-from accelplug.device_runtime import copies_may_overlap
+from accelplug.hardware.runtime import copies_may_overlap
 from accelplug_torch_accelerator import FORCE_ENV, TorchAcceleratorBridge, torch_accelerator_type
 from accelplug_torch_accelerator.accelerator import _distributed_backend
 from fake_accelerator import FakeTorchAccelerator
