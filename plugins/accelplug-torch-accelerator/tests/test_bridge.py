@@ -13,7 +13,6 @@ from collections.abc import Callable
 import pytest
 import python_device
 import torch
-from accelplug.hardware.runtime import copies_may_overlap
 from accelplug_torch_accelerator import FORCE_ENV, TorchAcceleratorBridge, torch_accelerator_type
 from accelplug_torch_accelerator.accelerator import _distributed_backend
 from fake_accelerator import FakeTorchAccelerator
@@ -22,6 +21,7 @@ from accelplug import MisconfigurationException
 from accelplug.accelerators import CPUAccelerator, CUDAAccelerator
 from accelplug.data.loaders import unpin_where_unsupported
 from accelplug.hardware.capabilities import capabilities
+from accelplug.hardware.runtime import copies_may_overlap
 from accelplug.registry import AcceleratorRegistry
 from accelplug.selection import select
 from accelplug.strategies.compiling import check_compile_support
