@@ -41,6 +41,7 @@ __all__ = [
     "load_verified",
     "refuse_urls",
     "remove_stale_temporaries",
+    "resolve_weights_only",
 ]
 
 DIGEST_KEY = "sha256"
@@ -328,3 +329,12 @@ def _describe(value: object) -> str:
         keys = sorted(map(str, value))[:6]
         return f"a dict with keys {keys}"
     return f"a {type(value).__name__}"
+
+
+def resolve_weights_only(given: bool | None) -> bool:
+    """``weights_only=None`` is torch's own default, as Lightning passes it on to ``torch.load``: weights only,
+    unless the user set ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` (torch's switch for old checkpoints that hold Python
+    objects). The one place the Trainer, Fabric and the checkpoint writers decide it."""
+    if given is not None:
+        return bool(given)
+    return os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() not in ("1", "y", "yes", "true")

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import Any, TypeAlias
 
 from ..errors import MisconfigurationException
-from .file import atomic_save, filesystem, is_url, load_verified
+from .file import atomic_save, filesystem, is_url, load_verified, resolve_weights_only
 
 __all__ = ["PATH", "CheckpointIO", "StorageOptionsError", "TorchCheckpointIO"]
 
@@ -93,7 +93,7 @@ class TorchCheckpointIO(CheckpointIO):
         state: dict[str, Any] = load_verified(
             shown if is_url(shown) else path,  # type: ignore[arg-type]
             map_location,
-            weights_only=True if weights_only is None else bool(weights_only),
+            weights_only=resolve_weights_only(weights_only),
             label="path",
             require_format=False,
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY
+from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve_weights_only
 from ..errors import MisconfigurationException
 from ..strategies.base import Strategy
 from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
@@ -157,7 +157,7 @@ def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None
     loaded = strategy.checkpoint_io.load_checkpoint(
         target,
         map_location=strategy.checkpoint_map_location(),
-        weights_only=True if weights_only is None else weights_only,
+        weights_only=resolve_weights_only(weights_only),
     )
     return target, loaded
 

@@ -29,7 +29,7 @@ import torch
 from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
-from ..checkpoint.file import is_url
+from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
@@ -232,7 +232,9 @@ class Trainer:
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         loaders = (train_dataloaders, val_dataloaders)
-        call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
+        call = StageCall(
+            model, *loaders, datamodule, ckpt_path, resolve_weights_only(weights_only), compile=compile_options
+        )
         self._here_or_forked(model, lambda: run_fit(self, call))
 
     def validate(
@@ -245,7 +247,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``validation_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": resolve_weights_only(weights_only)}
         return self._evaluate(Stage.VALIDATING, model, dataloaders, datamodule, **options)
 
     def test(
@@ -258,7 +260,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``test_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": resolve_weights_only(weights_only)}
         return self._evaluate(Stage.TESTING, model, dataloaders, datamodule, **options)
 
     def predict(
@@ -275,7 +277,7 @@ class Trainer:
 
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
-        stage_call = StageCall(**{**call, "weights_only": _weights_only(weights_only)})
+        stage_call = StageCall(**{**call, "weights_only": resolve_weights_only(weights_only)})
         outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
         return None if return_predictions is False else outputs
 
@@ -902,11 +904,3 @@ class Trainer:
         """``num_replicas``/``rank`` for a ``DistributedSampler`` under a parallel strategy, else None."""
         kwargs: dict[str, int] | None = getattr(getattr(self, "strategy", None), "distributed_sampler_kwargs", None)
         return kwargs
-
-
-def _weights_only(given: bool | None) -> bool:
-    """``weights_only=None`` is torch's own default, as Lightning passes it on: weights only, unless the user set
-    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` (torch's switch for old checkpoints that hold Python objects)."""
-    if given is not None:
-        return given
-    return os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() not in ("1", "y", "yes", "true")
