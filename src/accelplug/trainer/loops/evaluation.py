@@ -174,7 +174,14 @@ class EvaluationLoop:
         hooks.call_callbacks("on_sanity_check_end")
 
     def evaluate(self, *, publish: bool, max_batches: int | None = None) -> dict[str, float]:
-        """One pass over every loader; the metrics (all loaders together) as floats."""
+        """One pass over every loader; the metrics (all loaders together) as floats.
+
+        All of it runs under ``inference_mode`` (or ``no_grad``), the hooks and the loaders' creation included, as
+        Lightning runs its evaluation loop."""
+        with self._grad_context():
+            return self._evaluate(publish=publish, max_batches=max_batches)
+
+    def _evaluate(self, *, publish: bool, max_batches: int | None) -> dict[str, float]:
         hooks, module = self.run.hooks, self.run.module
         loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
@@ -197,8 +204,7 @@ class EvaluationLoop:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             self.run.router.dataloader_idx = index if len(loaders) > 1 else None
             try:
-                with self._grad_context():
-                    done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+                done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
             finally:
                 self.run.router.dataloader_idx = None  # the epoch hooks' values join every loader's results
             record.add(done)
