@@ -652,8 +652,11 @@ class Trainer:
 
     @property
     def fast_dev_run(self) -> bool | int:
-        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches."""
+        """As given: ``True`` stays ``True`` (one batch), and so does ``1``, as Lightning reads it; another int is the
+        number of batches."""
         given = self._given.get("fast_dev_run", False)
+        if given == 1 and type(given) is int:
+            return True
         return given if isinstance(given, (bool, int)) else bool(self.options.fast_dev_run)
 
     @property

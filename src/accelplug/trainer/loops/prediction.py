@@ -18,7 +18,7 @@ from ...data.batch_indices import record_batch_indices
 from ._limits import batch_limit, count_batches, epoch_length
 from ._modes import ModuleModes
 from ._transfer import transfer_batch
-from .evaluation import grad_context, step_accepts
+from .evaluation import check_dataloader_idx, grad_context, step_accepts
 
 if TYPE_CHECKING:
     from .._run import Run
@@ -53,6 +53,8 @@ class PredictionLoop:
         record.current_batch_indices = []
         step = getattr(module, "predict_step", None)
         arity = step_accepts(step) if callable(step) else 1
+        hook_names = ("predict_step", "on_predict_batch_start", "on_predict_batch_end")
+        check_dataloader_idx(module, hook_names, "predict", several=len(self.loaders) > 1)
         modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
         if hooks.module_hook("on_predict_model_eval") is None:
             module.eval()
