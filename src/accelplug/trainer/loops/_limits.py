@@ -30,6 +30,7 @@ __all__ = [
     "epoch_length",
     "parsed_max_epochs",
     "parsed_min_epochs",
+    "validates_in_epoch",
 ]
 
 DEFAULT_MAX_EPOCHS = 1000
@@ -41,6 +42,11 @@ def parsed_max_epochs(max_epochs: int | None, max_steps: int | None, *, timed: b
     if max_epochs is not None:
         return max_epochs
     return DEFAULT_MAX_EPOCHS if max_steps in (None, -1) and not timed else -1
+
+
+def validates_in_epoch(check_val_every_n_epoch: int | None, epoch: int) -> bool:
+    """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
+    return check_val_every_n_epoch is None or (epoch + 1) % check_val_every_n_epoch == 0
 
 
 def parsed_min_epochs(min_epochs: int | None, min_steps: int | None) -> int:
@@ -208,9 +214,8 @@ class Limits:
             )
 
     def validates_in(self, epoch: int) -> bool:
-        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
-        every = self.check_val_every_n_epoch
-        return every is None or (epoch + 1) % every == 0
+        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (:func:`validates_in_epoch`)."""
+        return validates_in_epoch(self.check_val_every_n_epoch, epoch)
 
     def validate_at_epoch_end(self, epoch: int) -> bool:
         return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
