@@ -71,6 +71,9 @@ class Fabric:
     ) -> None:
         self._plan: FabricPlan = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
+        from ..launcher import attach_environment, cluster_environment
+
+        attach_environment(self._strategy, cluster_environment(self._plan.cluster_environment))
         self._precision: NumericPrecision = self._plan.precision
         self._accelerator: Accelerator = self._plan.selection.accelerator
         self._callbacks: list[Any] = _as_list(callbacks, "callbacks")
@@ -129,11 +132,8 @@ class Fabric:
 
     @property
     def node_rank(self) -> int:
-        """The index of this machine (torchrun's ``GROUP_RANK``; 0 on one machine)."""
-        if not self._strategy.is_distributed:
-            return 0
-        value = os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0")).strip()
-        return int(value) if value.isdigit() else 0
+        """The index of this machine, as the strategy's cluster environment answers it (0 on one process)."""
+        return int(getattr(self._strategy, "node_rank", 0))
 
     @property
     def world_size(self) -> int:

@@ -622,3 +622,6 @@ DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
         ),
     )
 )
+# Each preset is a module attribute under its class name, so pickle finds it: ``ddp_spawn`` sends the Trainer,
+# its strategy included, to fresh interpreters.
+globals().update({preset.__name__: preset for preset in DDP_PRESETS})
