@@ -249,3 +249,27 @@ def test_accelplug_launch_in_an_srun_task_refuses_devices_that_disagree_with_the
     script.write_text("")
     with pytest.raises(MisconfigurationException, match=r"--devices=1 x --nnodes=1 = 1 processes, but .* one of 2"):
         launch(script, cpu=True, devices=1)
+
+
+class _ThirdNode(LightningEnvironment):
+    """An environment that knows this process runs on node 3, whatever the variables say."""
+
+    def node_rank(self) -> int:
+        return 3
+
+
+def test_trainer_and_fabric_ask_the_strategys_cluster_environment_for_the_node_rank(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NODE_RANK", "0")  # what a direct read of the variables would wrongly answer
+    monkeypatch.setenv("GROUP_RANK", "0")
+    trainer = Trainer(accelerator="cpu", devices=1, strategy="ddp", plugins=[_ThirdNode()], logger=False)
+    fabric = Fabric(accelerator="cpu", devices=1, strategy="ddp", plugins=[_ThirdNode()])
+
+    assert isinstance(trainer.strategy.cluster_environment, _ThirdNode)
+    assert (trainer.strategy.node_rank, trainer.node_rank, fabric.node_rank) == (3, 3, 3)
+
+
+def test_where_nothing_started_the_processes_the_strategy_asks_lightnings_local_environment() -> None:
+    trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp_spawn", logger=False)
+    assert type(trainer.strategy.cluster_environment) is LightningEnvironment
