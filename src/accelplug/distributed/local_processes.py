@@ -111,9 +111,19 @@ def _run_one(local_rank: int, sent: Any, processes: int, port: str, result: Path
         _restore_globals(globals_)
     else:
         entry, objects = sent
+        _forget_inherited_group()
     output = entry(**objects)
     if local_rank == 0:
         torch.save(output, result)
+
+
+def _forget_inherited_group() -> None:
+    """A forked process inherits a process group of one made earlier in its parent (DDP on one device):
+    it is the parent's, and this process joins a group of its own."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 # ---- spawn: what crosses into a fresh interpreter ------------------------------------------------------

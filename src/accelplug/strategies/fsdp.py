@@ -45,9 +45,8 @@ import torch
 from torch.distributed.constants import default_pg_timeout
 
 from ..errors import MisconfigurationException, did_you_mean
-from .base import Strategy
 from .compiling import compile_in_place
-from .ddp import DDPStrategy, adopt_process_group, launched_by_torchrun
+from .ddp import DDPStrategy
 from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
@@ -314,9 +313,6 @@ class FSDPStrategy(DDPStrategy):
             )
         return None
 
-    def needs_launcher(self, processes: int) -> bool:
-        return processes > 1
-
     def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
         backend = super().backend_for(accelerator, device)
         if self.cpu_offload and device.type != "cpu":
@@ -325,28 +321,13 @@ class FSDPStrategy(DDPStrategy):
         return backend
 
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
-        import torch.distributed as dist
 
         if self.cpu_offload and device.type == "cpu":
             raise MisconfigurationException(
                 "FSDPStrategy(cpu_offload=True) moves parameter shards to CPU memory between uses of an accelerator, "
                 "but this run is on the CPU already; drop cpu_offload or train on a GPU."
             )
-        if launched_by_torchrun():
-            super().setup_environment(accelerator, device)
-            return
-        backend = self.backend_for(accelerator, device)
-        Strategy.setup_environment(self, accelerator, device)
-        self._process_group_backend = backend
-        if not dist.is_initialized():
-            # One device, no launcher: a process group of one, in this process.
-            options: dict[str, Any] = {"timeout": self._collective_timeout()}
-            if device.type != "cpu":
-                options["device_id"] = device
-            store = dist.HashStore()  # type: ignore[attr-defined]
-            dist.init_process_group(backend, store=store, rank=0, world_size=1, **options)
-            adopt_process_group()
-            self._created_group = True
+        super().setup_environment(accelerator, device)  # a launcher's group, or one of one process here
 
     # ---- preparing the module --------------------------------------------------------------------
     def setup_module(
