@@ -37,7 +37,14 @@ import torch
 
 from ..errors import MisconfigurationException
 
-__all__ = ["LOCAL_PROCESS_VARIABLES", "check_fork_safe", "free_port", "start_local_processes", "worker_variables"]
+__all__ = [
+    "LOCAL_PROCESS_VARIABLES",
+    "MissingMainGuard",
+    "check_fork_safe",
+    "free_port",
+    "start_local_processes",
+    "worker_variables",
+]
 
 #: What every started process is told (torchrun's variables, ``NODE_RANK`` and the rendezvous).
 LOCAL_PROCESS_VARIABLES = (
@@ -50,6 +57,12 @@ LOCAL_PROCESS_VARIABLES = (
     "MASTER_ADDR",
     "MASTER_PORT",
 )
+
+
+class MissingMainGuard(MisconfigurationException, RuntimeError):
+    """A script started processes while a spawned interpreter imported it (Lightning raises a ``RuntimeError``)."""
+
+
 #: How deep the search for the object that cannot be pickled goes before naming what it has reached.
 _SEARCH_DEPTH = 8
 
@@ -152,11 +165,11 @@ def _check_main_guard(strategy_name: str) -> None:
     import multiprocessing
 
     if getattr(multiprocessing.current_process(), "_inheriting", False):
-        raise MisconfigurationException(
-            f"strategy={strategy_name!r} starts fresh Python processes, which import your script again; the script "
-            'started processes while being imported, so it has no `if __name__ == "__main__":` guard. Put the '
-            "code that builds the Trainer/Fabric and calls fit/launch under that guard (or in a function called "
-            "from it), or use strategy='ddp'."
+        raise MissingMainGuard(
+            f"strategy={strategy_name!r} starts fresh Python processes, which import your script again, and it "
+            "started processes while being imported: spawning requires that your script guards the main function "
+            'with an `if __name__ == "__main__"` clause. Put the code that builds the Trainer/Fabric and calls '
+            "fit/launch under it (or in a function called from it), or use strategy='ddp'."
         )
 
 

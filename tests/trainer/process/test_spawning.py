@@ -106,3 +106,25 @@ def test_a_module_defined_in_python_c_is_refused_with_what_to_do_instead(tmp_pat
     )
     assert "Defined is defined in this interpreter's __main__" in result.stdout, result.stderr[-3000:]
     assert "strategy='ddp_notebook'" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import accelplug
+            from tests.modules import regression_data
+            from tests.trainer.process.test_spawning import CountingRegression
+
+            trainer = accelplug.Trainer(accelerator="cpu", devices=2, strategy="ddp_spawn", max_steps=1, logger=False)
+            trainer.fit(CountingRegression(), regression_data(n=16))
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], env=child_env(pythonpath=REPO), capture_output=True, text=True, timeout=180
+    )
+    assert result.returncode != 0
+    assert 'guards the main function with an `if __name__ == "__main__"` clause' in result.stderr
