@@ -32,10 +32,10 @@ import torch
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException
 from ..seed import seed_everything as _seed_everything
-from . import checkpoints, collectives
+from . import collectives
 from .connector import FabricPlan, plan
 from .preparation import Preparation
-from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
+from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -399,9 +399,16 @@ class Fabric:
 
     # ---- checkpoints ---------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], state: Mapping[str, Any], filter: Any = None) -> None:
-        """Save ``state`` (modules and optimizers as their states); every process must call it."""
+        """Save ``state`` (modules and optimizers as their states); every process must call it.
+
+        The strategy saves it (``strategy.save_checkpoint(path=..., state=..., filter=...)``, as in Lightning), through
+        its ``checkpoint_io``; the objects ``setup`` returned are passed as the user's own."""
         self._require_launched("save")
-        checkpoints.save(self._strategy, path, state, filter)
+        unwrapped = {k: unwrap(v) for k, v in state.items()} if isinstance(state, Mapping) else state
+        try:
+            self._strategy.save_checkpoint(path=path, state=unwrapped, filter=filter)
+        finally:
+            self._strategy.barrier()  # also after a failed write: the other ranks wait here
 
     def load(
         self,
@@ -411,16 +418,32 @@ class Fabric:
         *,
         weights_only: bool | None = None,
     ) -> dict[str, Any]:
-        """Restore ``state``'s objects from ``path`` in place; what the checkpoint holds beyond them is returned."""
+        """Restore ``state``'s objects from ``path`` in place; what the checkpoint holds beyond them is returned.
+
+        The strategy reads it (``strategy.load_checkpoint(path=..., state=..., strict=..., weights_only=...)``, as in
+        Lightning), so a strategy or ``CheckpointIO`` that reads from elsewhere sees the path as given. Plain
+        entries it restores (``state["step"]``) are copied back into ``state``."""
         self._require_launched("load")
-        return checkpoints.load(self._strategy, path, state, strict, weights_only)
+        unwrapped = {k: unwrap(v) for k, v in state.items()} if isinstance(state, dict) else state
+        remainder = self._strategy.load_checkpoint(path=path, state=unwrapped, strict=strict, weights_only=weights_only)
+        self._strategy.barrier()
+        if isinstance(state, dict) and isinstance(unwrapped, dict):
+            for key, value in unwrapped.items():
+                if not _is_wrapper(state.get(key)):
+                    state[key] = value
+        return remainder
 
     def load_raw(
         self, path: str | os.PathLike[str], obj: Any, strict: bool = True, *, weights_only: bool | None = None
     ) -> None:
-        """Load a plain ``torch.save(x.state_dict())`` file into a module or optimizer."""
+        """Load a plain ``torch.save(x.state_dict())`` file into a module or optimizer (through the strategy's
+        ``load_checkpoint(path=..., state=obj, ...)``, as in Lightning)."""
         self._require_launched("load_raw")
-        checkpoints.load_raw(self._strategy, path, obj, strict, weights_only)
+        if not isinstance(unwrap(obj), (torch.nn.Module, torch.optim.Optimizer)):
+            raise MisconfigurationException(
+                f"fabric.load_raw(obj={obj!r}): expected a module or an optimizer to load the state into."
+            )
+        self._strategy.load_checkpoint(path=path, state=unwrap(obj), strict=strict, weights_only=weights_only)
 
     # ---- printing, logging, callbacks ----------------------------------------------------------------
     def print(self, *args: Any, **kwargs: Any) -> None:
@@ -470,6 +493,11 @@ class _LaunchedByCli(MisconfigurationException, RuntimeError):
 
 class _NoLogger(MisconfigurationException, IndexError):
     """``fabric.logger`` without loggers (Lightning's ``IndexError`` from ``loggers[0]``)."""
+
+
+def _is_wrapper(obj: object) -> bool:
+    """Whether ``obj`` is one of the objects ``setup`` returned (restored through the object it wraps)."""
+    return isinstance(unwrap_compiled(obj)[0], (FabricModule, FabricOptimizer, FabricDataLoader))
 
 
 def _launched_by_lightning_cli() -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -382,18 +382,50 @@ class Strategy(ABC):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        state: Mapping[str, Any] | None = None,
+        filter: Mapping[str, Callable[[str, Any], bool]] | None = None,
+        storage_options: Any = None,
     ) -> None:
         """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
         ``write`` (the Trainer passes one calling :attr:`checkpoint_io`). A sharding strategy saves the entries named by
         ``tensor_keys`` (module and optimizer states: the Trainer's two keys, or the user's under Fabric)
-        as shards first."""
+        as shards first.
+
+        Without ``write`` it is Lightning Fabric's call, ``save_checkpoint(path, state, storage_options=None,
+        filter=None)`` (what ``fabric.save`` runs): modules and optimizers in ``state`` become their states, then
+        the result comes back here with a writer (:mod:`.user_checkpoints`)."""
+        if write is None:
+            from .user_checkpoints import save
+
+            if state is None:  # positional: save_checkpoint(path, state)
+                path, state = checkpoint, path
+            save(self, path, state, filter, storage_options)
+            return
         if self.writes_checkpoints:
             write(checkpoint, path)
+
+    def load_checkpoint(
+        self,
+        path: str | os.PathLike[str],
+        state: dict[str, Any] | torch.nn.Module | torch.optim.Optimizer | None = None,
+        strict: bool = True,
+        weights_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """Lightning Fabric's call (what ``fabric.load`` and ``load_raw`` run): the objects of ``state`` restored in
+        place from ``path`` through :attr:`checkpoint_io`, and the entries they did not take returned (the whole
+        checkpoint without ``state``). ``state`` may be a module or an optimizer for a file holding its raw state
+        (then ``{}`` is returned)."""
+        from .user_checkpoints import load, load_raw
+
+        if isinstance(state, (torch.nn.Module, torch.optim.Optimizer)):
+            load_raw(self, path, state, strict, weights_only)
+            return {}
+        return load(self, path, state, strict, weights_only)
 
     def load_sharded_checkpoint(
         self, module: torch.nn.Module, optimizers: list[torch.optim.Optimizer], folder: Path

@@ -1,4 +1,9 @@
-"""``fabric.save``, ``load`` and ``load_raw`` on the checkpoint file the Trainer writes.
+"""A user's state saved and loaded by the strategy: what ``fabric.save``, ``load`` and ``load_raw`` run.
+
+Lightning Fabric hands these calls to its strategy (``strategy.save_checkpoint(path=..., state=..., filter=...)``,
+``strategy.load_checkpoint(path=..., state=..., strict=..., weights_only=...)``), so a strategy or a ``CheckpointIO``
+that stores checkpoints elsewhere sees the call before any file is looked at; accelplug's :class:`Strategy` runs
+the functions here for both (Fabric has unwrapped its objects first).
 
 A Fabric checkpoint is the user's dictionary with modules and optimizers replaced by their states, in the
 one accelplug container (:mod:`accelplug.checkpoint.file`): written atomically by one process, carrying a
@@ -16,15 +21,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..checkpoint import TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve_weights_only
 from ..errors import MisconfigurationException
-from ..strategies.base import Strategy
-from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
-from .wrappers import unwrap
+from .state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
+
+if TYPE_CHECKING:
+    from .base import Strategy
 
 __all__ = ["load", "load_raw", "save"]
 
@@ -46,6 +53,8 @@ def _owner(optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Modu
 
 def _keys_by_name(strategy: Strategy) -> bool:
     """Whether the strategy keys optimizer states by parameter name (it needs the module to save them)."""
+    from .base import Strategy
+
     return type(strategy).optimizer_state_dict is not Strategy.optimizer_state_dict
 
 
@@ -58,28 +67,40 @@ def _file_path(path: object, what: str) -> Path:
     return Path(text).expanduser()
 
 
+class _BadFilterType(MisconfigurationException, TypeError):
+    """``filter`` is not a dict of callables (Lightning raises a ``TypeError``)."""
+
+
+class _NoSuchCheckpoint(MisconfigurationException, FileNotFoundError):
+    """The checkpoint file is missing (Lightning's loaders raise ``FileNotFoundError``)."""
+
+
 def _check_filter(filter: Any, state: Mapping[str, Any]) -> dict[str, Callable[[str, Any], bool]]:
     if filter is None:
         return {}
     if not isinstance(filter, dict):
-        raise MisconfigurationException(
-            f"fabric.save(filter={filter!r}): expected a dict mapping state keys to callables (name, value) -> bool."
+        raise _BadFilterType(
+            f"Filter should be a dictionary, given {filter!r}: fabric.save(filter=...) maps state keys to callables "
+            "(name, value) -> bool."
         )
-    missing = [k for k in filter if k not in state]
+    missing = set(filter) - set(state)
     if missing:
         raise MisconfigurationException(
-            f"fabric.save(filter=...) names {missing[0]!r}, which is not a key of the state; keys: {sorted(state)}."
+            f"The filter keys {missing} are not present in the state keys {set(state)}: fabric.save(filter=...) "
+            "filters entries of the state it saves."
         )
     for key, check in filter.items():
         if not callable(check):
-            raise MisconfigurationException(
-                f"fabric.save(filter={{{key!r}: {check!r}}}): each filter must be a callable (name, value) -> bool."
+            raise _BadFilterType(
+                f"Expected `fabric.save(filter=...)` for key {key!r} to be a callable, given {check!r}: each filter "
+                "is a callable (name, value) -> bool."
             )
     return filter
 
 
-def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any = None) -> None:
-    """Every process calls this; the strategy decides who writes (one writer, or every rank's shards)."""
+def save(strategy: Strategy, path: object, state: object, filter: Any = None, storage_options: Any = None) -> None:
+    """Every process calls this; the strategy decides who writes (one writer, or every rank's shards). An entry
+    whose filter keeps nothing is left out, as in Lightning."""
     if not isinstance(state, Mapping):
         raise MisconfigurationException(
             f"fabric.save(state={state!r}): expected a dict such as {{'model': model, 'optimizer': optimizer}}."
@@ -93,9 +114,12 @@ def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any
             "whole states); use FSDPStrategy(state_dict_type='full') to save filtered states."
         )
     target = Path(strategy.broadcast_object(str(target.resolve())))  # rank 0's path, also for a relative one
-    objects = {key: unwrap(value) for key, value in state.items()}
+    objects = dict(state)
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
-    checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT}
+    io = strategy.checkpoint_io
+    # accelplug's file format is its own writer's; another writer gets the user's entries only, as in Lightning
+    own_format = isinstance(io, (TorchCheckpointIO, _WrappingCheckpointIO))
+    checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT} if own_format else {}
     tensor_keys: list[str] = []
     for key, obj in objects.items():
         if isinstance(obj, torch.nn.Module):
@@ -110,19 +134,18 @@ def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any
             converted = obj
         if key in filters and isinstance(converted, dict):
             converted = {k: v for k, v in converted.items() if filters[key](k, v)}
+            if not converted:
+                continue
         checkpoint[key] = converted
-    try:
-        strategy.save_checkpoint(checkpoint, target, _writer(strategy), tensor_keys=tuple(tensor_keys))
-    finally:
-        strategy.barrier()  # also after a failed write: the other ranks wait here
+    strategy.save_checkpoint(checkpoint, target, _writer(io, storage_options), tensor_keys=tuple(tensor_keys))
 
 
-def _writer(strategy: Strategy) -> Callable[[dict[str, Any], Path], None]:
-    """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default)."""
-    io = strategy.checkpoint_io
+def _writer(io: Any, storage_options: Any) -> Callable[[dict[str, Any], Path], None]:
+    """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default),
+    called with Lightning's keywords."""
 
     def write(checkpoint: dict[str, Any], target: Path) -> None:
-        io.save_checkpoint(checkpoint, target)
+        io.save_checkpoint(checkpoint=checkpoint, path=target, storage_options=storage_options)
 
     return write
 
@@ -145,7 +168,7 @@ def _optimizer_state(
 def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None) -> tuple[Path, Any]:
     target = _file_path(path, what)
     if not target.exists():
-        raise MisconfigurationException(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
+        raise _NoSuchCheckpoint(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
     if target.is_dir():
         raise MisconfigurationException(
             f"{what}(path={str(path)!r}) is a folder; accelplug checkpoints are one file (a sharded one names its "
@@ -197,7 +220,7 @@ def load(
             f"fabric.load(path={shown!r}): the state asks for {missing[0]!r}, which the checkpoint does not hold "
             f"(it holds {sorted(available)}). Pass strict=False to load the keys it has."
         )
-    objects = {key: unwrap(value) for key, value in state.items()}
+    objects = dict(state)
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
     if sharded is not None and in_shards:
         _load_shards(target, sharded, objects, modules, in_shards, strict)
@@ -225,7 +248,6 @@ def load(
             raise MisconfigurationException(
                 f"fabric.load(path={shown!r}): the entry {key!r} does not fit {type(obj).__name__}: {first}"
             ) from None
-    strategy.barrier()
     return _remainder(checkpoint)
 
 
@@ -266,7 +288,7 @@ def _remainder(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 def load_raw(strategy: Strategy, path: object, obj: Any, strict: bool = True, weights_only: bool | None = None) -> None:
     """A module's or optimizer's state saved as a plain ``torch.save(x.state_dict())`` loaded into ``obj``."""
-    target = unwrap(obj)
+    target = obj
     if not isinstance(target, (torch.nn.Module, torch.optim.Optimizer)):
         raise MisconfigurationException(
             f"fabric.load_raw(obj={obj!r}): expected a module or an optimizer to load the state into."
