@@ -127,7 +127,10 @@ class Strategy(ABC):
 
     @checkpoint_io.setter
     def checkpoint_io(self, io: CheckpointIO) -> None:
-        if not isinstance(io, CheckpointIO):
+        """Lightning assigns any object here; so does accelplug, provided it can be called as a writer (a stand-in
+        such as a ``Mock`` included). A class, or an object without ``save_checkpoint``/``load_checkpoint``, is the
+        mistake refused at once rather than at the first save."""
+        if not isinstance(io, CheckpointIO) and not _duck_writer(io):
             shown = io.__name__ if isinstance(io, type) else repr(io)
             hint = (
                 f" (pass an instance: {io.__name__}())"
@@ -500,6 +503,13 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def _duck_writer(io: object) -> bool:
+    """An instance (not a class) with callable ``save_checkpoint`` and ``load_checkpoint``: a writer by its methods."""
+    return not isinstance(io, type) and all(
+        callable(getattr(io, name, None)) for name in ("save_checkpoint", "load_checkpoint")
+    )
 
 
 def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:
