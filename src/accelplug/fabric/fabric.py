@@ -242,14 +242,17 @@ class Fabric:
         return fabric_module
 
     def _attach(self, module: torch.nn.Module, optimizers: Any) -> None:
-        """A ``LightningModule`` set up here logs through this Fabric and finds its optimizers in
-        ``self.optimizers()`` (Lightning's Fabric does the same), so one module serves a Trainer and a loop."""
+        """A ``LightningModule`` set up here logs through this Fabric, finds its optimizers in ``self.optimizers()``
+        and its hooks run from :meth:`call` (it joins the callbacks once), as with Lightning's Fabric, so one
+        module serves a Trainer and a loop."""
         from ..core.module import LightningModule
 
         if isinstance(module, LightningModule):
             module._fabric = self
             if optimizers is not None:
                 module._fabric_optimizers = list(optimizers)
+            if not any(callback is module for callback in self._callbacks):
+                self._callbacks.append(module)
 
     def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
