@@ -639,7 +639,7 @@ def check_removed_hooks(cls: type) -> None:
 
 class _TrainerFabricShim:
     """``self.trainer`` of a module Fabric set up: attributes come from the Fabric (``global_rank``, ``world_size``,
-    ``strategy``...); a Trainer-only attribute raises an ``AttributeError`` that says so (Lightning's name and words)."""
+    ``strategy``...); a Trainer-only attribute raises an ``AttributeError`` that says so (Lightning's words)."""
 
     def __init__(self, fabric: Any) -> None:
         self._fabric = fabric
