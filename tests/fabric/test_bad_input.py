@@ -163,3 +163,16 @@ def test_strategy_dp_on_the_cpu_is_ddp_with_lightnings_warning() -> None:
     with pytest.warns(UserWarning, match=r"'dp' is not supported on CPUs, hence setting `strategy='ddp'`"):
         fabric = Fabric(accelerator="cpu", strategy="dp", devices=2)
     assert isinstance(fabric.strategy, DDPStrategy)
+
+
+@pytest.mark.parametrize("name", ["DeepSpeedStrategy", "XLAStrategy"])
+def test_setup_optimizers_is_refused_where_model_and_optimizers_are_set_up_together(name: str) -> None:
+    from unittest.mock import Mock
+
+    import accelplug.fabric.strategies as strategies
+    from accelplug.fabric.fabric import _check_separate_setup
+
+    engine = Mock(spec=getattr(strategies, name))  # DeepSpeed and XLA cannot be installed on this machine
+    with pytest.raises(RuntimeError, match=f"The `{name}` requires the model and optimizer.s. to be set up jointly"):
+        _check_separate_setup(engine)
+    _check_separate_setup(strategies.DDPStrategy(accelerator="cpu"))  # the others prepare optimizers on their own

@@ -257,6 +257,7 @@ class Fabric:
     def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
         self._require_launched("setup_optimizers")
+        _check_separate_setup(self._strategy)
         if not optimizers:
             raise MisconfigurationException(
                 "`setup_optimizers` requires at least one optimizer as input: fabric.setup_optimizers(optimizer)."
@@ -496,6 +497,25 @@ class _LaunchedByCli(MisconfigurationException, RuntimeError):
 
 class _NoLogger(MisconfigurationException, IndexError):
     """``fabric.logger`` without loggers (Lightning's ``IndexError`` from ``loggers[0]``)."""
+
+
+class _JointSetupOnly(MisconfigurationException, RuntimeError):
+    """``setup_optimizers`` under a strategy that prepares model and optimizers together (Lightning: a
+    ``RuntimeError``)."""
+
+
+def _check_separate_setup(strategy: object) -> None:
+    """DeepSpeed and XLA build their engines from the model and its optimizers at once: Lightning Fabric refuses to
+    set the optimizers up on their own there, and so does accelplug (the classes are the plugins', see
+    :mod:`accelplug.backends`)."""
+    from .. import backends
+
+    joint = (backends.DeepSpeedStrategy, backends.XLAStrategy)
+    if isinstance(strategy, joint):
+        raise _JointSetupOnly(
+            f"The `{strategy.__class__.__name__}` requires the model and optimizer(s) to be set up jointly through "
+            "`.setup(model, optimizer, ...)`: fabric.setup_optimizers cannot prepare them on their own."
+        )
 
 
 def _is_wrapper(obj: object) -> bool:
