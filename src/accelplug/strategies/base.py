@@ -407,7 +407,8 @@ class Strategy(ABC):
 
             if state is None:  # positional: save_checkpoint(path, state)
                 path, state = checkpoint, path
-            save(self, path, state, filter, storage_options)
+            by_name = type(self).optimizer_state_dict is not Strategy.optimizer_state_dict
+            save(self, path, state, filter, storage_options, keys_by_name=by_name)
             return
         if self.writes_checkpoints:
             write(checkpoint, path)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -30,8 +30,8 @@ from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve
 from ..errors import MisconfigurationException
 from .state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
 
-if TYPE_CHECKING:
-    from .base import Strategy
+#: :class:`accelplug.strategies.base.Strategy`, which calls this module (so not imported here: no cycle).
+Strategy = Any
 
 __all__ = ["load", "load_raw", "save"]
 
@@ -49,13 +49,6 @@ def _owner(optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Modu
         if any(id(p) in stepped for p in module.parameters()):
             return module
     return None
-
-
-def _keys_by_name(strategy: Strategy) -> bool:
-    """Whether the strategy keys optimizer states by parameter name (it needs the module to save them)."""
-    from .base import Strategy
-
-    return type(strategy).optimizer_state_dict is not Strategy.optimizer_state_dict
 
 
 def _file_path(path: object, what: str) -> Path:
@@ -98,7 +91,15 @@ def _check_filter(filter: Any, state: Mapping[str, Any]) -> dict[str, Callable[[
     return filter
 
 
-def save(strategy: Strategy, path: object, state: object, filter: Any = None, storage_options: Any = None) -> None:
+def save(
+    strategy: Strategy,
+    path: object,
+    state: object,
+    filter: Any = None,
+    storage_options: Any = None,
+    *,
+    keys_by_name: bool = False,
+) -> None:
     """Every process calls this; the strategy decides who writes (one writer, or every rank's shards). An entry
     whose filter keeps nothing is left out, as in Lightning."""
     if not isinstance(state, Mapping):
@@ -126,7 +127,7 @@ def save(strategy: Strategy, path: object, state: object, filter: Any = None, st
             converted = strategy.module_state_dict(obj)
             tensor_keys.append(key)
         elif isinstance(obj, torch.optim.Optimizer):
-            converted = _optimizer_state(strategy, key, obj, modules)
+            converted = _optimizer_state(strategy, key, obj, modules, keys_by_name)
             tensor_keys.append(key)
         elif _stateful(obj):
             converted = obj.state_dict()
@@ -151,12 +152,19 @@ def _writer(io: Any, storage_options: Any) -> Callable[[dict[str, Any], Path], N
 
 
 def _optimizer_state(
-    strategy: Strategy, key: str, optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Module]
+    strategy: Strategy,
+    key: str,
+    optimizer: torch.optim.Optimizer,
+    modules: Mapping[str, torch.nn.Module],
+    keys_by_name: bool,
 ) -> dict[str, Any]:
+    """The optimizer's state as the strategy saves it; ``keys_by_name``: the strategy keys it by parameter name
+    (it overrides ``optimizer_state_dict``), so it needs the optimizer's module in the state."""
     owner = _owner(optimizer, modules)
     if owner is not None:
-        return strategy.optimizer_state_dict(owner, optimizer)
-    if _keys_by_name(strategy):
+        saved: dict[str, Any] = strategy.optimizer_state_dict(owner, optimizer)
+        return saved
+    if keys_by_name:
         raise MisconfigurationException(
             f"fabric.save: the optimizer under {key!r} steps parameters of no module in the state, and strategy "
             f"{strategy.name!r} saves optimizer states by parameter name; save it with its model: "
