@@ -177,12 +177,14 @@ class _RecordingWriter:
 
     def __init__(self) -> None:
         self.saved: dict[str, Any] = {}
+        self.paths: list[Any] = []
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
-        self.saved = checkpoint
+        self.saved, self.paths = checkpoint, [*self.paths, path]
 
     def load_checkpoint(self, path: Any, **kwargs: Any) -> dict[str, Any]:
-        return self.saved
+        self.paths.append(path)
+        return dict(self.saved)
 
 
 def test_a_users_writer_gets_the_filtered_entries_and_nothing_else(tmp_path: Path) -> None:
@@ -215,3 +217,16 @@ def test_checkpoint_io_refuses_a_class_and_an_object_that_cannot_write() -> None
         strategy.checkpoint_io = TorchCheckpointIO  # type: ignore[assignment]
     with pytest.raises(MisconfigurationException, match="expected a CheckpointIO instance"):
         strategy.checkpoint_io = "torch"  # type: ignore[assignment]
+
+
+def test_a_users_writer_gets_the_path_as_written_and_reads_it_back() -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    writer = _RecordingWriter()
+    fabric.strategy.checkpoint_io = writer  # type: ignore[assignment]
+    torch.manual_seed(0)
+    model = loops.Net()
+    fabric.save("store://run/c.pt", {"model": model, "step": 7})  # no local file is made or looked for
+    other = loops.Net()
+    assert fabric.load("store://run/c.pt", {"model": other}) == {"step": 7}
+    assert writer.paths == ["store://run/c.pt", "store://run/c.pt"]
+    assert loops.weights(other) == loops.weights(model)

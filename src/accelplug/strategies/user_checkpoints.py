@@ -119,7 +119,7 @@ def save(
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
     io = strategy.checkpoint_io
     # accelplug's file format is its own writer's; another writer gets the user's entries only, as in Lightning
-    own_format = isinstance(io, (TorchCheckpointIO, _WrappingCheckpointIO))
+    own_format = _own_writer(io)
     checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT} if own_format else {}
     tensor_keys: list[str] = []
     for key, obj in objects.items():
@@ -138,15 +138,23 @@ def save(
             if not converted:
                 continue
         checkpoint[key] = converted
-    strategy.save_checkpoint(checkpoint, target, _writer(io, storage_options), tensor_keys=tuple(tensor_keys))
+    given = None if own_format else path  # a writer of the user's gets the path as the user wrote it
+    writer = _writer(io, storage_options, given)
+    strategy.save_checkpoint(checkpoint, target, writer, tensor_keys=tuple(tensor_keys))
 
 
-def _writer(io: Any, storage_options: Any) -> Callable[[dict[str, Any], Path], None]:
+def _own_writer(io: object) -> bool:
+    """Whether ``io`` is accelplug's writer (local files and URLs it checks itself), not one of the user's."""
+    return isinstance(io, (TorchCheckpointIO, _WrappingCheckpointIO))
+
+
+def _writer(io: Any, storage_options: Any, given: object) -> Callable[[dict[str, Any], Path], None]:
     """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default),
     called with Lightning's keywords."""
 
     def write(checkpoint: dict[str, Any], target: Path) -> None:
-        io.save_checkpoint(checkpoint=checkpoint, path=target, storage_options=storage_options)
+        path = target if given is None else given
+        io.save_checkpoint(checkpoint=checkpoint, path=path, storage_options=storage_options)
 
     return write
 
@@ -175,6 +183,9 @@ def _optimizer_state(
 
 def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None) -> tuple[Path, Any]:
     target = _file_path(path, what)
+    io = strategy.checkpoint_io
+    if not _own_writer(io):  # the user's reader may read from elsewhere: it gets the path as given
+        return target, io.load_checkpoint(path, weights_only=weights_only)
     if not target.exists():
         raise _NoSuchCheckpoint(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
     if target.is_dir():
