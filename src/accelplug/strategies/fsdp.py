@@ -532,13 +532,16 @@ class FSDPStrategy(DDPStrategy):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        **fabric_form: Any,
     ) -> None:
-        if self.state_dict_type == "sharded":
+        if write is None:  # Lightning Fabric's form: the states are gathered first, then come back with a writer
+            super().save_checkpoint(checkpoint, path, write, **fabric_form)
+        elif self.state_dict_type == "sharded":
             from .state_dicts import save_sharded
 
             save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)
