@@ -560,7 +560,9 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
     def configure_gradient_clipping(
         self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
     ) -> None:
-        self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+        self.clip_gradients(
+            optimizer, gradient_clip_val=gradient_clip_val, gradient_clip_algorithm=gradient_clip_algorithm
+        )
 
     # ---- Lightning 1.x hooks that Lightning 2 removed: refused, never silently ignored ------------------
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -470,10 +470,14 @@ class Strategy(ABC):
         return loader
 
     def set_epoch(self, loader: Any, epoch: int) -> None:
-        """Tell a per-epoch shuffling sampler which epoch starts (keeps ranks and resumes in step)."""
-        sampler = getattr(loader, "sampler", None)
-        if sampler is not None and hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(epoch)
+        """Tell a per-epoch shuffling sampler which epoch starts (keeps ranks and resumes in step): the loader's
+        ``sampler`` and its ``batch_sampler``'s, each once, as Lightning does."""
+        samplers = [getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)]
+        if samplers[1] is samplers[0]:
+            samplers.pop()
+        for sampler in samplers:
+            if sampler is not None and callable(getattr(sampler, "set_epoch", None)):
+                sampler.set_epoch(epoch)
 
     # ---- collectives ---------------------------------------------------------------------------
     def reduce_mean(self, values: torch.Tensor) -> torch.Tensor:

@@ -461,8 +461,9 @@ class Trainer:
 
     @property
     def max_epochs(self) -> int | None:
-        """``max_epochs`` as given, plus the epochs a callback added to the running fit (Lightning's view)."""
-        epochs = self.options.max_epochs
+        """``max_epochs`` as given (once a fit started, as it reads an unset one: 1000, or -1 when ``max_steps`` or a
+        time limit bounds it), plus the epochs a callback added to the running fit (Lightning's view)."""
+        epochs = self.fit_loop.max_epochs
         return epochs + self.state.extra_epochs if epochs is not None and epochs >= 0 else epochs
 
     @property
@@ -655,8 +656,11 @@ class Trainer:
 
     @property
     def fast_dev_run(self) -> bool | int:
-        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches."""
+        """As given: ``True`` stays ``True`` (one batch), and so does ``1``, as Lightning reads it; another int is the
+        number of batches."""
         given = self._given.get("fast_dev_run", False)
+        if given == 1 and type(given) is int:
+            return True
         return given if isinstance(given, (bool, int)) else bool(self.options.fast_dev_run)
 
     @property
@@ -746,10 +750,10 @@ class Trainer:
         first, as Lightning does.
         """
         options = self.options
+        from .loops._limits import parsed_max_epochs
+
         max_steps = options.max_steps if options.max_steps is not None else -1
-        max_epochs = options.max_epochs
-        if max_epochs is None:  # Lightning's reading: 1000 epochs, unless another limit was given
-            max_epochs = 1000 if max_steps == -1 and options.max_time is None else -1
+        max_epochs = parsed_max_epochs(options.max_epochs, max_steps, timed=options.max_time is not None)
         if max_epochs == -1:
             return math.inf if max_steps == -1 else max_steps
         if "train" not in self.state.data and self.state.train_source is not None:
