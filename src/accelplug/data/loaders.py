@@ -139,6 +139,15 @@ def _rebuilt_batch_sampler(batch_sampler: Any, sampler: Sampler[Any]) -> Any:
         ) from exc
 
 
+def _map_style_batched(loader: Any) -> bool:
+    """A ``DataLoader`` whose sampler can be replaced: a map-style dataset, batched by ``batch_size``."""
+    return (
+        isinstance(loader, DataLoader)
+        and loader.batch_size is not None
+        and not isinstance(loader.dataset, IterableDataset)
+    )
+
+
 def sequential_for_overfit(loaders: list[Any], prefix: str) -> list[Any]:
     """``loaders`` reading their datasets in order, for ``overfit_batches`` (the same first batches every epoch).
 
@@ -151,8 +160,8 @@ def sequential_for_overfit(loaders: list[Any], prefix: str) -> list[Any]:
     def inner(loader: Any) -> list[Any]:
         return list(loader.flattened) if isinstance(loader, CombinedLoader) else [loader]
 
-    every = [one for loader in loaders for one in inner(loader)]
-    if all(isinstance(one.sampler, SequentialSampler) for one in every if hasattr(one, "sampler")):
+    every = [one for loader in loaders for one in inner(loader) if _map_style_batched(one)]
+    if all(isinstance(one.sampler, SequentialSampler) for one in every):
         return loaders
     rank_zero_warn(
         f"You requested to overfit but enabled {prefix} dataloader shuffling. We are turning off the {prefix} "
@@ -160,7 +169,7 @@ def sequential_for_overfit(loaders: list[Any], prefix: str) -> list[Any]:
     )
 
     def sequential(one: Any) -> Any:
-        if isinstance(one, DataLoader) and one.batch_size is not None:
+        if _map_style_batched(one):
             return rebuild_loader(one, sampler=SequentialSampler(one.dataset))  # type: ignore[arg-type]
         return one
 
@@ -210,7 +219,7 @@ def prepare_loader(
             for inner in loader.flattened
         ]
         return TrainingBatches(loader)
-    if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
+    if not shuffle and _map_style_batched(loader):
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = unpin_where_unsupported(loader, device)
     if strategy.is_distributed and distributed_sampler:
