@@ -651,8 +651,11 @@ class Trainer:
 
     @property
     def fast_dev_run(self) -> bool | int:
-        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches."""
+        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches; ``1`` reads ``True``, as
+        in Lightning (one batch is what ``True`` means)."""
         given = self._given.get("fast_dev_run", False)
+        if given == 1 and not isinstance(given, bool):
+            return True
         return given if isinstance(given, (bool, int)) else bool(self.options.fast_dev_run)
 
     @property
