@@ -109,13 +109,11 @@ def test_every_option_refuses_a_bad_value_with_its_own_accepted_words() -> None:
         assert f"{name}=" in str(caught.value) and entry.accepted in str(caught.value), name
 
 
-@pytest.mark.parametrize(("given", "shown"), [(True, True), (1, True), (2, 2), (False, False), (0, 0)])
-def test_fast_dev_run_reads_back_as_lightning_shows_it(given: Any, shown: Any) -> None:
-    trainer = Trainer(fast_dev_run=given, logger=False)
-    assert trainer.fast_dev_run == shown
-    assert type(trainer.fast_dev_run) is type(shown)  # 1 reads True (one batch), as in Lightning
+def test_fast_dev_run_1_reads_true_as_in_lightning() -> None:
+    assert Trainer(fast_dev_run=1).fast_dev_run is True
+    assert Trainer(fast_dev_run=3).fast_dev_run == 3
 
 
-def test_a_negative_fast_dev_run_is_refused_in_lightnings_words() -> None:
-    with pytest.raises(MisconfigurationException, match=r"fast_dev_run=-1 .*should be >= 0"):
+def test_a_negative_fast_dev_run_is_refused_with_lightnings_phrase() -> None:
+    with pytest.raises(MisconfigurationException, match=r"fast_dev_run=-1.*should be >= 0"):
         Trainer(fast_dev_run=-1)
