@@ -122,4 +122,5 @@ def test_a_fraction_of_an_epoch_of_unknown_length_is_refused_with_lightnings_phr
             tmp_path,
             train=lambda: DataLoader(_IterableWithLength(False), batch_size=4),
             val_check_interval=0.5,
+            max_epochs=1,
         )
