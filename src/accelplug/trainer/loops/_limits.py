@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...data.lengths import warn_iterable_datasets_with_len
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException, PossibleUserWarning
 from ..state import StopReason
@@ -91,6 +92,7 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
 
 def count_batches(loader: Any, limit: float | int, option: str) -> float:
     """Batches one pass over ``loader`` takes under ``limit`` (Lightning's ``max_batches``; ``inf``: no length)."""
+    warn_iterable_datasets_with_len(loader)  # each stage counts its loaders once, where Lightning warns
     length = epoch_length(loader, batch_limit(limit, loader, option))
     return math.inf if length is None else length
 
@@ -247,8 +249,11 @@ def _val_every(
             )
         return interval
     if length is None:
+        if interval == 1.0:  # the whole epoch: validate at its end, however long it turns out (Lightning's)
+            return None
         raise MisconfigurationException(
-            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length; "
-            "pass an int number of batches."
+            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length "
+            "(an IterableDataset): `Trainer(val_check_interval)` must be time based, `1.0` or an int (a number of "
+            "batches: validation every k training batches)."
         )
     return max(1, int(length * interval)) if interval < 1.0 else None
