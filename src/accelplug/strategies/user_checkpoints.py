@@ -57,7 +57,7 @@ def _file_path(path: object, what: str) -> Path:
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise MisconfigurationException(f"{what}(path={path!r}) is not a usable file path.")
-    return Path(text).expanduser()
+    return Path(os.path.expanduser(text))
 
 
 class _BadFilterType(MisconfigurationException, TypeError):

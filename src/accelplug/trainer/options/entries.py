@@ -165,7 +165,7 @@ class TrainerOptions:
     @property
     def root_dir(self) -> Path:
         root = self.default_root_dir
-        return Path(root).expanduser() if root is not None else Path.cwd()
+        return Path(os.path.expanduser(root)) if root is not None else Path.cwd()
 
 
 def entries() -> dict[str, OptionEntry]:
