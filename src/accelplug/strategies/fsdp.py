@@ -324,7 +324,8 @@ class FSDPStrategy(DDPStrategy):
             return f"{device.type}:{backend},cpu:gloo"
         return backend
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
+        accelerator, device = self._environment_target(accelerator, device)
         import torch.distributed as dist
 
         if self.cpu_offload and device.type == "cpu":
@@ -543,6 +544,11 @@ class FSDPStrategy(DDPStrategy):
 
     def checkpoint_map_location(self) -> torch.device:
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
+
+    def tensor_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        """As Lightning's FSDP: the precision's dtype, on the meta device with ``empty_init`` (shards get storage in
+        :meth:`setup_module`), otherwise where torch puts tensors (sharding moves each shard to the device)."""
+        return self.module_init_context(empty_init)
 
     def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
         from .init_contexts import module_init_context
