@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def test_lightnings_import_paths_hold_the_same_classes(path: str) -> None:
     ("make", "words"),
     [
         (lambda: MixedPrecision("bf16-mixd", "cpu"), r"precision='bf16-mixd'.*Did you mean 'bf16-mixed'"),
-        (lambda: MixedPrecision("bf16-true", "cpu"), r"Accepted: '16-mixed', 'bf16-mixed'"),
+        (lambda: MixedPrecision("bf16-true", "cpu"), r"Precision must be '16-mixed' or 'bf16-mixed'"),
         (lambda: MixedPrecision("bf16-mixed", "cpux"), r"device='cpux'.*Did you mean 'cpu'"),
         (lambda: MixedPrecision("bf16-mixed", 3), r"device=3\) is not a device type"),
         (lambda: MixedPrecision("bf16-mixed", "cpu", torch.amp.GradScaler("cpu")), r"does not use a scaler"),
@@ -273,3 +274,20 @@ def test_a_custom_layer_sync_is_applied_on_each_ddp_process(tmp_path: Path) -> N
     seen = [json.loads((tmp_path / r).read_text()) for r in ranks]
     assert all("BatchNorm1d" in s["seen"] for s in seen)
     assert seen[0]["pid"] != seen[1]["pid"]
+
+
+@pytest.mark.parametrize("precision", ["16", 16, "bf16"])
+def test_mixed_precision_refuses_a_short_precision_name_with_lightnings_words(precision: object) -> None:
+    from accelplug.pytorch.plugins import MixedPrecision
+
+    expected = re.escape(
+        f"Passed `MixedPrecision(precision={precision!r})`. Precision must be '16-mixed' or 'bf16-mixed'"
+    )
+    with pytest.raises(ValueError, match=expected):
+        MixedPrecision(precision, "cpu")  # type: ignore[arg-type]
+
+
+def test_the_trainers_mixed_precision_answers_its_device_type_as_lightnings_plugin_does() -> None:
+    from accelplug import Trainer
+
+    assert Trainer(precision="bf16-mixed", accelerator="cpu", logger=False).precision_plugin.device == "cpu"  # type: ignore[attr-defined]

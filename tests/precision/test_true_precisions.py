@@ -100,3 +100,15 @@ def test_lightnings_half_precision_sets_the_default_dtype_only_inside_its_forwar
         inside = torch.get_default_dtype()
     assert inside == HALF[precision]
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_64_true_converts_floating_tensors_and_keeps_complex_buffers_complex() -> None:
+    """Lightning's ``DoublePrecision`` converts with ``module.double()``: a complex buffer keeps its dtype (casting
+    it to float64 would drop the imaginary part)."""
+    from accelplug.precision import Float64Precision
+
+    module = torch.nn.Linear(2, 2)
+    module.register_buffer("phase", torch.ones(2, dtype=torch.complex64))
+    Float64Precision("cpu").convert_module(module)
+    assert module.weight.dtype == torch.float64
+    assert module.phase.dtype == torch.complex64

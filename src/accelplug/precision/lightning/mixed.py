@@ -52,9 +52,9 @@ class MixedPrecision(Precision):
 
     def __init__(self, precision: str, device: str, scaler: torch.amp.GradScaler | None = None) -> None:
         if precision not in _ACCEPTED:
-            raise MisconfigurationException(
-                f"{type(self).__name__}(precision={precision!r}) is invalid. Accepted: "
-                f"{', '.join(repr(a) for a in _ACCEPTED)}.{did_you_mean(precision, _ACCEPTED)}"
+            raise MisconfigurationException(  # Lightning's words, which its users match on
+                f"Passed `{type(self).__name__}(precision={precision!r})`. Precision must be '16-mixed' or "
+                f"'bf16-mixed'.{did_you_mean(precision, _ACCEPTED)}"
             )
         if scaler is not None and not all(callable(getattr(scaler, m, None)) for m in _SCALER_METHODS):
             raise MisconfigurationException(
