@@ -291,3 +291,31 @@ def test_the_trainers_mixed_precision_answers_its_device_type_as_lightnings_plug
     from accelplug import Trainer
 
     assert Trainer(precision="bf16-mixed", accelerator="cpu", logger=False).precision_plugin.device == "cpu"  # type: ignore[attr-defined]
+
+
+def _cpu_scaler(scale: float) -> Any:
+    return torch.amp.GradScaler("cpu", init_scale=scale)
+
+
+def test_fsdp_precision_scales_the_loss_before_backward_as_lightnings_does() -> None:
+    precision = FSDPPrecision("16-mixed", scaler=_cpu_scaler(4.0))
+    assert float(precision.pre_backward(torch.tensor(1.5), None)) == 6.0
+
+
+def test_fsdp_precision_steps_through_its_scaler_with_the_true_gradients() -> None:
+    precision = FSDPPrecision("16-mixed", scaler=_cpu_scaler(8.0))
+    weight = torch.nn.Parameter(torch.zeros(3))
+    optimizer = torch.optim.SGD([weight], lr=0.5)
+
+    def closure() -> torch.Tensor:
+        loss = weight.sum()
+        precision.scaler.scale(loss).backward()
+        return loss
+
+    precision.optimizer_step(optimizer, None, closure)
+    assert torch.equal(weight.detach(), torch.full((3,), -0.5))  # the gradient 1.0 unscaled, then one SGD step
+
+
+def test_fsdp_precision_refuses_a_precision_fsdp_cannot_shard_in_lightnings_words() -> None:
+    with pytest.raises(ValueError, match=re.escape("is not supported in FSDP. `precision` must be one of")):
+        FSDPPrecision("64-true")

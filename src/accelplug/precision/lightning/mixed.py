@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..base import NumericPrecision
 
-__all__ = ["MixedPrecision"]
+__all__ = ["MixedPrecision", "ScaledSteps"]
 
 _ACCEPTED = ("16-mixed", "bf16-mixed")
 _SCALER_METHODS = ("scale", "unscale_", "step", "update", "state_dict", "load_state_dict")
@@ -43,7 +43,50 @@ def autocast_device(device: object, owner: str) -> str:
     return device_type
 
 
-class MixedPrecision(Precision):
+class ScaledSteps(Precision):
+    """Lightning's step methods of a precision whose ``scaler`` may scale the loss (``MixedPrecision``,
+    ``FSDPPrecision``): the loss scaled before backward, the step through the scaler, fused optimizers kept from
+    clipping. Used where a subclass takes over the step, or where a user calls them directly."""
+
+    scaler: Any = None
+
+    @default_hook
+    def pre_backward(self, tensor: torch.Tensor, module: Any) -> torch.Tensor:
+        if self.scaler is not None:
+            tensor = self.scaler.scale(tensor)
+        return super().pre_backward(tensor, module)
+
+    @default_hook
+    def optimizer_step(self, optimizer: Any, model: Any, closure: Callable[[], Any], **kwargs: Any) -> Any:
+        if self.scaler is None:
+            return super().optimizer_step(optimizer, model, closure, **kwargs)
+        import torch
+
+        if isinstance(optimizer, torch.optim.LBFGS):
+            raise MisconfigurationException("AMP and the LBFGS optimizer are not compatible.")
+        result = closure()
+        # training_step returned None: nothing was scaled, nothing to step (Lightning's rule)
+        skipped = result is None and bool(getattr(model, "automatic_optimization", True))
+        if not skipped and not _unscales_itself(optimizer):
+            self.scaler.unscale_(optimizer)
+        self._after_closure(model, optimizer)
+        if skipped:
+            return result
+        output = self.scaler.step(optimizer, **kwargs)
+        self.scaler.update()
+        return output
+
+    @default_hook
+    def clip_gradients(self, optimizer: Any, clip_val: float = 0.0, gradient_clip_algorithm: Any = "norm") -> None:
+        if clip_val > 0 and _unscales_itself(optimizer):
+            raise RuntimeError(
+                f"The current optimizer, {type(optimizer).__qualname__}, does not allow for gradient clipping"
+                " because it performs unscaling of gradients internally. HINT: Are you using a 'fused' optimizer?"
+            )
+        super().clip_gradients(optimizer, clip_val, gradient_clip_algorithm)
+
+
+class MixedPrecision(ScaledSteps):
     """Automatic mixed precision: ``precision`` is ``"16-mixed"`` (float16, loss scaled) or ``"bf16-mixed"``.
 
     ``device`` is the device type autocast runs on (``"cpu"``, ``"cuda"``, ``"mps"``); ``scaler`` a
@@ -80,42 +123,6 @@ class MixedPrecision(Precision):
     def autocast_context_manager(self) -> contextlib.AbstractContextManager[Any]:
         """The ``torch.autocast`` context the forward runs in."""
         return self.numerics.forward_context()
-
-    # ---- Lightning's step methods, for a subclass that takes over the step -----------------------------
-    @default_hook
-    def pre_backward(self, tensor: torch.Tensor, module: Any) -> torch.Tensor:
-        if self.scaler is not None:
-            tensor = self.scaler.scale(tensor)
-        return super().pre_backward(tensor, module)
-
-    @default_hook
-    def optimizer_step(self, optimizer: Any, model: Any, closure: Callable[[], Any], **kwargs: Any) -> Any:
-        if self.scaler is None:
-            return super().optimizer_step(optimizer, model, closure, **kwargs)
-        import torch
-
-        if isinstance(optimizer, torch.optim.LBFGS):
-            raise MisconfigurationException("AMP and the LBFGS optimizer are not compatible.")
-        result = closure()
-        # training_step returned None: nothing was scaled, nothing to step (Lightning's rule)
-        skipped = result is None and bool(getattr(model, "automatic_optimization", True))
-        if not skipped and not _unscales_itself(optimizer):
-            self.scaler.unscale_(optimizer)
-        self._after_closure(model, optimizer)
-        if skipped:
-            return result
-        output = self.scaler.step(optimizer, **kwargs)
-        self.scaler.update()
-        return output
-
-    @default_hook
-    def clip_gradients(self, optimizer: Any, clip_val: float = 0.0, gradient_clip_algorithm: Any = "norm") -> None:
-        if clip_val > 0 and _unscales_itself(optimizer):
-            raise RuntimeError(
-                f"The current optimizer, {type(optimizer).__qualname__}, does not allow for gradient clipping"
-                " because it performs unscaling of gradients internally. HINT: Are you using a 'fused' optimizer?"
-            )
-        super().clip_gradients(optimizer, clip_val, gradient_clip_algorithm)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r}, device={self.device!r})"
