@@ -449,6 +449,12 @@ class Strategy(ABC):
         else:
             optimizer.load_state_dict(state)
 
+    @property
+    def lightning_restore_optimizer(self) -> bool:
+        """Whether the Trainer restores optimizers and schedulers from a checkpoint it resumes (Lightning's switch: a
+        strategy whose engine restores them itself answers False)."""
+        return True
+
     def checkpoint_map_location(self) -> torch.device:
         """Where a checkpoint's tensors are loaded to (a sharding strategy loads full tensors on the CPU)."""
         return self._device()
@@ -541,6 +547,20 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def loads_optimizers_from_checkpoint(strategy: Strategy) -> bool:
+    """Whether ``strategy``'s ``load_optimizer_state_dict`` is Lightning's form, ``(checkpoint)``, restoring every
+    optimizer from the whole checkpoint, rather than accelplug's ``(module, optimizer, state)``: a subclass written
+    for Lightning overrides it so."""
+    method = type(strategy).load_optimizer_state_dict
+    if method is Strategy.load_optimizer_state_dict:
+        return False
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p for p in inspect.signature(method).parameters.values() if p.kind in kinds]
+    return len(positional) == 2  # self, checkpoint
 
 
 def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:
