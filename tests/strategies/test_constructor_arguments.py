@@ -124,3 +124,12 @@ def test_configure_model_builds_in_the_precisions_dtype(framework: str, precisio
         fw.Trainer(barebones=True, precision=precision).test(model, [0])
     assert seen == [dtype]
     assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_fsdp_takes_only_lightnings_fsdp_precision_plugin(framework: str) -> None:
+    fw: Any = FRAMEWORKS[framework]
+    with pytest.raises(TypeError, match="can only work with the `FSDPPrecision"):
+        fw.strategies.FSDPStrategy(precision_plugin=fw.plugins.HalfPrecision())
+    strategy = fw.strategies.FSDPStrategy(precision_plugin=fw.plugins.FSDPPrecision("bf16-true"))
+    assert strategy.precision_plugin.precision == "bf16-true"

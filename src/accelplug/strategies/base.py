@@ -138,7 +138,8 @@ class Strategy(ABC):
         self._accelerator_given: Any = accelerator
         #: the precision plugin this strategy was built with, which the Trainer then runs with
         self._precision_plugin_given: NumericPrecision | None = precision_plugin
-        self._precision_plugin: NumericPrecision | None = precision_plugin
+        self._precision_plugin: NumericPrecision | None = None
+        self.precision_plugin = precision_plugin  # through the setter: a strategy may refuse a plugin (FSDP)
         self.accelerator: Accelerator | None = None
         self._root_device: torch.device | None = None
         self._checkpoint_io: CheckpointIO | None = None
