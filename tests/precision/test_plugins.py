@@ -319,3 +319,11 @@ def test_fsdp_precision_steps_through_its_scaler_with_the_true_gradients() -> No
 def test_fsdp_precision_refuses_a_precision_fsdp_cannot_shard_in_lightnings_words() -> None:
     with pytest.raises(ValueError, match=re.escape("is not supported in FSDP. `precision` must be one of")):
         FSDPPrecision("64-true")
+
+
+@pytest.mark.parametrize("precision", ["16-mixed", "bf16-mixed", "bf16-true", "64-true", "32-true"])
+def test_the_trainers_precision_answers_lightnings_precision_attribute(precision: str) -> None:
+    from accelplug import Trainer
+
+    trainer = Trainer(precision=precision, accelerator="cpu", logger=False)
+    assert trainer.precision_plugin.precision == precision == trainer.precision

@@ -45,6 +45,11 @@ class NumericPrecision:
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
 
+    @property
+    def precision(self) -> str:
+        """Lightning's name of this precision (``trainer.precision_plugin.precision``): the canonical name."""
+        return self.name
+
     # ---- what the selection asks, before anything runs ---------------------------------------
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
