@@ -133,3 +133,11 @@ def test_fsdp_takes_only_lightnings_fsdp_precision_plugin(framework: str) -> Non
         fw.strategies.FSDPStrategy(precision_plugin=fw.plugins.HalfPrecision())
     strategy = fw.strategies.FSDPStrategy(precision_plugin=fw.plugins.FSDPPrecision("bf16-true"))
     assert strategy.precision_plugin.precision == "bf16-true"
+
+
+def test_a_parallel_strategys_root_device_is_its_local_ranks_entry_of_parallel_devices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    strategy = DDPStrategy(parallel_devices=[torch.device("cuda", 0), torch.device("cuda", 1)])
+    assert strategy.root_device == torch.device("cuda", 1)

@@ -65,6 +65,20 @@ class ParallelStrategy(Strategy):
         self._parallel_devices = devices
 
     @property
+    def root_device(self) -> torch.device | None:
+        """This process's device: the one the Trainer set, else this process's entry of ``parallel_devices`` (by
+        local rank), as Lightning's parallel strategies answer."""
+        own = getattr(self, "_root_device", None)
+        devices = self._parallel_devices
+        if own is None and devices and 0 <= self.local_rank < len(devices):
+            return devices[self.local_rank]
+        return own
+
+    @root_device.setter
+    def root_device(self, device: torch.device | None) -> None:
+        self._root_device = device
+
+    @property
     def num_processes(self) -> int:
         """Processes on this node."""
         if self._parallel_devices is not None:
