@@ -111,9 +111,7 @@ def start_run(
     start_experiments(trainer.loggers)
     _call_datamodule(datamodule, "setup", stage.value)
     hooks.call("setup", stage.value)
-    _configure_sharded_model(module)
-    with _configure_model_context(strategy, trainer.precision_plugin, module):
-        hooks.call_module("configure_model")
+    _configure_model(hooks, strategy, trainer.precision_plugin, module)
     state.clear_metrics()
     precision = trainer.precision_plugin
     getattr(precision, "numerics", precision).cache_casts = False  # Lightning's Trainer: no weight-cast cache
@@ -144,6 +142,14 @@ def start_run(
         chatty=chatty,
         datamodule=datamodule,
     )
+
+
+def _configure_model(hooks: HookDispatcher, strategy: Strategy, precision: NumericPrecision, module: Any) -> None:
+    """The legacy ``configure_sharded_model`` where a module writes it, then ``configure_model`` in Lightning's
+    contexts."""
+    _configure_sharded_model(module)
+    with _configure_model_context(strategy, precision, module):
+        hooks.call_module("configure_model")
 
 
 def _configure_model_context(
