@@ -717,8 +717,10 @@ class Trainer:
 
     @property
     def train_dataloader(self) -> Any:
-        """The loader the last ``fit`` trained on (None before one)."""
-        return _one_or_all(self._loaders("train"))
+        """The loader the last ``fit`` trained on (None before one); loaders given together in a list or dict (or a
+        ``CombinedLoader``) come back in that nesting, as Lightning's ``CombinedLoader.iterables``."""
+        found = self.state.data.get("train")
+        return None if found is None else found[0]
 
     @property
     def val_dataloaders(self) -> Any:

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...data.lengths import warn_iterable_datasets_with_len
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException, PossibleUserWarning
 from ..state import StopReason
@@ -30,6 +31,7 @@ __all__ = [
     "epoch_length",
     "parsed_max_epochs",
     "parsed_min_epochs",
+    "validates_in_epoch",
 ]
 
 DEFAULT_MAX_EPOCHS = 1000
@@ -41,6 +43,11 @@ def parsed_max_epochs(max_epochs: int | None, max_steps: int | None, *, timed: b
     if max_epochs is not None:
         return max_epochs
     return DEFAULT_MAX_EPOCHS if max_steps in (None, -1) and not timed else -1
+
+
+def validates_in_epoch(check_val_every_n_epoch: int | None, epoch: int) -> bool:
+    """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
+    return check_val_every_n_epoch is None or (epoch + 1) % check_val_every_n_epoch == 0
 
 
 def parsed_min_epochs(min_epochs: int | None, min_steps: int | None) -> int:
@@ -85,6 +92,7 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
 
 def count_batches(loader: Any, limit: float | int, option: str) -> float:
     """Batches one pass over ``loader`` takes under ``limit`` (Lightning's ``max_batches``; ``inf``: no length)."""
+    warn_iterable_datasets_with_len(loader)  # each stage counts its loaders once, where Lightning warns
     length = epoch_length(loader, batch_limit(limit, loader, option))
     return math.inf if length is None else length
 
@@ -208,9 +216,8 @@ class Limits:
             )
 
     def validates_in(self, epoch: int) -> bool:
-        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
-        every = self.check_val_every_n_epoch
-        return every is None or (epoch + 1) % every == 0
+        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (:func:`validates_in_epoch`)."""
+        return validates_in_epoch(self.check_val_every_n_epoch, epoch)
 
     def validate_at_epoch_end(self, epoch: int) -> bool:
         return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
@@ -242,8 +249,11 @@ def _val_every(
             )
         return interval
     if length is None:
+        if interval == 1.0:  # the whole epoch: validate at its end, however long it turns out (Lightning's)
+            return None
         raise MisconfigurationException(
-            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length; "
-            "pass an int number of batches."
+            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length "
+            "(an IterableDataset): `Trainer(val_check_interval)` must be time based, `1.0` or an int (a number of "
+            "batches: validation every k training batches)."
         )
     return max(1, int(length * interval)) if interval < 1.0 else None

@@ -27,7 +27,7 @@ from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import RunningStage, Stage
 from ._counters import EvaluationRecord
-from ._limits import batch_limit, count_batches, epoch_length
+from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
 from ._modes import ModuleModes
 from ._readback import finish_eval_epoch, output_scalars, returns_metrics
 from ._transfer import transfer_batch
@@ -155,8 +155,8 @@ class EvaluationLoop:
         return self._loaders
 
     def _note_loaded(self) -> None:
-        state, every_n = self.run.state, self.run.options.check_val_every_n_epoch
-        validating_epoch = every_n is None or (state.current_epoch + 1) % every_n == 0
+        state = self.run.state
+        validating_epoch = validates_in_epoch(self.run.options.check_val_every_n_epoch, state.current_epoch)
         if state.stage is not RunningStage.SANITY_CHECKING or validating_epoch:
             self._loaded_epoch = state.current_epoch
 
