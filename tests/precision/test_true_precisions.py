@@ -84,7 +84,9 @@ def test_tensors_a_training_step_creates_are_in_the_true_precisions_dtype(precis
             created.append(torch.zeros(1).dtype)
             return super().training_step(batch, batch_idx)
 
-    Trainer(**quiet(precision=precision, max_steps=2, default_root_dir=tmp_path)).fit(Model(), regression_data())
+    Trainer(**quiet(precision=precision, max_steps=2, default_root_dir=tmp_path, log_every_n_steps=1)).fit(
+        Model(), regression_data()
+    )
     expected = HALF.get(precision, torch.float64)
     assert created == [expected, expected]
     assert torch.get_default_dtype() == torch.float32

@@ -19,7 +19,7 @@ from tests.modules import LinearRegression, quiet, regression_data
 
 
 def _checkpoint(tmp_path: Path) -> Path:
-    trainer = Trainer(**quiet(max_steps=2, default_root_dir=tmp_path, enable_checkpointing=False))
+    trainer = Trainer(**quiet(max_steps=2, default_root_dir=tmp_path, enable_checkpointing=False, log_every_n_steps=1))
     trainer.fit(LinearRegression(), regression_data())
     path = tmp_path / "resume.ckpt"
     trainer.save_checkpoint(path)
@@ -48,9 +48,11 @@ def test_lightnings_load_optimizer_state_dict_gets_the_whole_checkpoint_unless_t
 ) -> None:
     path = _checkpoint(tmp_path)
     strategy = LightningFormStrategy(restore)
-    Trainer(**quiet(max_steps=3, default_root_dir=tmp_path, strategy=strategy, enable_checkpointing=False)).fit(
-        LinearRegression(), regression_data(), ckpt_path=path
-    )
+    Trainer(
+        **quiet(
+            max_steps=3, default_root_dir=tmp_path, strategy=strategy, enable_checkpointing=False, log_every_n_steps=1
+        )
+    ).fit(LinearRegression(), regression_data(), ckpt_path=path)
     assert len(strategy.received) == (1 if restore else 0)
     if restore:
         assert set(strategy.received[0]) >= {"optimizer_states", "state_dict"}
