@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,7 @@ def test_lightnings_import_paths_hold_the_same_classes(path: str) -> None:
     ("make", "words"),
     [
         (lambda: MixedPrecision("bf16-mixd", "cpu"), r"precision='bf16-mixd'.*Did you mean 'bf16-mixed'"),
-        (lambda: MixedPrecision("bf16-true", "cpu"), r"Accepted: '16-mixed', 'bf16-mixed'"),
+        (lambda: MixedPrecision("bf16-true", "cpu"), r"Precision must be '16-mixed' or 'bf16-mixed'"),
         (lambda: MixedPrecision("bf16-mixed", "cpux"), r"device='cpux'.*Did you mean 'cpu'"),
         (lambda: MixedPrecision("bf16-mixed", 3), r"device=3\) is not a device type"),
         (lambda: MixedPrecision("bf16-mixed", "cpu", torch.amp.GradScaler("cpu")), r"does not use a scaler"),
@@ -273,3 +274,56 @@ def test_a_custom_layer_sync_is_applied_on_each_ddp_process(tmp_path: Path) -> N
     seen = [json.loads((tmp_path / r).read_text()) for r in ranks]
     assert all("BatchNorm1d" in s["seen"] for s in seen)
     assert seen[0]["pid"] != seen[1]["pid"]
+
+
+@pytest.mark.parametrize("precision", ["16", 16, "bf16"])
+def test_mixed_precision_refuses_a_short_precision_name_with_lightnings_words(precision: object) -> None:
+    from accelplug.pytorch.plugins import MixedPrecision
+
+    expected = re.escape(
+        f"Passed `MixedPrecision(precision={precision!r})`. Precision must be '16-mixed' or 'bf16-mixed'"
+    )
+    with pytest.raises(ValueError, match=expected):
+        MixedPrecision(precision, "cpu")  # type: ignore[arg-type]
+
+
+def test_the_trainers_mixed_precision_answers_its_device_type_as_lightnings_plugin_does() -> None:
+    from accelplug import Trainer
+
+    assert Trainer(precision="bf16-mixed", accelerator="cpu", logger=False).precision_plugin.device == "cpu"  # type: ignore[attr-defined]
+
+
+def _cpu_scaler(scale: float) -> Any:
+    return torch.amp.GradScaler("cpu", init_scale=scale)
+
+
+def test_fsdp_precision_scales_the_loss_before_backward_as_lightnings_does() -> None:
+    precision = FSDPPrecision("16-mixed", scaler=_cpu_scaler(4.0))
+    assert float(precision.pre_backward(torch.tensor(1.5), None)) == 6.0
+
+
+def test_fsdp_precision_steps_through_its_scaler_with_the_true_gradients() -> None:
+    precision = FSDPPrecision("16-mixed", scaler=_cpu_scaler(8.0))
+    weight = torch.nn.Parameter(torch.zeros(3))
+    optimizer = torch.optim.SGD([weight], lr=0.5)
+
+    def closure() -> torch.Tensor:
+        loss = weight.sum()
+        precision.scaler.scale(loss).backward()
+        return loss
+
+    precision.optimizer_step(optimizer, None, closure)
+    assert torch.equal(weight.detach(), torch.full((3,), -0.5))  # the gradient 1.0 unscaled, then one SGD step
+
+
+def test_fsdp_precision_refuses_a_precision_fsdp_cannot_shard_in_lightnings_words() -> None:
+    with pytest.raises(ValueError, match=re.escape("is not supported in FSDP. `precision` must be one of")):
+        FSDPPrecision("64-true")
+
+
+@pytest.mark.parametrize("precision", ["16-mixed", "bf16-mixed", "bf16-true", "64-true", "32-true"])
+def test_the_trainers_precision_answers_lightnings_precision_attribute(precision: str) -> None:
+    from accelplug import Trainer
+
+    trainer = Trainer(precision=precision, accelerator="cpu", logger=False)
+    assert trainer.precision_plugin.precision == precision == trainer.precision

@@ -71,3 +71,46 @@ def test_an_unrelated_precision_gets_no_suggestion() -> None:
     with pytest.raises(MisconfigurationException) as caught:
         Trainer(**quiet(precision="precise"))
     assert "did you mean" not in str(caught.value).lower()
+
+
+@pytest.mark.parametrize("precision", [*sorted(HALF), "64-true"])
+def test_tensors_a_training_step_creates_are_in_the_true_precisions_dtype(precision: str, tmp_path: Path) -> None:
+    """As Lightning's ``HalfPrecision``/``DoublePrecision``: the step runs with torch's default dtype set to the
+    parameters' dtype, so ``torch.zeros(...)`` inside it matches them (and it is float32 again afterwards)."""
+    created: list[torch.dtype] = []
+
+    class Model(LinearRegression):
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+            created.append(torch.zeros(1).dtype)
+            return super().training_step(batch, batch_idx)
+
+    Trainer(**quiet(precision=precision, max_steps=2, default_root_dir=tmp_path, log_every_n_steps=1)).fit(
+        Model(), regression_data()
+    )
+    expected = HALF.get(precision, torch.float64)
+    assert created == [expected, expected]
+    assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.parametrize("precision", sorted(HALF))
+def test_lightnings_half_precision_sets_the_default_dtype_only_inside_its_forward_context(
+    precision: str,
+) -> None:
+    from accelplug.pytorch.plugins import HalfPrecision
+
+    with HalfPrecision(precision).forward_context():
+        inside = torch.get_default_dtype()
+    assert inside == HALF[precision]
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_64_true_converts_floating_tensors_and_keeps_complex_buffers_complex() -> None:
+    """Lightning's ``DoublePrecision`` converts with ``module.double()``: a complex buffer keeps its dtype (casting
+    it to float64 would drop the imaginary part)."""
+    from accelplug.precision import Float64Precision
+
+    module = torch.nn.Linear(2, 2)
+    module.register_buffer("phase", torch.ones(2, dtype=torch.complex64))
+    Float64Precision("cpu").convert_module(module)
+    assert module.weight.dtype == torch.float64
+    assert module.phase.dtype == torch.complex64

@@ -84,8 +84,6 @@ def test_device_ids_is_refused_because_the_strategy_sets_it() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"parallel_devices": ["cpu"]}, r"parallel_devices=.*Trainer\(devices=\.\.\.\)"),
-        ({"precision_plugin": object()}, r"precision_plugin=.*Trainer\(precision=\.\.\.\)"),
         ({"start_method": "spwn"}, r"start_method='spwn'.*Did you mean 'spawn'"),
         ({"timeout": 30}, r"timeout=30.*datetime.timedelta"),
         ({"process_group_backend": ""}, r"process_group_backend=''"),

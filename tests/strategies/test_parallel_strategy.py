@@ -26,10 +26,3 @@ def test_a_ddp_strategy_is_parallel_and_counts_its_processes() -> None:
     assert isinstance(strategy, ours.ParallelStrategy)
     assert strategy.num_processes >= 1
     assert strategy.distributed_sampler_kwargs == {"num_replicas": strategy.world_size, "rank": strategy.global_rank}
-
-
-def test_lightnings_arguments_the_trainer_chooses_are_still_refused() -> None:
-    from accelplug.errors import MisconfigurationException
-
-    with pytest.raises(MisconfigurationException, match=r"parallel_devices=.*Trainer\(devices=\.\.\.\)"):
-        ours.DDPStrategy(parallel_devices=[])

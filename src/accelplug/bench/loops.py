@@ -52,7 +52,8 @@ def torch_setting(precision: str, device_type: str) -> tuple[torch.dtype | None,
     """(parameter dtype, autocast dtype, GradScaler?) of a built-in precision on ``device_type``."""
     cls = next(c for c in BUILTIN_PRECISIONS if c.name == precision)
     plan = cls(device_type)
-    return plan.param_dtype, plan.compute_dtype if plan.uses_autocast else None, plan.scaler is not None
+    autocast = plan.uses_autocast and plan.param_dtype is None  # a true precision's context sets the dtype only
+    return plan.param_dtype, plan.compute_dtype if autocast else None, plan.scaler is not None
 
 
 class BenchModule(nn.Module):

@@ -45,6 +45,11 @@ class NumericPrecision:
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
 
+    @property
+    def precision(self) -> str:
+        """Lightning's name of this precision (``trainer.precision_plugin.precision``): the canonical name."""
+        return self.name
+
     # ---- what the selection asks, before anything runs ---------------------------------------
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
@@ -88,11 +93,13 @@ class NumericPrecision:
     @property
     def uses_autocast(self) -> bool:
         """True when ``forward_context`` does something (the loop skips entering a no-op context)."""
-        return False
+        return self.param_dtype is not None
 
     def forward_context(self) -> contextlib.AbstractContextManager[Any]:
-        """The context the forward pass (``training_step`` etc.) runs in."""
-        return contextlib.nullcontext()
+        """The context the forward pass (``training_step`` etc.) runs in: for a true precision, torch's default
+        dtype is ``param_dtype`` inside, so tensors the step creates match the weights (as in Lightning)."""
+        dtype = self.param_dtype
+        return _default_dtype(dtype) if dtype is not None else contextlib.nullcontext()
 
     def convert_input(self, data: Any) -> Any:
         """Floating tensors in ``data`` (nested in tuples, lists, dicts) in the dtype the forward computes in,

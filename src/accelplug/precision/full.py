@@ -32,3 +32,9 @@ class Float64Precision(NumericPrecision):
         import torch
 
         return torch.float64
+
+    def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        """Floating parameters and buffers to float64; complex ones keep their dtype (``module.double()``, as
+        Lightning's ``DoublePrecision`` converts: casting a complex buffer to a real dtype would drop its imaginary
+        part)."""
+        return module.double()

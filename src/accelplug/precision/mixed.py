@@ -19,6 +19,12 @@ __all__ = ["BF16MixedPrecision", "FP16MixedPrecision"]
 
 class _AutocastPrecision(NumericPrecision):
     @property
+    def device(self) -> str:
+        """The device type autocast runs on (Lightning's ``MixedPrecision.device``, what ``trainer.precision_plugin``
+        answers for ``precision="16-mixed"``)."""
+        return self.device_type
+
+    @property
     def autocast_dtype(self) -> torch.dtype:
         raise NotImplementedError
 

@@ -59,6 +59,42 @@ def accelerator_of(strategy: object, accelerator: Any, *, given: bool) -> Any:
     return chosen
 
 
+def devices_of(strategy: object, accelerator: Any, devices: Any) -> tuple[Any, Any]:
+    """The accelerator and devices a run selects when ``strategy`` was built with ``parallel_devices`` (Lightning's
+    rule: their device type is the accelerator, unless another was asked for, and they are the devices)."""
+    parallel = getattr(strategy, "_parallel_devices", None)
+    if not parallel:
+        return accelerator, devices
+    kind = parallel[0].type
+    names = {"cpu": ("auto", "cpu"), "cuda": ("auto", "cuda", "gpu")}.get(kind, ("auto", kind))
+    asked = accelerator.strip().lower() if isinstance(accelerator, str) else None
+    if asked is not None and asked not in names:
+        label = "GPU" if kind == "cuda" else kind.upper()
+        raise MisconfigurationException(
+            f"{label} parallel_devices set through {type(strategy).__name__} class, but accelerator set to "
+            f"{accelerator}, please choose one device type (accelerator={kind!r} or leave it out)."
+        )
+    indices = [device.index for device in parallel]
+    chosen_devices = indices if kind != "cpu" and None not in indices else len(parallel)
+    return kind, chosen_devices
+
+
+def plugin_of(strategy: object, attribute: str, from_plugins: Any) -> Any:
+    """The precision plugin or cluster environment a run uses (``attribute`` ``"precision_plugin"`` or
+    ``"cluster_environment"``): the one ``strategy`` was built with, else the one in ``plugins=``; both is refused,
+    as Lightning refuses it."""
+    given = getattr(strategy, "_precision_plugin_given" if attribute == "precision_plugin" else attribute, None)
+    if given is None or not isinstance(strategy, Strategy):
+        return from_plugins
+    if from_plugins is not None:
+        precision = attribute == "precision_plugin"
+        raise MisconfigurationException(
+            f"{'precision' if precision else attribute} set through both strategy class and plugins, choose one: "
+            f"{type(strategy).__name__}({attribute}={given!r}) and plugins=[{from_plugins!r}]. Keep one of them."
+        )
+    return given
+
+
 class Strategy(ABC):
     """A way to run training on the selected devices (registered through ``register_strategies``).
 
@@ -72,9 +108,6 @@ class Strategy(ABC):
     #: False when evaluation must run under ``no_grad`` instead of ``inference_mode`` (FSDP: parameters
     #: gathered under inference mode would become inference tensors that training cannot use later).
     allows_inference_mode: ClassVar[bool] = True
-    #: The precision the Trainer runs this strategy with (Lightning's ``trainer.strategy.precision_plugin``);
-    #: set by the Trainer, None until then (the preparation steps take the precision as an argument).
-    precision_plugin: NumericPrecision | None = None
 
     @classmethod
     def supports(cls, accelerator: type[Accelerator]) -> bool | None:
@@ -99,20 +132,39 @@ class Strategy(ABC):
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
         None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`). ``accelerator`` (a name, an
         ``Accelerator`` class or instance) chooses the run's accelerator as Lightning's does, when the Trainer or
-        Fabric is given none (:func:`accelerator_of`); ``precision_plugin`` is chosen by accelplug's Trainer
-        (``precision=``), so it is refused rather than ignored."""
-        if precision_plugin is not None:
-            raise MisconfigurationException(
-                f"{type(self).__name__}(precision_plugin={precision_plugin!r}): accelplug's Trainer chooses this "
-                "itself; use Trainer(precision=...) and leave precision_plugin at None."
-            )
+        Fabric is given none (:func:`accelerator_of`); ``precision_plugin`` is the precision the Trainer then runs
+        with, as Lightning's connector takes it (giving one here and another in ``plugins=`` is refused)."""
         #: the accelerator this strategy was built with, which the Trainer or Fabric then selects
         self._accelerator_given: Any = accelerator
+        #: the precision plugin this strategy was built with, which the Trainer then runs with
+        self._precision_plugin_given: NumericPrecision | None = precision_plugin
+        self._precision_plugin: NumericPrecision | None = None
+        self.precision_plugin = precision_plugin  # through the setter: a strategy may refuse a plugin (FSDP)
         self.accelerator: Accelerator | None = None
-        self.root_device: torch.device | None = None
+        self._root_device: torch.device | None = None
         self._checkpoint_io: CheckpointIO | None = None
         if checkpoint_io is not None:
             self.checkpoint_io = checkpoint_io
+
+    @property
+    def precision_plugin(self) -> NumericPrecision | None:
+        """The precision this strategy runs with (Lightning's ``strategy.precision_plugin``): the one it was built
+        with, else the Trainer's or Fabric's once they chose one (None before)."""
+        return getattr(self, "_precision_plugin", None)  # a plugin's subclass may skip Strategy.__init__
+
+    @precision_plugin.setter
+    def precision_plugin(self, precision: NumericPrecision | None) -> None:
+        self._precision_plugin = precision
+
+    @property
+    def root_device(self) -> torch.device | None:
+        """The device this process runs on (Lightning's ``strategy.root_device``): the Trainer's from its
+        construction on, None for a strategy no Trainer or Fabric holds yet."""
+        return getattr(self, "_root_device", None)
+
+    @root_device.setter
+    def root_device(self, device: torch.device | None) -> None:
+        self._root_device = device
 
     @property
     def checkpoint_io(self) -> CheckpointIO:
@@ -155,11 +207,26 @@ class Strategy(ABC):
         return self.is_distributed
 
     # ---- the process -------------------------------------------------------------------------
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
-        """Prepare this process to run on ``device`` (once at the start of fit/validate/test/predict)."""
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
+        """Prepare this process to run on ``device`` (once at the start of fit/validate/test/predict); called
+        without arguments (Lightning's form), on the accelerator and device the Trainer already gave it."""
+        accelerator, device = self._environment_target(accelerator, device)
         self.accelerator = accelerator
-        self.root_device = device
+        self._root_device = device
         accelerator.setup_device(device)
+
+    def _environment_target(
+        self, accelerator: Accelerator | None, device: torch.device | None
+    ) -> tuple[Accelerator, torch.device]:
+        """``setup_environment``'s accelerator and device: the given ones, else those the Trainer gave it."""
+        accelerator = accelerator if accelerator is not None else self.accelerator
+        device = device if device is not None else self.root_device
+        if accelerator is None or device is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.setup_environment() needs the run's accelerator and device: call it with "
+                "them, or on a strategy a Trainer holds (trainer.strategy)."
+            )
+        return accelerator, device
 
     def teardown(self) -> None:
         """Release what the run acquired: the checkpoint writer's (which waits for a background save), then the
@@ -327,10 +394,17 @@ class Strategy(ABC):
 
     # ---- Lightning Fabric's calls: creating a model, clipping -----------------------------------
     def tensor_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
-        """Tensors created inside are on this process's device in the precision's dtype (``fabric.init_tensor``)."""
+        """Tensors created inside are on this process's device in the precision's dtype (``fabric.init_tensor``;
+        Lightning's Trainer builds ``configure_model`` in it); ``empty_init=True`` skips ``torch.nn.init``."""
         from .init_contexts import tensor_init_context
 
-        return tensor_init_context(self.root_device, self.precision_plugin)
+        return tensor_init_context(self.root_device, self.precision_plugin, empty_init=empty_init)
+
+    def model_sharded_context(self) -> contextlib.AbstractContextManager[Any]:
+        """Lightning's context around ``configure_model`` for a strategy that shards layers as they are made;
+        accelplug's sharding strategies shard in :meth:`setup_module` instead, so it is empty unless a plugin's
+        strategy fills it."""
+        return contextlib.nullcontext()
 
     def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
         """A model built inside is made on this process's device in the precision's dtype (``fabric.init_module``);
@@ -378,6 +452,12 @@ class Strategy(ABC):
             load_named_optimizer_state(module, optimizer, state)
         else:
             optimizer.load_state_dict(state)
+
+    @property
+    def lightning_restore_optimizer(self) -> bool:
+        """Whether the Trainer restores optimizers and schedulers from a checkpoint it resumes (Lightning's switch: a
+        strategy whose engine restores them itself answers False)."""
+        return True
 
     def checkpoint_map_location(self) -> torch.device:
         """Where a checkpoint's tensors are loaded to (a sharding strategy loads full tensors on the CPU)."""
@@ -508,6 +588,20 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def loads_optimizers_from_checkpoint(strategy: Strategy) -> bool:
+    """Whether ``strategy``'s ``load_optimizer_state_dict`` is Lightning's form, ``(checkpoint)``, restoring every
+    optimizer from the whole checkpoint, rather than accelplug's ``(module, optimizer, state)``: a subclass written
+    for Lightning overrides it so."""
+    method = type(strategy).load_optimizer_state_dict
+    if method is Strategy.load_optimizer_state_dict:
+        return False
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p for p in inspect.signature(method).parameters.values() if p.kind in kinds]
+    return len(positional) == 2  # self, checkpoint
 
 
 def _duck_writer(io: object) -> bool:

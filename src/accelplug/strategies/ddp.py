@@ -122,14 +122,6 @@ _SET_BY_STRATEGY = ("module", "device_ids")
 START_METHODS = ("popen", "spawn", "fork", "forkserver")
 
 
-#: Arguments Lightning's strategy takes from its Trainer's connector; accelplug's Trainer chooses them itself.
-_CHOSEN_BY_TRAINER = {
-    "parallel_devices": "Trainer(devices=...)",
-    "cluster_environment": "the environment detected from the launcher's variables (torchrun, SLURM, LSF, MPI...)",
-    "precision_plugin": "Trainer(precision=...)",
-}
-
-
 def ddp_keyword_names() -> tuple[str, ...]:
     """The ``DistributedDataParallel`` arguments a user may pass through the strategy (``static_graph``...)."""
     import inspect
@@ -201,18 +193,13 @@ class DDPStrategy(ParallelStrategy):
         start_method: Literal["popen", "spawn", "fork", "forkserver"] = "popen",
         **kwargs: Any,
     ) -> None:
-        given = {
-            "parallel_devices": parallel_devices,
-            "cluster_environment": cluster_environment,
-            "precision_plugin": precision_plugin,
-        }
-        for option, value in given.items():
-            if value is not None:
-                raise MisconfigurationException(
-                    f"{type(self).__name__}({option}={value!r}): accelplug's Trainer chooses this itself; use "
-                    f"{_CHOSEN_BY_TRAINER[option]} and leave {option} at None."
-                )
-        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io)  # the accelerator: as Lightning's
+        super().__init__(
+            accelerator=accelerator,
+            parallel_devices=parallel_devices,
+            cluster_environment=cluster_environment,
+            checkpoint_io=checkpoint_io,
+            precision_plugin=precision_plugin,
+        )
         accepted = ddp_keyword_names()
         for option in kwargs:
             if option not in accepted:
@@ -339,9 +326,10 @@ class DDPStrategy(ParallelStrategy):
         """Several processes need starting; one makes a process group of one in this process (as Lightning's)."""
         return processes > 1
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
         """Join the launcher's process group, or make one of one process here (one device, nothing launched:
         the Trainer and Fabric start or re-launch processes wherever several are needed)."""
+        accelerator, device = self._environment_target(accelerator, device)
         import torch.distributed as dist
 
         backend = self.backend_for(accelerator, device)

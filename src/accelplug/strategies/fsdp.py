@@ -216,6 +216,10 @@ def _choice(value: object, accepted: Iterable[str], option: str, *, upper: bool)
     return key
 
 
+class _NotFSDPPrecision(MisconfigurationException, TypeError):
+    """Lightning raises a ``TypeError`` here; it is also accelplug's configuration error."""
+
+
 class FSDPStrategy(DDPStrategy):
     name = "fsdp"
     description = "parameters, gradients and optimizer state sharded over processes (torch FSDP2)"
@@ -286,6 +290,23 @@ class FSDPStrategy(DDPStrategy):
         #: Submodules made shard units in the last preparation (the root module not counted).
         self.shard_units: list[torch.nn.Module] = []
 
+    @property
+    def precision_plugin(self) -> NumericPrecision | None:
+        """The precision this strategy runs with; of Lightning's plugin classes only ``FSDPPrecision``, as in
+        Lightning (a precision name given to the Trainer is the Trainer's to choose)."""
+        return getattr(self, "_precision_plugin", None)
+
+    @precision_plugin.setter
+    def precision_plugin(self, precision: NumericPrecision | None) -> None:
+        from ..precision.lightning import FSDPPrecision, Precision
+
+        if isinstance(precision, Precision) and not isinstance(precision, FSDPPrecision):
+            raise _NotFSDPPrecision(
+                f"The FSDP strategy can only work with the `FSDPPrecision` plugin, found {precision}: pass "
+                f"FSDPPrecision({precision.precision!r}) or Trainer(precision={precision.precision!r})."
+            )
+        self._precision_plugin = precision
+
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self._options.items() if v is not None and v is not False)
         return f"FSDPStrategy({given})"
@@ -320,8 +341,8 @@ class FSDPStrategy(DDPStrategy):
             return f"{device.type}:{backend},cpu:gloo"
         return backend
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
-
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
+        accelerator, device = self._environment_target(accelerator, device)
         if self.cpu_offload and device.type == "cpu":
             raise MisconfigurationException(
                 "FSDPStrategy(cpu_offload=True) moves parameter shards to CPU memory between uses of an accelerator, "
@@ -524,6 +545,11 @@ class FSDPStrategy(DDPStrategy):
 
     def checkpoint_map_location(self) -> torch.device:
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
+
+    def tensor_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
+        """As Lightning's FSDP: the precision's dtype, on the meta device with ``empty_init`` (shards get storage in
+        :meth:`setup_module`), otherwise where torch puts tensors (sharding moves each shard to the device)."""
+        return self.module_init_context(empty_init)
 
     def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
         from .init_contexts import module_init_context

@@ -29,11 +29,16 @@ class SkipInit(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def tensor_init_context(device: torch.device | None, precision: Any) -> contextlib.ExitStack:
-    """Tensors made inside land on ``device`` (None: where torch puts them) in ``precision``'s dtype."""
+def tensor_init_context(
+    device: torch.device | None, precision: Any, *, empty_init: bool | None = None
+) -> contextlib.ExitStack:
+    """Tensors made inside land on ``device`` (None: where torch puts them) in ``precision``'s dtype;
+    ``empty_init`` skips ``torch.nn.init`` (Lightning's ``strategy.tensor_init_context(empty_init=True)``)."""
     stack = contextlib.ExitStack()
     if device is not None:
         stack.enter_context(device)
+    if empty_init:
+        stack.enter_context(SkipInit())
     if precision is not None:
         stack.enter_context(precision.tensor_init_context())
     return stack

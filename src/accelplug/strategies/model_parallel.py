@@ -106,8 +106,9 @@ class ModelParallelStrategy(FSDPStrategy):
         data_parallel = self._device_mesh["data_parallel"]
         return {"num_replicas": data_parallel.size(), "rank": data_parallel.get_local_rank()}
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
         """The process group, then the mesh (``"auto"``: data parallel over nodes, tensor parallel within one)."""
+        accelerator, device = self._environment_target(accelerator, device)
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
 

@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 __all__ = ["ParallelStrategy"]
 
 
+def _devices(given: Any, owner: str) -> list[torch.device] | None:
+    """``parallel_devices`` as devices (Lightning's form: a list of ``torch.device``; names such as ``"cpu"`` too)."""
+    if given is None:
+        return None
+    try:
+        return [device if isinstance(device, torch.device) else torch.device(device) for device in given]
+    except (RuntimeError, TypeError, ValueError):
+        raise MisconfigurationException(
+            f"{owner}(parallel_devices={given!r}) is not a list of devices; expected torch.device objects such as "
+            "[torch.device('cuda', 0), torch.device('cuda', 1)]."
+        ) from None
+
+
 class ParallelStrategy(Strategy):
     """One process per device: Lightning's properties of such a strategy over accelplug's ``Strategy``."""
 
@@ -37,17 +50,13 @@ class ParallelStrategy(Strategy):
         checkpoint_io: Any = None,
         precision_plugin: Any = None,
     ) -> None:
-        chosen = {"cluster_environment": cluster_environment, "precision_plugin": precision_plugin}
-        given = next((name for name, value in chosen.items() if value is not None), None)
-        if given is not None:
-            raise MisconfigurationException(
-                f"{type(self).__name__}({given}=...): accelplug's Trainer chooses this itself from its own arguments "
-                f"(plugins=, precision=); leave {given} at None."
-            )
-        # the writer every checkpoint goes through, and the accelerator to select, as in Lightning
-        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io)
-        self._parallel_devices: list[torch.device] | None = parallel_devices
+        """Lightning's constructor: ``parallel_devices`` (this node's devices, one process each) and
+        ``cluster_environment`` (who started the processes) are what the Trainer then uses, as Lightning's connector
+        takes them from a strategy; ``precision_plugin`` as :class:`Strategy`'s."""
+        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin)
+        self._parallel_devices: list[torch.device] | None = _devices(parallel_devices, type(self).__name__)
         self._cluster_environment: ClusterEnvironment | None = None
+        self.cluster_environment = cluster_environment  # the one given, else the Trainer's (Lightning's attribute)
 
     @property
     def parallel_devices(self) -> list[torch.device] | None:
@@ -57,6 +66,20 @@ class ParallelStrategy(Strategy):
     @parallel_devices.setter
     def parallel_devices(self, devices: list[torch.device] | None) -> None:
         self._parallel_devices = devices
+
+    @property
+    def root_device(self) -> torch.device | None:
+        """This process's device: the one the Trainer set, else this process's entry of ``parallel_devices`` (by
+        local rank), as Lightning's parallel strategies answer."""
+        own = getattr(self, "_root_device", None)
+        devices = self._parallel_devices
+        if own is None and devices and 0 <= self.local_rank < len(devices):
+            return devices[self.local_rank]
+        return own
+
+    @root_device.setter
+    def root_device(self, device: torch.device | None) -> None:
+        self._root_device = device
 
     @property
     def num_processes(self) -> int:

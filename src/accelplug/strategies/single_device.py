@@ -43,8 +43,10 @@ class SingleDeviceStrategy(Strategy):
                 f"SingleDeviceStrategy(device={device!r}) is not a device; expected a torch.device or a string "
                 "such as 'cpu', 'cuda' or 'cuda:1'."
             ) from None
+        self._root_device = self._given_device  # Lightning's strategy.root_device, the Trainer's type permitting
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
+        accelerator, device = self._environment_target(accelerator, device)
         given = self._given_device
         if given.type != device.type and given != torch.device("cpu"):
             raise MisconfigurationException(

@@ -39,6 +39,7 @@ from .options.precision_and_sync import connect_precision, plugin_transfer
 from .state import LoopState, RunningStage, Stage, TrainerFn
 
 if TYPE_CHECKING:
+    from ..precision.base import NumericPrecision
     from ..strategies.base import Strategy
 
 __all__ = ["end_run", "recording_profiler", "setup_profiler", "start_run"]
@@ -110,8 +111,7 @@ def start_run(
     start_experiments(trainer.loggers)
     _call_datamodule(datamodule, "setup", stage=stage.value)  # by keyword, as Lightning passes it
     hooks.call_stage("setup", stage.value)
-    _configure_sharded_model(module)
-    hooks.call_module("configure_model")
+    _configure_model(hooks, strategy, trainer.precision_plugin, module)
     state.clear_metrics()
     precision = trainer.precision_plugin
     getattr(precision, "numerics", precision).cache_casts = False  # Lightning's Trainer: no weight-cast cache
@@ -142,6 +142,28 @@ def start_run(
         chatty=chatty,
         datamodule=datamodule,
     )
+
+
+def _configure_model(hooks: HookDispatcher, strategy: Strategy, precision: NumericPrecision, module: Any) -> None:
+    """The legacy ``configure_sharded_model`` where a module writes it, then ``configure_model`` in Lightning's
+    contexts."""
+    _configure_sharded_model(module)
+    with _configure_model_context(strategy, precision, module):
+        hooks.call_module("configure_model")
+
+
+def _configure_model_context(
+    strategy: Strategy, precision: NumericPrecision, module: torch.nn.Module
+) -> contextlib.AbstractContextManager[Any]:
+    """Where Lightning builds what ``configure_model`` creates: on the strategy's device, sharded where it shards,
+    in the precision's dtype (entered only for a module that writes the hook, as Lightning does)."""
+    stack = contextlib.ExitStack()
+    if writes_own(module, "configure_model"):
+        stack.enter_context(strategy.tensor_init_context())
+        stack.enter_context(strategy.model_sharded_context())
+        module_init = getattr(precision, "module_init_context", None)  # a Lightning plugin's; the dtype otherwise
+        stack.enter_context(module_init() if callable(module_init) else precision.tensor_init_context())
+    return stack
 
 
 class _BothConfigureHooks(MisconfigurationException, RuntimeError):

@@ -38,6 +38,7 @@ from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import Selection, select
+from ..strategies.base import plugin_of
 from .checkpointing.saving import attach_checkpoint_io
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .options.arguments import (
@@ -82,6 +83,14 @@ def _one_or_all(loaders: list[Any] | None) -> Any:
 
 
 _V = TypeVar("_V")
+
+
+def _give_strategy_its_device(strategy: Strategy, device: torch.device) -> None:
+    """What Lightning's strategy knows from the Trainer's construction on: its device (``root_device``; a strategy
+    built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``, keeps its own)."""
+    own = strategy.root_device
+    if own is None or own.type != device.type:
+        strategy.root_device = device
 
 
 class Trainer:
@@ -160,9 +169,11 @@ class Trainer:
         chosen = defaults.values
         given.update(num_nodes=chosen["num_nodes"], mps_fallback=chosen["mps_fallback"])
         self.options: TrainerOptions = validate_options(**given, **unknown)
-        plugin_precision = self.options.plugins.precision
+        plugin_precision = plugin_of(strategy, "precision_plugin", self.options.plugins.precision)
         if plugin_precision is not None:
-            chosen["precision"] = precision_from_plugin(plugin_precision, precision if precision_given else None)
+            from_plugins = plugin_precision is self.options.plugins.precision  # a strategy's wins over precision=
+            explicit = precision if precision_given and from_plugins else None
+            chosen["precision"] = precision_from_plugin(plugin_precision, explicit)
         self._layer_sync = layer_sync_from(self.options.plugins.layer_sync, self.options.sync_batchnorm)
         self.origins = defaults.origins
         warn_unknown_variables()
@@ -177,7 +188,8 @@ class Trainer:
             num_nodes=self.options.num_nodes,
         )
         # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
-        self._cluster_environment = cluster_environment(self.options.plugins.cluster_environment)
+        given_environment = plugin_of(strategy, "cluster_environment", self.options.plugins.cluster_environment)
+        self._cluster_environment = cluster_environment(given_environment)
         adopt_environment(self._cluster_environment, self.num_devices, self.options.num_nodes)
         from ..registry import get_registry
         from ..strategies.compiling import check_compile_support
@@ -190,6 +202,7 @@ class Trainer:
         attach_checkpoint_io(self._strategy, self.options.plugins.checkpoint_io)
         self._precision = plugin_precision or registry.get_precision(self.selection.precision)(self.root_device.type)
         self._strategy.precision_plugin = self._precision
+        _give_strategy_its_device(self._strategy, self.root_device)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):

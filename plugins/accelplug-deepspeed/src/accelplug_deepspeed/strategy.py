@@ -175,8 +175,10 @@ class DeepSpeedStrategy(DDPStrategy):
     def needs_launcher(self, processes: int) -> bool:
         return processes > 1
 
-    def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+    def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
         import torch.distributed as dist
+
+        accelerator, device = self._environment_target(accelerator, device)  # no arguments: Lightning's call
 
         _select_deepspeed_accelerator(device)
         _import_deepspeed()

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException, did_you_mean
-from .base import Precision
-from .mixed import _SCALER_METHODS
+from .mixed import _SCALER_METHODS, ScaledSteps
 
 if TYPE_CHECKING:
     from ..base import NumericPrecision
@@ -20,7 +19,7 @@ __all__ = ["FSDPPrecision"]
 _ACCEPTED = ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true")
 
 
-class FSDPPrecision(Precision):
+class FSDPPrecision(ScaledSteps):
     """``precision`` one of ``"32-true"``, ``"16-mixed"``, ``"bf16-mixed"``, ``"16-true"``, ``"bf16-true"``;
     ``scaler`` a ``ShardedGradScaler`` for ``16-mixed`` (one is made when None)."""
 
@@ -29,8 +28,8 @@ class FSDPPrecision(Precision):
     def __init__(self, precision: str, scaler: Any = None) -> None:
         if precision not in _ACCEPTED:
             raise MisconfigurationException(
-                f"{type(self).__name__}(precision={precision!r}) is not supported in FSDP. Accepted: "
-                f"{', '.join(repr(a) for a in _ACCEPTED)}.{did_you_mean(precision, _ACCEPTED)}"
+                f"`{type(self).__name__}(precision={precision!r})` is not supported in FSDP. `precision` must be one "
+                f"of: {', '.join(repr(a) for a in _ACCEPTED)}.{did_you_mean(precision, _ACCEPTED)}"
             )
         if scaler is not None and precision != "16-mixed":
             raise MisconfigurationException(f"`precision={precision!r}` does not use a scaler, found {scaler}.")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ..base import NumericPrecision
 
-__all__ = ["MixedPrecision"]
+__all__ = ["MixedPrecision", "ScaledSteps"]
 
 _ACCEPTED = ("16-mixed", "bf16-mixed")
 _SCALER_METHODS = ("scale", "unscale_", "step", "update", "state_dict", "load_state_dict")
@@ -43,45 +43,13 @@ def autocast_device(device: object, owner: str) -> str:
     return device_type
 
 
-class MixedPrecision(Precision):
-    """Automatic mixed precision: ``precision`` is ``"16-mixed"`` (float16, loss scaled) or ``"bf16-mixed"``.
+class ScaledSteps(Precision):
+    """Lightning's step methods of a precision whose ``scaler`` may scale the loss (``MixedPrecision``,
+    ``FSDPPrecision``): the loss scaled before backward, the step through the scaler, fused optimizers kept from
+    clipping. Used where a subclass takes over the step, or where a user calls them directly."""
 
-    ``device`` is the device type autocast runs on (``"cpu"``, ``"cuda"``, ``"mps"``); ``scaler`` a
-    ``torch.amp.GradScaler`` for ``16-mixed`` (one is made when None; ``bf16-mixed`` refuses one).
-    """
+    scaler: Any = None
 
-    def __init__(self, precision: str, device: str, scaler: torch.amp.GradScaler | None = None) -> None:
-        if precision not in _ACCEPTED:
-            raise MisconfigurationException(
-                f"{type(self).__name__}(precision={precision!r}) is invalid. Accepted: "
-                f"{', '.join(repr(a) for a in _ACCEPTED)}.{did_you_mean(precision, _ACCEPTED)}"
-            )
-        if scaler is not None and not all(callable(getattr(scaler, m, None)) for m in _SCALER_METHODS):
-            raise MisconfigurationException(
-                f"{type(self).__name__}(scaler={scaler!r}) is not a gradient scaler; expected a "
-                "torch.amp.GradScaler (or None to let '16-mixed' make one)."
-            )
-        if scaler is not None and precision == "bf16-mixed":
-            raise MisconfigurationException(f"`precision='bf16-mixed'` does not use a scaler, found {scaler}.")
-        self.precision = precision
-        self.device = self.device_type = autocast_device(device, type(self).__name__)
-        self.scaler = scaler if scaler is not None else self.numerics.scaler
-
-    def _numerics_name(self) -> str:
-        return self.precision
-
-    def _make_numerics(self) -> NumericPrecision:
-        numerics = super()._make_numerics()
-        given = self.__dict__.get("scaler")
-        if given is not None:
-            numerics.scaler = given
-        return numerics
-
-    def autocast_context_manager(self) -> contextlib.AbstractContextManager[Any]:
-        """The ``torch.autocast`` context the forward runs in."""
-        return self.numerics.forward_context()
-
-    # ---- Lightning's step methods, for a subclass that takes over the step -----------------------------
     @default_hook
     def pre_backward(self, tensor: torch.Tensor, module: Any) -> torch.Tensor:
         if self.scaler is not None:
@@ -116,6 +84,45 @@ class MixedPrecision(Precision):
                 " because it performs unscaling of gradients internally. HINT: Are you using a 'fused' optimizer?"
             )
         super().clip_gradients(optimizer, clip_val, gradient_clip_algorithm)
+
+
+class MixedPrecision(ScaledSteps):
+    """Automatic mixed precision: ``precision`` is ``"16-mixed"`` (float16, loss scaled) or ``"bf16-mixed"``.
+
+    ``device`` is the device type autocast runs on (``"cpu"``, ``"cuda"``, ``"mps"``); ``scaler`` a
+    ``torch.amp.GradScaler`` for ``16-mixed`` (one is made when None; ``bf16-mixed`` refuses one).
+    """
+
+    def __init__(self, precision: str, device: str, scaler: torch.amp.GradScaler | None = None) -> None:
+        if precision not in _ACCEPTED:
+            raise MisconfigurationException(  # Lightning's words, which its users match on
+                f"Passed `{type(self).__name__}(precision={precision!r})`. Precision must be '16-mixed' or "
+                f"'bf16-mixed'.{did_you_mean(precision, _ACCEPTED)}"
+            )
+        if scaler is not None and not all(callable(getattr(scaler, m, None)) for m in _SCALER_METHODS):
+            raise MisconfigurationException(
+                f"{type(self).__name__}(scaler={scaler!r}) is not a gradient scaler; expected a "
+                "torch.amp.GradScaler (or None to let '16-mixed' make one)."
+            )
+        if scaler is not None and precision == "bf16-mixed":
+            raise MisconfigurationException(f"`precision='bf16-mixed'` does not use a scaler, found {scaler}.")
+        self.precision = precision
+        self.device = self.device_type = autocast_device(device, type(self).__name__)
+        self.scaler = scaler if scaler is not None else self.numerics.scaler
+
+    def _numerics_name(self) -> str:
+        return self.precision
+
+    def _make_numerics(self) -> NumericPrecision:
+        numerics = super()._make_numerics()
+        given = self.__dict__.get("scaler")
+        if given is not None:
+            numerics.scaler = given
+        return numerics
+
+    def autocast_context_manager(self) -> contextlib.AbstractContextManager[Any]:
+        """The ``torch.autocast`` context the forward runs in."""
+        return self.numerics.forward_context()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r}, device={self.device!r})"

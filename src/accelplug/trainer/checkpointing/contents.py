@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...errors import MisconfigurationException
+from ...strategies.base import loads_optimizers_from_checkpoint
 from ...strategies.state_dicts import SHARDED_KEY
 from ..state import RunningStage
 from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
@@ -209,10 +210,11 @@ def _restore_sharded(run: Run, path: Path, sharded: dict[str, Any], *, training:
 def _restore_training_state(run: Run, checkpoint: dict[str, Any], shown: str, *, optimizers_loaded: bool) -> None:
     optim = run.optim
     assert optim is not None
-    if not optimizers_loaded:
-        _restore_optimizers(run, checkpoint, shown)
-    for config, saved in zip(optim.schedulers, checkpoint.get("lr_schedulers", []), strict=False):
-        config.scheduler.load_state_dict(saved)
+    if run.strategy.lightning_restore_optimizer:  # False: the strategy restores them itself (Lightning's switch)
+        if not optimizers_loaded:
+            _restore_optimizers(run, checkpoint, shown)
+        for config, saved in zip(optim.schedulers, checkpoint.get("lr_schedulers", []), strict=False):
+            config.scheduler.load_state_dict(saved)
     _restore_loop(run, checkpoint)
 
 
@@ -230,6 +232,9 @@ def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> Non
             f"ckpt_path={shown!r} holds {len(saved_optimizers)} optimizer state(s), but "
             f"configure_optimizers() returned {len(optim.optimizers)}."
         )
+    if loads_optimizers_from_checkpoint(run.strategy):
+        run.strategy.load_optimizer_state_dict(checkpoint)  # type: ignore[call-arg, arg-type]  # a strategy written for Lightning
+        return
     for optimizer, saved in zip(optim.optimizers, saved_optimizers, strict=True):
         try:
             run.strategy.load_optimizer_state_dict(run.module, optimizer, saved)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ...strategies.base import accelerator_of
+from ...strategies.base import accelerator_of, devices_of
 
 __all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "lightning_env_defaults", "resolve_defaults"]
 
@@ -104,11 +104,15 @@ def _anything_configured() -> bool:
 
 def resolve_defaults(**arguments: Any) -> ResolvedDefaults:
     """Fill the arguments that were not passed from the environment and the config file (a strategy object built
-    with ``accelerator=`` passes that one, as in Lightning: :func:`~accelplug.strategies.base.accelerator_of`)."""
+    with ``accelerator=`` or ``parallel_devices=`` passes those, as in Lightning:
+    :func:`~accelplug.strategies.base.accelerator_of`, :func:`~accelplug.strategies.base.devices_of`)."""
     if "accelerator" in arguments:
         accelerator = arguments["accelerator"]
         passed = not is_unset(accelerator)
         arguments["accelerator"] = accelerator_of(arguments.get("strategy"), accelerator, given=passed)
+        if "devices" in arguments:
+            strategy, accelerator = arguments.get("strategy"), arguments["accelerator"]
+            arguments["accelerator"], arguments["devices"] = devices_of(strategy, accelerator, arguments["devices"])
     given = {k: v for k, v in arguments.items() if not is_unset(v)}
     builtin = {k: _plain(v) for k, v in arguments.items() if is_unset(v)}
     origins = dict.fromkeys(given, "argument") | dict.fromkeys(builtin, "built-in default")
