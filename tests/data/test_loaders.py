@@ -100,3 +100,45 @@ def test_prediction_reads_a_batched_iterable_dataset_as_it_comes(tmp_path: Path)
     with pytest.warns(UserWarning, match="Your `IterableDataset` has `__len__` defined"):
         predictions = trainer.predict(Doubling(), DataLoader(_Counting(), batch_size=4))
     assert [p.squeeze(1).tolist() for p in predictions] == [[0, 2, 4, 6], [8, 10, 12, 14]]  # type: ignore[union-attr]
+
+
+class _LoaderWithItsOwnArgument(DataLoader[Any]):
+    """A subclass that keeps its argument as an attribute and changes iteration: its rebuild must keep both."""
+
+    def __init__(self, dataset: Any, scale: float, **kwargs: Any) -> None:
+        super().__init__(dataset, **kwargs)
+        self.scale = scale
+
+    def __iter__(self) -> Any:
+        return ((x * self.scale,) for (x,) in super().__iter__())
+
+
+class _LoaderHidingItsArgument(DataLoader[Any]):
+    def __init__(self, new_arg: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__(TensorDataset(torch.arange(8.0)), *args, **kwargs)
+
+
+class _LoaderWithoutSamplerParameter(DataLoader[Any]):
+    def __init__(self, dataset: Any, batch_size: int) -> None:
+        super().__init__(dataset, batch_size=batch_size)
+
+
+def test_a_sharded_loader_subclass_is_made_again_by_its_own_class() -> None:
+    loader = _LoaderWithItsOwnArgument(TensorDataset(torch.arange(8.0)), scale=10.0, batch_size=2)
+    sharded = with_distributed_sampler(loader, world_size=2, rank=1, seed=0, shuffle=False)
+    assert type(sharded) is _LoaderWithItsOwnArgument and sharded.scale == 10.0
+    assert isinstance(sharded.sampler, torch.utils.data.DistributedSampler)
+    assert torch.cat([b for (b,) in sharded]).tolist() == [10.0, 30.0, 50.0, 70.0]  # rank 1's half, scaled
+
+
+def test_a_subclass_argument_that_is_no_attribute_is_named_with_lightnings_phrase() -> None:
+    loader = _LoaderHidingItsArgument(2, batch_size=2)
+    with pytest.raises(accelplug.MisconfigurationException, match=r"The missing attributes are \['new_arg'\]"):
+        with_distributed_sampler(loader, world_size=2, rank=0, seed=0)
+
+
+def test_a_subclass_that_cannot_take_a_sampler_is_refused_rather_than_left_unsharded() -> None:
+    loader = _LoaderWithoutSamplerParameter(TensorDataset(torch.arange(8.0)), batch_size=2)
+    with pytest.raises(accelplug.MisconfigurationException, match=r"The missing arguments are \['sampler'\]") as raised:
+        with_distributed_sampler(loader, world_size=2, rank=0, seed=0)
+    assert isinstance(raised.value, TypeError)  # Lightning's type for it

@@ -8,6 +8,7 @@ holds CUDA tensors cannot be pinned, and pinning is the user's call.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any, Protocol
 
@@ -43,7 +44,7 @@ class Sharding(Protocol):
 
 
 def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
-    """A new ``DataLoader`` with the user's settings, except ``changes``."""
+    """A new loader of the user's class with the user's settings, except ``changes``."""
     kwargs: dict[str, Any] = {
         "dataset": loader.dataset,
         "num_workers": loader.num_workers,
@@ -64,7 +65,58 @@ def rebuild_loader(loader: DataLoader[Any], **changes: Any) -> DataLoader[Any]:
     else:
         kwargs["batch_sampler"] = loader.batch_sampler
     kwargs.update(changes)
-    return DataLoader(**kwargs)
+    if type(loader) is DataLoader:
+        return DataLoader(**kwargs)
+    return _rebuilt_subclass(loader, kwargs, set(changes))
+
+
+class _UninjectableLoader(MisconfigurationException, TypeError):
+    """A loader class whose constructor cannot take the new sampler: the ``TypeError`` Lightning raises too."""
+
+
+def _rebuilt_subclass(loader: DataLoader[Any], settings: dict[str, Any], changed: set[str]) -> DataLoader[Any]:
+    """A ``DataLoader`` subclass made again by its own constructor, so its behaviour survives the rebuild.
+
+    As Lightning does for a loader it did not see created: each constructor parameter is read from the
+    instance attribute of that name (the new settings win), and the ``DataLoader`` settings travel through
+    ``**kwargs`` when the constructor takes them (``dataset`` only when it names it: a subclass without that
+    parameter makes its own). A required parameter with no attribute of its name cannot be recovered.
+    """
+    cls = type(loader)
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    named = {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    arguments: dict[str, Any] = {}
+    missing: list[str] = []
+    for parameter in parameters:
+        if parameter.name not in named:
+            continue
+        if parameter.name in settings:
+            arguments[parameter.name] = settings[parameter.name]
+        elif hasattr(loader, parameter.name):
+            arguments[parameter.name] = getattr(loader, parameter.name)
+        elif parameter.default is parameter.empty:
+            missing.append(parameter.name)
+    if missing:
+        raise MisconfigurationException(
+            f"Trying to inject custom `Sampler` into the `{cls.__name__}` instance. This would fail as some of the "
+            f"`__init__` arguments are not available as instance attributes. The missing attributes are {missing}: "
+            f"accelplug makes the loader again by calling {cls.__name__}(...) with each argument read from the "
+            f"attribute of its name. Store them in `__init__` (`self.{missing[0]} = {missing[0]}`), or pass "
+            "use_distributed_sampler=False and shard the data yourself."
+        )
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        for name, value in settings.items():
+            if name != "dataset" or "dataset" in named:
+                arguments.setdefault(name, value)
+    unreachable = sorted(name for name in changed if name not in arguments and settings[name] is not None)
+    if unreachable:  # its constructor would drop the new sampler without a word
+        raise _UninjectableLoader(
+            f"Trying to inject parameters into the `{cls.__name__}` instance. This would fail as it doesn't expose "
+            f"all its attributes in the `__init__` signature. The missing arguments are {unreachable}: add them "
+            f"(or `**kwargs` passed on to DataLoader) to {cls.__name__}.__init__, or pass "
+            "use_distributed_sampler=False and shard the data yourself."
+        )
+    return cls(**arguments)
 
 
 def unpin_where_unsupported(loader: Any, device: torch.device) -> Any:
