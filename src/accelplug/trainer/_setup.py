@@ -91,25 +91,27 @@ def start_run(
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
     timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
+    _attach(module, trainer, datamodule)  # configure_callbacks already sees its trainer, as in Lightning
     extra = _module_callbacks(module)
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
     router = _lend_log(trainer, callbacks, module)
+    router.collecting = stage is not Stage.PREDICTING
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
-    _attach(module, trainer, datamodule)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")
     strategy.barrier()
     start_experiments(trainer.loggers)
-    _call_datamodule(datamodule, "setup", stage.value)
-    hooks.call("setup", stage.value)
+    fn = TrainerFn(stage.value)  # the setup/teardown hooks get Lightning's enum (a str: `stage == "fit"` holds)
+    _call_datamodule(datamodule, "setup", fn)
+    hooks.call("setup", fn)
     _configure_sharded_model(module)
     hooks.call_module("configure_model")
     state.clear_metrics()
@@ -174,8 +176,10 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
     try:
-        run.hooks.call("teardown", run.stage.value)
-        _call_datamodule(run.datamodule, "teardown", run.stage.value)
+        run.hooks.call("teardown", TrainerFn(run.stage.value))
+        _call_datamodule(run.datamodule, "teardown", TrainerFn(run.stage.value))
+        # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
+        vars(getattr(run.trainer, "_module", None) or run.module).pop("_logged_metric_attributes", None)
     finally:
         try:
             finalize_loggers(run.loggers, failed=failed)

@@ -33,6 +33,7 @@ from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
+from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
 from ..profilers import Profiler
@@ -497,7 +498,7 @@ class Trainer:
 
     def _log_path(self) -> Path:
         if self._log_dir is None:
-            if not self._loggers:
+            if not self._loggers or isinstance(self._loggers[0], DummyLogger):  # fast_dev_run: nothing is written
                 return self.options.root_dir
             for logger in self._loggers:
                 folder = getattr(logger, "log_dir", None)

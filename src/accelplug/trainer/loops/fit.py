@@ -62,7 +62,9 @@ class FitLoop:
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
         self.opt = Optimization(run)
-        self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
+        self.collector = LogCollector(
+            live=run.state.callback_metrics, bar=run.state.progress_bar_metrics, logged=run.state.logged_metrics
+        )
         self.started = time.monotonic()
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
