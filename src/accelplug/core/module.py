@@ -34,7 +34,7 @@ TORCHSCRIPT_DEPRECATED = (
     "See https://pytorch.org/docs/stable/export.html for more information."
 )
 
-__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
+__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl", "warn_logging_disabled"]
 
 
 class LogSink(Protocol):
@@ -291,6 +291,9 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         trainer = self._trainer
         if trainer is None:
             self._warn_unattached(what)
+            return
+        if getattr(trainer, "barebones", False):
+            warn_logging_disabled(what)
             return
         if getattr(getattr(trainer, "state", None), "fn", None) == "predict":
             raise MisconfigurationException(
@@ -603,6 +606,16 @@ REMOVED_HOOKS = {**REFUSED_HOOKS, **IGNORED_HOOKS}
 
 class RemovedHookError(MisconfigurationException, NotImplementedError):
     """A LightningModule defines a hook Lightning 2 refuses (Lightning raises ``NotImplementedError``)."""
+
+
+def warn_logging_disabled(what: str = "self.log") -> None:
+    """``self.log`` under ``Trainer(barebones=True)``: the value is dropped, with Lightning's warning."""
+    warnings.warn(
+        f"You are trying to `{what}()` but `Trainer(barebones=True)` is configured. Logging can impact raw speed so "
+        "it is disabled under this setting: the value goes nowhere.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _installed_package(cls: type) -> bool:

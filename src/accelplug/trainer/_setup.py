@@ -98,6 +98,7 @@ def start_run(
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
     router = _lend_log(trainer, callbacks, module)
     router.collecting = stage is not Stage.PREDICTING
+    router.barebones = bool(trainer.options.barebones)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:

@@ -664,7 +664,9 @@ class Trainer:
 
     @property
     def log_every_n_steps(self) -> int:
-        return self.options.log_every_n_steps
+        """Every how many batches the step values are logged; 0 under ``barebones=True``, which logs nothing (as
+        Lightning reports it: callbacks that follow the cadence, such as ``LearningRateMonitor``, stay quiet)."""
+        return 0 if self.options.barebones else self.options.log_every_n_steps
 
     @property
     def num_sanity_val_steps(self) -> float | int:

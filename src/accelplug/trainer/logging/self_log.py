@@ -44,6 +44,8 @@ class LogRouter:
         self.dataloader_idx: int | None = None
         #: False while ``trainer.predict`` runs: prediction collects no logged values (Lightning's rule).
         self.collecting = True
+        #: ``Trainer(barebones=True)``: every value is dropped, with Lightning's warning.
+        self.barebones = False
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
         self.fx = fx
@@ -81,6 +83,11 @@ class LogRouter:
         rank_zero_only: bool = False,
     ) -> None:
         fx = self.fx
+        if self.barebones:
+            from ...core.module import warn_logging_disabled
+
+            warn_logging_disabled()
+            return
         if not self.collecting:
             raise MisconfigurationException(
                 f"You are trying to `self.log()` but the loop's result collection is not registered yet: "
