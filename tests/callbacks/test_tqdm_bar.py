@@ -1,4 +1,4 @@
-"""``TQDMProgressBar`` as Lightning code handles it: its ``Tqdm`` replaced at Lightning's path, pickled, printed through."""
+"""``TQDMProgressBar`` as Lightning code handles it: its ``Tqdm`` replaced at Lightning's path, pickled, printing."""
 
 from __future__ import annotations
 

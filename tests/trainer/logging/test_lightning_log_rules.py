@@ -38,7 +38,7 @@ def test_logging_in_setup_is_refused_as_lightning_refuses_it(tmp_path: Path) -> 
         def setup(self, stage: str) -> None:
             self.log("in_setup", 1.0)
 
-    with pytest.raises(MisconfigurationException, match="You can't `self.log"):
+    with pytest.raises(MisconfigurationException, match=r"You can't `self\.log"):
         _trainer(tmp_path).fit(LogsInSetup())
 
 
@@ -47,7 +47,7 @@ def test_logging_in_lr_scheduler_step_is_refused(tmp_path: Path) -> None:
         def lr_scheduler_step(self, scheduler: Any, metric: Any) -> None:
             self.log("in_scheduler_step", 1.0)
 
-    with pytest.raises(MisconfigurationException, match="You can't `self.log\\(\\)` inside `lr_scheduler_step`"):
+    with pytest.raises(MisconfigurationException, match=r"You can't `self\.log\(\)` inside `lr_scheduler_step`"):
         _trainer(tmp_path).fit(LogsInSchedulerStep())
 
 
