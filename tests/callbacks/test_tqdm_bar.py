@@ -1,4 +1,4 @@
-"""``TQDMProgressBar`` as Lightning code handles it: its ``Tqdm`` replaced at Lightning's path, pickled, printing."""
+"""Progress bars as Lightning code handles them: ``Tqdm`` replaced at Lightning's path, pickled, printing through."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from accelplug.demos.boring_classes import BoringModel
 from accelplug.pytorch.callbacks.progress import tqdm_progress
 
 
-def _trainer(tmp_path: Path, bar: TQDMProgressBar) -> Trainer:
+def _trainer(tmp_path: Path, bar: Any) -> Trainer:
     return Trainer(
         default_root_dir=tmp_path,
         accelerator="cpu",
@@ -91,3 +91,13 @@ def test_module_print_uses_plain_print_when_the_bar_is_disabled(
     bar.disable()
     _trainer(tmp_path, bar).fit(Printing())
     assert "plain 0\nplain 1\n" in capsys.readouterr().out
+
+
+def test_a_rich_bar_pickles_after_fit(tmp_path: Path) -> None:
+    from accelplug.callbacks import RichProgressBar
+
+    bar = RichProgressBar()
+    trainer = _trainer(tmp_path, bar)
+    trainer.fit(BoringModel())
+    copy = pickle.loads(pickle.dumps(bar))
+    assert copy.progress is None and bar.progress is not None

@@ -427,6 +427,10 @@ class RichProgressBar(ProgressBar):
         self.predict_progress_bar_id: Any = None
         self._metrics: dict[str, Any] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # rich's display holds a lock and a thread, which do not pickle: a pickled bar callback leaves it behind
+        return {**vars(self), "progress": None, "_progress_stopped": False}
+
     @property
     def refresh_rate(self) -> float:
         return self._refresh_rate

@@ -96,9 +96,7 @@ def start_run(
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
-    router = _lend_log(trainer, callbacks, module)
-    router.collecting = stage is not Stage.PREDICTING
-    router.barebones = bool(trainer.options.barebones)
+    router = _lend_log(trainer, callbacks, module, stage)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
@@ -110,9 +108,8 @@ def start_run(
         hooks.call_module("prepare_data")
     strategy.barrier()
     start_experiments(trainer.loggers)
-    fn = TrainerFn(stage.value)  # the setup/teardown hooks get Lightning's enum (a str: `stage == "fit"` holds)
-    _call_datamodule(datamodule, "setup", fn)
-    hooks.call("setup", fn)
+    _call_datamodule(datamodule, "setup", TrainerFn(stage.value))  # Lightning's enum, a str: `stage == "fit"`
+    hooks.call("setup", TrainerFn(stage.value))
     _configure_sharded_model(module)
     hooks.call_module("configure_model")
     state.clear_metrics()
@@ -247,11 +244,14 @@ def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
     io._on_failure = failed
 
 
-def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module) -> LogRouter:
+def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module, stage: Stage) -> LogRouter:
     """This run's log router; every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each
-    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in."""
+    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in. Prediction collects
+    nothing, and ``barebones=True`` drops every value (Lightning's rules)."""
     router = LogRouter()
     router.has_logger = bool(trainer.loggers)
+    router.collecting = stage is not Stage.PREDICTING
+    router.barebones = bool(trainer.options.barebones)
     log = getattr(module, "log", None)
     log_dict = getattr(module, "log_dict", None)
     for callback in callbacks:
