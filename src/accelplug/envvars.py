@@ -209,7 +209,7 @@ def config_path() -> Path:
     """
     override = os.environ.get("ACCELPLUG_CONFIG_FILE", "").strip()
     if override:
-        return Path(override).expanduser()
+        return Path(os.path.expanduser(override))
     from platformdirs import user_config_path
 
     return user_config_path("accelplug", appauthor=False) / "config.toml"

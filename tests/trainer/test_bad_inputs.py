@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -166,6 +167,15 @@ def test_random_ckpt_path_values_raise_only_misconfiguration(tmp_path: Path, val
     trainer = _trainer(tmp_path / "run")
     with pytest.raises(MisconfigurationException):
         trainer.fit(LinearRegression(), regression_data(n=16, batch_size=8), ckpt_path=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["~0", "~no-such-user-here/x.ckpt"])
+def test_a_home_folder_of_an_unknown_user_is_a_missing_checkpoint_not_a_runtime_error(
+    tmp_path: Path, value: str
+) -> None:
+    # pathlib's expanduser raises RuntimeError for ~name of an unknown user; a missing file is what it is.
+    with pytest.raises(MisconfigurationException, match=re.escape(value)):
+        _trainer(tmp_path / "run").fit(LinearRegression(), regression_data(n=16, batch_size=8), ckpt_path=value)
 
 
 def test_ckpt_path_last_with_no_checkpoint_and_best_without_a_monitor_are_explained(tmp_path: Path) -> None:

@@ -172,7 +172,7 @@ def atomic_save(obj: Any, path: str | os.PathLike[str], *, with_digest: bool = T
     if is_url(path):
         return _save_to_url(obj, os.fspath(path))
     refuse_urls(path)
-    target = Path(_local(path)).expanduser().resolve()
+    target = Path(os.path.expanduser(_local(path))).resolve()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -44,9 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["end_run", "recording_profiler", "setup_profiler", "start_run"]
 
 
-def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
+def _call_datamodule(datamodule: Any, name: str, *args: Any, **kwargs: Any) -> None:
     if datamodule is not None and overrides(datamodule, name):
-        getattr(datamodule, name)(*args)
+        getattr(datamodule, name)(*args, **kwargs)
 
 
 def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:
@@ -108,8 +108,8 @@ def start_run(
         hooks.call_module("prepare_data")
     strategy.barrier()
     start_experiments(trainer.loggers)
-    _call_datamodule(datamodule, "setup", TrainerFn(stage.value))  # Lightning's enum, a str: `stage == "fit"`
-    hooks.call("setup", TrainerFn(stage.value))
+    _call_datamodule(datamodule, "setup", stage=TrainerFn(stage.value))  # by keyword, Lightning's enum (a str)
+    hooks.call_stage("setup", TrainerFn(stage.value))
     _configure_sharded_model(module)
     hooks.call_module("configure_model")
     state.clear_metrics()
@@ -174,8 +174,8 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
     try:
-        run.hooks.call("teardown", TrainerFn(run.stage.value))
-        _call_datamodule(run.datamodule, "teardown", TrainerFn(run.stage.value))
+        run.hooks.call_stage("teardown", TrainerFn(run.stage.value))
+        _call_datamodule(run.datamodule, "teardown", stage=TrainerFn(run.stage.value))
         # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
         vars(getattr(run.trainer, "_module", None) or run.module).pop("_logged_metric_attributes", None)
     finally:

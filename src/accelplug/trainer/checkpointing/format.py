@@ -61,7 +61,7 @@ def checked_path(path: object) -> Path | str:
     if is_url(text):
         return _checked_url(text)
     refuse_urls(text, "ckpt_path")
-    target = Path(text.removeprefix("file://")).expanduser()
+    target = Path(os.path.expanduser(text.removeprefix("file://")))
     if not target.exists():
         raise CheckpointNotFoundError(
             f"Checkpoint file not found: {text} (ckpt_path={text!r}; no such file at {target.resolve()})."

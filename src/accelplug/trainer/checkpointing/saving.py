@@ -53,7 +53,7 @@ def save_run_checkpoint(
     if is_url(path):
         return _save_to_url(strategy, checkpoint, os.fspath(path), storage_options)
     refuse_urls(path)  # a URL already turned into a local "s3:/b" folder by Path()
-    target = Path(os.fspath(path).removeprefix("file://")).expanduser().resolve()
+    target = Path(os.path.expanduser(os.fspath(path).removeprefix("file://"))).resolve()
     try:
         strategy.save_checkpoint(checkpoint, target, _writer(strategy, storage_options, as_str=isinstance(path, str)))
     finally:
