@@ -21,8 +21,8 @@ __all__ = ["DeviceStatsMonitor", "LearningRateMonitor"]
 def _log(trainer: Any, metrics: dict[str, float]) -> None:
     if not metrics or not trainer.is_global_zero:
         return
-    for logger in trainer.loggers:
-        logger.log_metrics(metrics, trainer.global_step)
+    for logger in trainer.loggers:  # at Lightning's step for these rows: the count of batches that stepped
+        logger.log_metrics(metrics, trainer.state.log_step)
 
 
 class LearningRateMonitor(Callback):
@@ -69,8 +69,10 @@ class LearningRateMonitor(Callback):
         self.last_weight_decay_values = {f"{name}-weight_decay": None for name in names}
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
-        every = trainer.options.log_every_n_steps
-        if (trainer.global_step + 1) % every != 0 and not trainer.should_stop:
+        # Lightning's logging cadence: every n-th batch that steps (not optimizer step: several optimizers step in
+        # one batch), or when the fit is stopping; never with log_every_n_steps=0
+        every = trainer.log_every_n_steps
+        if not every or ((trainer.state.log_step + 1) % every != 0 and not trainer.should_stop):
             return
         if self.logging_interval != "epoch":
             self._log_stats(trainer, "step" if self.logging_interval is None else "any")
@@ -122,10 +124,22 @@ class LearningRateMonitor(Callback):
         only = groups[0].get("name")
         return [f"{base}/{only}" if only else base]
 
+    def _rename_grown(self, names: list[str]) -> None:
+        """An optimizer that had one parameter group and now has several (a finetuning callback added one): its
+        history moves from ``lr-SGD`` to ``lr-SGD/pg1``, and the new groups' names join, as Lightning keeps them."""
+        for name in names:
+            old = name.replace("/pg1", "")
+            if "/pg1" in name and old in self.lrs:
+                self.lrs[name] = self.lrs.pop(old)
+            elif name not in self.lrs:
+                self.lrs[name] = []
+
     def _log_stats(self, trainer: Any, interval: str) -> None:
         stats: dict[str, float] = {}
         intervals = {id(c.scheduler.optimizer): c.interval for c in trainer.lr_scheduler_configs}
-        for optimizer, names in self._named(trainer):
+        named = self._named(trainer)
+        self._rename_grown([name for _, names in named for name in names])
+        for optimizer, names in named:
             scheduled = intervals.get(id(optimizer))
             if scheduled is not None and interval not in (scheduled, "any"):
                 continue

@@ -102,6 +102,15 @@ class ProgressBar(Callback):
     def reset_dataloader_idx_tracker(self) -> None:
         self._current_eval_dataloader_idx = None
 
+    @property
+    def is_enabled(self) -> bool:
+        """Whether the bar draws (and ``LightningModule.print`` goes through :meth:`print`)."""
+        return True
+
+    @property
+    def is_disabled(self) -> bool:
+        return not self.is_enabled
+
     def disable(self) -> None:
         """Stop drawing (the Trainer calls it on processes other than global zero)."""
         raise NotImplementedError
@@ -141,10 +150,17 @@ def get_standard_metrics(trainer: Any) -> dict[str, int | str]:
     return {"v_num": version[-4:] if isinstance(version, str) else version}
 
 
-def _tqdm_class() -> Any:
-    from .tqdm_bar import Tqdm  # imports tqdm, which only the tqdm bar needs
+#: Lightning's public path of the ``Tqdm`` class. Code written for Lightning replaces the class there
+#: (``mock.patch("lightning.pytorch.callbacks.progress.tqdm_progress.Tqdm", Recording)``) to watch the bars; the
+#: bar reads the class from that module, when it is loaded, each time it makes a bar, so the replacement is used.
+_TQDM_PUBLIC_PATH = "accelplug.pytorch.callbacks.progress.tqdm_progress"
 
-    return Tqdm
+
+def _tqdm_class() -> Any:
+    from . import tqdm_bar  # imports tqdm, which only the tqdm bar needs
+
+    public = sys.modules.get(_TQDM_PUBLIC_PATH)  # looked up, never imported: that path stands above this room
+    return getattr(public, "Tqdm", tqdm_bar.Tqdm)
 
 
 def _miniters(text: str) -> int:
@@ -344,10 +360,19 @@ class TQDMProgressBar(ProgressBar):
         self.predict_progress_bar.close()
         self.reset_dataloader_idx_tracker()
 
-    def print(self, *args: Any, sep: str = " ", **kwargs: Any) -> None:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped]
+    def __getstate__(self) -> dict[str, Any]:
+        # a tqdm bar holds its output stream, which does not pickle: a pickled bar callback leaves its bars behind
+        from tqdm import tqdm  # type: ignore[import-untyped]
 
-        tqdm.write(sep.join(map(str, args)), **kwargs)
+        return {k: None if isinstance(v, tqdm) else v for k, v in vars(self).items()}
+
+    def print(self, *args: Any, sep: str = " ", **kwargs: Any) -> None:
+        """Write through the first bar that draws (training, validation, test, predict), so the bars stay whole;
+        nothing when none draws (Lightning's rule)."""
+        bars = (self.train_progress_bar, self.val_progress_bar, self.test_progress_bar, self.predict_progress_bar)
+        active = next((bar for bar in bars if bar is not None and not bar.disable), None)
+        if active is not None:
+            active.write(sep.join(map(str, args)), **kwargs)
 
 
 @dataclass
@@ -406,6 +431,10 @@ class RichProgressBar(ProgressBar):
         self.test_progress_bar_id: Any = None
         self.predict_progress_bar_id: Any = None
         self._metrics: dict[str, Any] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # rich's display holds a lock and a thread, which do not pickle: a pickled bar callback leaves it behind
+        return {**vars(self), "progress": None, "_progress_stopped": False}
 
     @property
     def refresh_rate(self) -> float:

@@ -35,7 +35,7 @@ TORCHSCRIPT_DEPRECATED = (
     "See https://pytorch.org/docs/stable/export.html for more information."
 )
 
-__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl"]
+__all__ = ["MODULE_HOOKS", "AttributeDict", "LightningModule", "LogSink", "OptimizerControl", "warn_logging_disabled"]
 
 
 class LogSink(Protocol):
@@ -214,7 +214,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
             if self._fabric is not None:
                 self._log_through_fabric({name: value}, logger)
                 return
-            self._warn_unattached("self.log")
+            self._refuse_outside_collection("self.log")
             return
         if (
             metric_attribute is None
@@ -270,7 +270,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
             if self._fabric is not None:
                 self._log_through_fabric(dictionary, logger)
                 return
-            self._warn_unattached("self.log_dict")
+            self._refuse_outside_collection("self.log_dict")
             return
         options = {k: v for k, v in locals().items() if k not in ("self", "sink", "dictionary")}
         sink.log_dict(dictionary, **options)
@@ -294,6 +294,27 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
                 )
         self._fabric.log_dict(dict(metrics))
 
+    def _refuse_outside_collection(self, what: str) -> None:
+        """``self.log`` where nothing collects it: a warning without a Trainer; with one, Lightning's errors (a hook
+        that runs outside the loops, such as ``setup`` or ``configure_optimizers``, or a ``predict`` call)."""
+        trainer = self._trainer
+        if trainer is None:
+            self._warn_unattached(what)
+            return
+        if getattr(trainer, "barebones", False):
+            warn_logging_disabled(what)
+            return
+        if getattr(getattr(trainer, "state", None), "fn", None) == "predict":
+            raise MisconfigurationException(
+                f"You are trying to `{what}()` but the loop's result collection is not registered yet: "
+                "`trainer.predict` does not support logging. Return the values from `predict_step` instead."
+            )
+        raise MisconfigurationException(
+            f"You can't `{what}()` here: this hook runs outside the loops that collect logged values (as in "
+            "Lightning: prepare_data, setup, configure_model, configure_optimizers, teardown...). Log from the "
+            "step methods or the batch and epoch hooks."
+        )
+
     def _warn_unattached(self, what: str) -> None:
         if not self._warned_no_trainer:
             self._warned_no_trainer = True
@@ -305,9 +326,17 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
             )
 
     def print(self, *args: Any, **kwargs: Any) -> None:
-        """``print`` on the global-zero process only (each process would print otherwise)."""
-        if self._trainer is None or self._trainer.is_global_zero:
+        """``print`` on the global-zero process only (each process would print otherwise), through the progress
+        bar's ``print`` while one draws, so the text does not cut through the bars."""
+        trainer = self._trainer
+        if trainer is None:
             print(*args, **kwargs)
+        elif trainer.is_global_zero:
+            bar = trainer.progress_bar_callback
+            if bar is not None and bar.is_enabled:
+                bar.print(*args, **kwargs)
+            else:
+                print(*args, **kwargs)
 
     # ---- where the module runs ------------------------------------------------------------------------
     #: True while torch.jit scripts the module (``to_torchscript``): ``trainer`` then reads as None.
@@ -608,6 +637,16 @@ REMOVED_HOOKS = {**REFUSED_HOOKS, **IGNORED_HOOKS}
 
 class RemovedHookError(MisconfigurationException, NotImplementedError):
     """A LightningModule defines a hook Lightning 2 refuses (Lightning raises ``NotImplementedError``)."""
+
+
+def warn_logging_disabled(what: str = "self.log") -> None:
+    """``self.log`` under ``Trainer(barebones=True)``: the value is dropped, with Lightning's warning."""
+    warnings.warn(
+        f"You are trying to `{what}()` but `Trainer(barebones=True)` is configured. Logging can impact raw speed so "
+        "it is disabled under this setting: the value goes nowhere.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _installed_package(cls: type) -> bool:

@@ -15,11 +15,13 @@ out with a warning.
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import inspect
 import os
 import warnings
 from argparse import Namespace
+from collections.abc import Iterator
 from enum import Enum
 from typing import IO, Any
 
@@ -36,6 +38,7 @@ __all__ = [
     "export_tensorrt",
     "export_torchscript",
     "hparams_yaml_text",
+    "jit_reading",
     "load_from_checkpoint",
     "load_hparams_from_tags_csv",
     "load_hparams_from_yaml",
@@ -422,28 +425,42 @@ def export_onnx(module: Any, file_path: Any, input_sample: Any, **kwargs: Any) -
         module.train(training)
 
 
-@torch.no_grad()
-def export_torchscript(module: Any, file_path: Any, method: str | None, example_inputs: Any, **kwargs: Any) -> Any:
-    """The module scripted (``method="script"``) or traced (``"trace"``), in eval mode; saved when given a path."""
-    training = module.training
-    module.eval()
-    cls, before = type(module), vars(type(module)).get("_jit_is_scripting")
-    cls._jit_is_scripting = True  # torch.jit reads every property; the trainer one must not raise
+@contextlib.contextmanager
+def jit_reading(module: Any) -> Iterator[None]:
+    """While the block runs, torch.jit may read every property of ``module``: a LightningModule's ``trainer``
+    answers None instead of raising when there is none (Lightning's ``_jit_is_scripting``)."""
+    cls = type(module)
+    if not hasattr(cls, "_jit_is_scripting"):  # not a LightningModule: nothing to guard
+        yield
+        return
+    before = vars(cls).get("_jit_is_scripting")
+    cls._jit_is_scripting = True
     try:
-        if method == "script":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                exported = torch.jit.script(module, **kwargs)
-        elif method == "trace":
-            sample = _example(module, example_inputs, "to_torchscript()")
-            exported = torch.jit.trace(module, sample, **kwargs)  # type: ignore[no-untyped-call]
-        else:
-            raise MisconfigurationException(f"to_torchscript(method={method!r}): expected 'script' or 'trace'.")
+        yield
     finally:
         if before is None:
             del cls._jit_is_scripting
         else:
             cls._jit_is_scripting = before
+
+
+@torch.no_grad()
+def export_torchscript(module: Any, file_path: Any, method: str | None, example_inputs: Any, **kwargs: Any) -> Any:
+    """The module scripted (``method="script"``) or traced (``"trace"``), in eval mode; saved when given a path."""
+    training = module.training
+    module.eval()
+    try:
+        with jit_reading(module):
+            if method == "script":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    exported = torch.jit.script(module, **kwargs)
+            elif method == "trace":
+                sample = _example(module, example_inputs, "to_torchscript()")
+                exported = torch.jit.trace(module, sample, **kwargs)  # type: ignore[no-untyped-call]
+            else:
+                raise MisconfigurationException(f"to_torchscript(method={method!r}): expected 'script' or 'trace'.")
+    finally:
         module.train(training)
     if file_path is not None:
         torch.jit.save(exported, os.fspath(file_path))

@@ -109,7 +109,7 @@ class VersionedFolders:
     def version(self) -> int | str:
         """The version given, else the next free ``version_N`` number (fixed on first use)."""
         if self._version is None:
-            self._version = next_version(self._fs, os.path.join(self._root_dir, self._name))
+            self._version = next_version(self._fs, os.path.join(self._root_dir, self.name))
         return self._version
 
     @property
@@ -118,8 +118,9 @@ class VersionedFolders:
         return self._root_dir
 
     def _run_folder(self) -> str:
-        """``root/name/version_N`` (or ``root/name/<version>`` for a version given as text)."""
-        return os.path.join(self._root_dir, self._name, version_folder(self.version))
+        """``root/name/version_N`` (or ``root/name/<version>`` for a version given as text), through the ``name``
+        and ``version`` properties, so a subclass that overrides them names its folder (as in Lightning)."""
+        return os.path.join(self._root_dir, self.name, version_folder(self.version))
 
 
 class SaveDirFolders(VersionedFolders):
@@ -132,7 +133,7 @@ class SaveDirFolders(VersionedFolders):
 
     @property
     def root_dir(self) -> str:
-        return os.path.join(self._root_dir, self._name)
+        return os.path.join(self._root_dir, self.name)
 
 
 def next_version_dir(root: Path, name: str = "lightning_logs") -> Path:

@@ -179,7 +179,10 @@ class FabricTensorBoardLogger(VersionedFolders, Logger):
         before = getattr(model, "_on_before_batch_transfer", None)
         if callable(before) and callable(transfer):
             input_array = transfer(before(input_array))
-        self.experiment.add_graph(model, input_array)
+        from ..core.saving import jit_reading  # a module without a trainer (the graph logged before fit) traces
+
+        with jit_reading(model):
+            self.experiment.add_graph(model, input_array)
 
     @rank_zero_only
     def save(self) -> None:

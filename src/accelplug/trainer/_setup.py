@@ -92,25 +92,25 @@ def start_run(
     callbacks = list(trainer.callbacks)
     profiler = recording_profiler(trainer)
     timed = [] if profiler is None else _time_methods(profiler, module, datamodule)
+    _attach(module, trainer, datamodule)  # configure_callbacks already sees its trainer, as in Lightning
     extra = _module_callbacks(module)
     if extra:
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
-    router = _lend_log(trainer, callbacks, module)
+    router = _lend_log(trainer, callbacks, module, stage)
     if profiler is None:
         hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
     else:
         hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
         hooks.timed_methods = timed
-    _attach(module, trainer, datamodule)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
         hooks.call_module("prepare_data")
     strategy.barrier()
     start_experiments(trainer.loggers)
-    _call_datamodule(datamodule, "setup", stage=stage.value)  # by keyword, as Lightning passes it
-    hooks.call_stage("setup", stage.value)
+    _call_datamodule(datamodule, "setup", stage=TrainerFn(stage.value))  # by keyword, Lightning's enum (a str)
+    hooks.call_stage("setup", TrainerFn(stage.value))
     _configure_model(hooks, strategy, trainer.precision_plugin, module)
     state.clear_metrics()
     precision = trainer.precision_plugin
@@ -196,8 +196,10 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
     try:
-        run.hooks.call_stage("teardown", run.stage.value)
-        _call_datamodule(run.datamodule, "teardown", stage=run.stage.value)
+        run.hooks.call_stage("teardown", TrainerFn(run.stage.value))
+        _call_datamodule(run.datamodule, "teardown", stage=TrainerFn(run.stage.value))
+        # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
+        vars(getattr(run.trainer, "_module", None) or run.module).pop("_logged_metric_attributes", None)
     finally:
         try:
             finalize_loggers(run.loggers, failed=failed)
@@ -264,11 +266,14 @@ def _watch_background_saves(strategy: Strategy, state: LoopState) -> None:
     io._on_failure = failed
 
 
-def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module) -> LogRouter:
+def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module, stage: Stage) -> LogRouter:
     """This run's log router; every callback gets the module's ``log``/``log_dict`` (Lightning binds them at each
-    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in."""
+    run), so a callback hook can ``self.log(...)`` under the rules of the hook it runs in. Prediction collects
+    nothing, and ``barebones=True`` drops every value (Lightning's rules)."""
     router = LogRouter()
     router.has_logger = bool(trainer.loggers)
+    router.collecting = stage is not Stage.PREDICTING
+    router.barebones = bool(trainer.options.barebones)
     log = getattr(module, "log", None)
     log_dict = getattr(module, "log_dict", None)
     for callback in callbacks:

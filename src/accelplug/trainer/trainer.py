@@ -34,7 +34,10 @@ from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, attach_environment, cluster_environment, relaunch_if_needed
+from ..loggers.csv_logs import CSVLogger
+from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
+from ..loggers.tensorboard import TensorBoardLogger
 from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import Selection, select
@@ -515,13 +518,17 @@ class Trainer:
 
     def _log_path(self) -> Path:
         if self._log_dir is None:
-            if not self._loggers:
+            if not self._loggers or isinstance(self._loggers[0], DummyLogger):  # fast_dev_run: nothing is written
                 return self.options.root_dir
-            for logger in self._loggers:
-                folder = getattr(logger, "log_dir", None)
-                if folder is not None:
-                    self._log_dir = Path(folder)
-                    break
+            first = self._loggers[0]
+            # Lightning's rule: a file logger's log_dir, any other logger's save_dir; failing those (None, or not
+            # a path: a stand-in object), the first logger that has a log_dir folder
+            attribute = "log_dir" if isinstance(first, (CSVLogger, TensorBoardLogger)) else "save_dir"
+            chosen = getattr(first, attribute, None)
+            folders = [chosen, *(getattr(logger, "log_dir", None) for logger in self._loggers)]
+            folder = next((f for f in folders if isinstance(f, (str, os.PathLike))), None)
+            if folder is not None:
+                self._log_dir = Path(folder)
             else:
                 from ..loggers._files import next_version_dir
 
@@ -678,7 +685,9 @@ class Trainer:
 
     @property
     def log_every_n_steps(self) -> int:
-        return self.options.log_every_n_steps
+        """Every how many batches the step values are logged; 0 under ``barebones=True``, which logs nothing (as
+        Lightning reports it: callbacks that follow the cadence, such as ``LearningRateMonitor``, stay quiet)."""
+        return 0 if self.options.barebones else self.options.log_every_n_steps
 
     @property
     def num_sanity_val_steps(self) -> float | int:

@@ -152,7 +152,12 @@ class _EpochValue:
 class LogCollector:
     """Everything ``self.log`` received during one stage (training, validation or test)."""
 
-    def __init__(self, live: dict[str, Any] | None = None, bar: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        live: dict[str, Any] | None = None,
+        bar: dict[str, Any] | None = None,
+        logged: dict[str, Any] | None = None,
+    ) -> None:
         #: Step values since they were last read, by logged name (``name`` or ``name_step``).
         self.step_values: dict[str, torch.Tensor] = {}
         #: The latest step values as ``callback_metrics`` shows them (``name`` and, when forked, ``name_step``):
@@ -163,6 +168,9 @@ class LogCollector:
         #: device tensor it is (no read-back), and becomes a float only when someone reads the metrics
         #: (:func:`settle_bar`), as Lightning's progress bar shows each step's live value.
         self.bar = bar
+        #: With ``logged``, the Trainer's ``logged_metrics``: a step value meant for the loggers lands there as the
+        #: device tensor it is at once, logging step or not, as Lightning's ``logged_metrics`` shows each batch's.
+        self.logged = logged
         #: Names logged both on step and on epoch (with their loader suffix): ``callback_metrics`` also shows them
         #: unsuffixed; each maps to its step and epoch keys.
         self.forked: dict[str, tuple[str, str]] = {}
@@ -176,6 +184,8 @@ class LogCollector:
         self.metas: dict[tuple[str, str], LogMeta] = {}
         #: Metric objects computed for an epoch, reset once the epoch-end hooks have run (they may compute them).
         self._computed: list[Any] = []
+        #: Metric objects logged on step only: reset at the epoch's end too (Lightning resets every logged metric).
+        self._step_metrics: dict[int, Any] = {}
 
     def add(
         self, name: str, value: Any, meta: LogMeta, batch_size: int, suffix: str = "", owner: int | None = None
@@ -187,6 +197,8 @@ class LogCollector:
         step_key = f"{name}_step{suffix}" if on_epoch else name + suffix
         epoch_key = f"{name}_epoch{suffix}" if on_step else name + suffix
         if on_step:
+            if metric is not None and not on_epoch:
+                self._step_metrics.setdefault(id(metric), metric)
             step_value = metric._forward_cache if metric is not None else value
             if isinstance(step_value, torch.Tensor):
                 detached = step_value.detach()
@@ -197,6 +209,8 @@ class LogCollector:
                         self.bar[step_key] = detached
                 if not logger:
                     self.step_no_logger.add(step_key)
+                elif self.logged is not None:
+                    self.logged[step_key] = detached
         if on_epoch:
             if on_step:
                 self.forked[name + suffix] = (step_key, epoch_key)
@@ -241,7 +255,8 @@ class LogCollector:
                 self._computed.append(entry.metric)
         if reset:
             computed, self._computed = self._computed, []
-            for metric in computed:
+            stepped, self._step_metrics = self._step_metrics, {}
+            for metric in {**stepped, **{id(m): m for m in computed}}.values():
                 metric.reset()
         return results
 

@@ -42,6 +42,10 @@ class LogRouter:
         self.has_logger = True
         #: The evaluation loader whose batches run now, when there are several (names get its suffix).
         self.dataloader_idx: int | None = None
+        #: False while ``trainer.predict`` runs: prediction collects no logged values (Lightning's rule).
+        self.collecting = True
+        #: ``Trainer(barebones=True)``: every value is dropped, with Lightning's warning.
+        self.barebones = False
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
         self.fx = fx
@@ -79,6 +83,17 @@ class LogRouter:
         rank_zero_only: bool = False,
     ) -> None:
         fx = self.fx
+        if self.barebones:
+            from ...core.module import warn_logging_disabled
+
+            warn_logging_disabled()
+            return
+        if not self.collecting:
+            raise MisconfigurationException(
+                f"You are trying to `self.log()` but the loop's result collection is not registered yet: "
+                f"`trainer.predict` does not support logging (self.log({name!r}, ...) in `{fx}`). Return the values "
+                "from `predict_step` instead."
+            )
         rules = RULES.get(fx)
         if rules is None:
             raise MisconfigurationException(
@@ -190,8 +205,11 @@ def _as_loggable(name: str, value: Any) -> Any:
 
 
 def _collection_items(collection: Any) -> list[tuple[str, Any]]:
-    """A MetricCollection's metrics by their logged names (prefix and postfix applied), the members of a compute
-    group keeping their own state objects (``copy_state=False``) where this torchmetrics has the option."""
+    """A MetricCollection's metrics by their logged names (prefix and postfix applied). With compute groups on, the
+    members of a group share their states (``copy_state=False``, where this torchmetrics has the option): a copy
+    would cost what the groups save; without groups each metric keeps its own copy (torchmetrics' default)."""
+    if not getattr(collection, "_enable_compute_groups", False):
+        return list(collection.items(keep_base=False))
     try:
         return list(collection.items(keep_base=False, copy_state=False))
     except TypeError:

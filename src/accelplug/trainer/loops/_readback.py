@@ -23,6 +23,7 @@ __all__ = [
     "finish_eval_epoch",
     "finish_train_epoch",
     "latest_loss",
+    "log_row",
     "output_scalars",
     "read_step_metrics",
     "reduce_to_floats",
@@ -73,15 +74,20 @@ def _publish(
     not_callback: frozenset[str] = frozenset(),
     *,
     step_back: int = 0,
+    loggers: bool = True,
+    row: dict[str, float] | None = None,
 ) -> None:
-    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, the loggers (the row's
-    step: Lightning's count of batches that stepped, ``step_back`` fewer)."""
+    """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, and (with ``loggers``)
+    the loggers (the row's step: Lightning's count of batches that stepped, ``step_back`` fewer); with ``row``,
+    the loggers' values are added to it instead, for one row written later."""
     state = run.state
     shown = {**values, **collector.aliases(values)}
     state.callback_metrics.update({k: torch.tensor(v) for k, v in shown.items() if k not in not_callback})
     state.progress_bar_metrics.update({k: v for k, v in values.items() if k in prog_bar})
     logged = {k: v for k, v in values.items() if k not in no_logger}
-    if logged:
+    if row is not None and loggers:
+        row.update(logged)
+    elif logged and loggers:
         run.log_metrics(logged, state.log_step - step_back, epoch=state.epoch)
 
 
@@ -133,16 +139,27 @@ def finish_eval_epoch(
     *,
     publish: bool,
     reset: bool = True,
+    row: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """An evaluation epoch's metrics: the mean of each returned scalar, and every ``self.log`` epoch value."""
+    """An evaluation epoch's metrics: the mean of each returned scalar, and every ``self.log`` epoch value.
+
+    Without ``publish`` (the sanity check) they reach ``callback_metrics`` and the progress bar, where the
+    ``on_validation_end`` hooks see them as in Lightning, but no logger; the sanity check puts the metrics back
+    afterwards. With ``row`` the loggers' values are gathered there (:func:`log_row` writes them)."""
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     means = {name: total / counts[name] for name, total in returned.items()}
     values = reduce_to_floats(run, means)
     values.update({k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()})
-    if publish and values:
-        _publish(run, values, collector, no_logger, prog_bar)
+    if values:
+        _publish(run, values, collector, no_logger, prog_bar, loggers=publish, row=row)
     return values
+
+
+def log_row(run: Run, row: dict[str, float]) -> None:
+    """An evaluation epoch's one logger row: what its steps and its epoch-end hooks logged (Lightning writes one)."""
+    if row:
+        run.log_metrics(row, run.state.log_step, epoch=run.state.epoch)
 
 
 def latest_loss(run: Run, output: Any, fallback: float | None) -> float | None:

@@ -29,7 +29,7 @@ from ..state import RunningStage, Stage
 from ._counters import EvaluationRecord
 from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
 from ._modes import ModuleModes
-from ._readback import finish_eval_epoch, output_scalars, returns_metrics
+from ._readback import finish_eval_epoch, log_row, output_scalars, returns_metrics
 from ._transfer import transfer_batch
 
 if TYPE_CHECKING:
@@ -259,11 +259,14 @@ class EvaluationLoop:
                 progress.eval_end()
         # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
         # hooks log after them.
-        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish, reset=False)
+        # The loggers get one row with both, as Lightning writes it.
+        row: dict[str, float] = {}
+        metrics = finish_eval_epoch(self.run, collector, returned, counts, publish=publish, reset=False, row=row)
         self.owners = dict(collector.owners)
         self.run.router.enter(f"on_{self.prefix}_epoch_end", collector)
         hooks.call(f"on_{self.prefix}_epoch_end")
-        metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish))
+        metrics.update(finish_eval_epoch(self.run, collector, {}, {}, publish=publish, row=row))
+        log_row(self.run, row)
         hooks.call(f"on_{self.prefix}_end")
         if hooks.module_hook(f"on_{self.prefix}_model_train") is None:
             modes.restore(module)

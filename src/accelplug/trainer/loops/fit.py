@@ -64,7 +64,9 @@ class FitLoop:
         timer = any(isinstance(c, Timer) for c in run.hooks.callbacks)
         self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None, timer=timer)
         self.opt = Optimization(run)
-        self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
+        self.collector = LogCollector(
+            live=run.state.callback_metrics, bar=run.state.progress_bar_metrics, logged=run.state.logged_metrics
+        )
         self.started = time.monotonic()
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False

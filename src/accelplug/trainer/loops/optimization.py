@@ -263,7 +263,7 @@ class Optimization:
             if monitored and value is None:
                 continue
             if custom is not None:
-                custom(config.scheduler, value)
+                self.hooks.run_in("lr_scheduler_step", custom, config.scheduler, value)
             elif monitored:
                 config.scheduler.step(value)
             else:

@@ -304,6 +304,8 @@ def _announce_limits(given: dict[str, Any]) -> None:
 
 def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:
     """``fast_dev_run``, ``overfit_batches`` and ``barebones`` set other options, as in Lightning."""
+    from ...loggers.logger import DummyLogger
+
     if options.fast_dev_run:
         n = options.fast_dev_run
         options = replace(
@@ -317,7 +319,9 @@ def _apply_shortcuts(options: TrainerOptions) -> TrainerOptions:
             num_sanity_val_steps=0,
             val_check_interval=None,
             check_val_every_n_epoch=1,
-            logger=False,
+            # Lightning's rule: a DummyLogger stands for the configured loggers, so `self.logger.experiment`
+            # still works in user code, and nothing is written
+            logger=[DummyLogger()] if options.logger not in (False, []) else False,
             enable_checkpointing=False,
         )
     if options.overfit_batches:
