@@ -173,6 +173,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     if failed is not None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
+        run.strategy.on_exception(failed)
     try:
         run.hooks.call("teardown", run.stage.value)
         _call_datamodule(run.datamodule, "teardown", run.stage.value)
