@@ -90,7 +90,7 @@ class Limits:
     def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
-        max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
+        max_steps = options.max_steps if options.max_steps is not None and options.max_steps >= 0 else None
         max_epochs, interval = options.max_epochs, options.val_check_interval
         if max_epochs is None:
             max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
