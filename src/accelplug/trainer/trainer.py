@@ -553,6 +553,12 @@ class Trainer:
     def datamodule(self) -> Any:
         return self._datamodule
 
+    @datamodule.setter
+    def datamodule(self, datamodule: Any) -> None:
+        """Settable, as Lightning's plain attribute is (``lightning_getattr`` and tuners look values up in it);
+        the next call's ``datamodule=`` replaces it."""
+        self._datamodule = datamodule
+
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
         optim = self._run.optim if self._run is not None else None
