@@ -293,6 +293,11 @@ class Trainer:
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
+        if method == "predict" and dataloaders is None and datamodule is None:
+            from ..core.module import LightningModule
+
+            if not isinstance(module, LightningModule):  # a plain module predicts only the data it is given
+                check_model(module, method, "predict_dataloader")
         given = {"model_given": model is not None}
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 

@@ -64,11 +64,16 @@ def test_max_steps_zero_is_accepted_and_fit_trains_nothing(framework: Any) -> No
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
-def test_fit_refuses_a_module_without_training_step_as_not_a_lightning_module() -> None:
+@pytest.mark.parametrize("method", ["fit", "validate", "test", "predict"])
+def test_a_module_without_the_methods_a_call_needs_is_refused_as_not_a_lightning_module(
+    method: str, tmp_path: Any
+) -> None:
     phrase = re.compile(r"must be a `LightningModule`.*got `Linear")
     for framework in (lightning, accelplug):
+        trainer = framework.Trainer(**{**QUIET, "logger": True}, default_root_dir=tmp_path / "run")
         with quiet_lightning(framework), pytest.raises(TypeError, match=phrase):
-            framework.Trainer(**QUIET).fit(torch.nn.Linear(2, 2))
+            getattr(trainer, method)(torch.nn.Linear(2, 2))
+    assert not (tmp_path / "run").exists()  # refused before anything was set up or written
 
 
 @pytest.mark.parametrize("method", ["validate", "test", "predict"])
