@@ -68,7 +68,7 @@ def test_save_to_log_dir_false_without_a_save_config_of_ones_own_is_a_value_erro
 
     cli, _, _ = _package(name)
     with pytest.raises(ValueError, match="`save_to_log_dir=False` only makes sense when subclassing"):
-        cli.SaveConfigCallback(cli.LightningArgumentParser(), Namespace(), save_to_log_dir=False)
+        cli.SaveConfigCallback(cli.LightningArgumentParser(), Namespace(), save_to_log_dir=False)  # type: ignore[no-untyped-call]
 
 
 # The second run logs into the first one's version folder on purpose (both frameworks warn so, as they should).
