@@ -67,8 +67,8 @@ class Selection:
     #: None when a name was given and the Trainer makes one from the registry.
     strategy_object: Strategy | None = None
     #: How the DDP processes start when this process runs alone: ``"popen"`` (the script is started again
-    #: under torchrun) or ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
-    #: works in a notebook).
+    #: under torchrun), ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
+    #: works in a notebook) or ``"spawn"`` (``"ddp_spawn"``: fresh interpreters receive the objects pickled).
     start_method: str = "popen"
 
     @property
@@ -403,8 +403,11 @@ def select(
     canonical = normalize_precision(precision, registry.precision_aliases())
     check_precision_runs(registry, cls, status.precisions, precision, canonical)
     strategy_object = strategy if isinstance(strategy, Strategy) else None
-    if strategy_name not in ("ddp",) or len(device_ids) * num_nodes == 1:
-        start_method = "popen"  # one process (or another strategy): nothing to fork
+    if forking_name is None:  # "ddp_spawn", DDPStrategy(start_method="spawn"): processes started at the call
+        start_method = getattr(strategy_object or registry.get_strategy(strategy_name), "preset_start_method", "popen")
+        start_method = getattr(strategy_object, "start_method", start_method)
+    if len(device_ids) == 1 or num_nodes > 1 or (forking_name is not None and strategy_name != "ddp"):
+        start_method = "popen"  # one process, several machines (a launcher's), another strategy: nothing to start
     if forking_name is not None and strategy_name == "ddp":
         strategy_name = forking_name  # the registered preset: Lightning's DDPStrategy(start_method="fork")
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)
@@ -474,6 +477,7 @@ def build(
     precision_given: bool = True,
     make_strategy: Callable[[str], Strategy] | None = None,
     adjust: Callable[[Selection], Selection] | None = None,
+    select_with: Callable[..., Selection] | None = None,
 ) -> RunSetup:
     """The run's :class:`RunSetup` from what was asked (``choices``) and the sorted ``plugins=``: one way for the
     Trainer and Fabric.
@@ -482,7 +486,8 @@ def build(
     accelerator like a name; a user's own trains as its numerics say); with ``precision=`` also passed
     (``precision_given``) the pair is refused, in Lightning's words. ``make_strategy`` makes the strategy object for
     a name (default: the registry's class); ``adjust`` may change the selection before objects are made from it
-    (Fabric turns ``"16-mixed"`` on the CPU into ``"bf16-mixed"``).
+    (Fabric turns ``"16-mixed"`` on the CPU into ``"bf16-mixed"``); ``select_with`` replaces :func:`select`, called
+    with the same arguments (Fabric's ``strategy="dp"`` fallback on the CPU).
     """
     plugins = plugins or RunPlugins()
     registry = get_registry()
@@ -495,7 +500,9 @@ def build(
             )
         plugin_name = getattr(plugins.precision, "name", None)
         name = plugin_name if isinstance(plugin_name, str) and plugin_name in registry.precision_names() else "32-true"
-    selection = select(choices.accelerator, choices.devices, choices.strategy, name, num_nodes=choices.num_nodes)
+    selection = (select_with or select)(
+        choices.accelerator, choices.devices, choices.strategy, name, num_nodes=choices.num_nodes
+    )
     if adjust is not None:
         selection = adjust(selection)
     strategy = selection.strategy_object or (make_strategy or (lambda n: registry.get_strategy(n)()))(

@@ -8,6 +8,7 @@ batches each step received (with ``batch_idx``/``dataloader_idx``) and the train
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Any
 
 import pytest
@@ -66,12 +67,12 @@ def test_the_nesting_and_samplers_are_kept() -> None:
     assert combined.mode == "min_size"  # Lightning's default
     assert len(combined.flattened) == 3
     assert isinstance(combined.sampler["b"][1], torch.utils.data.SequentialSampler)
-    with pytest.raises(RuntimeError, match="call iter"):
+    with pytest.raises(RuntimeError, match=r"Please call `iter\(combined_loader\)` first"):
         len(combined)
 
 
 def test_bad_modes_and_sizes_are_named() -> None:
-    with pytest.raises(MisconfigurationException, match=r"mode='max_cycle'.*Did you mean 'max_size_cycle'"):
+    with pytest.raises(MisconfigurationException, match=r"Unsupported mode 'max_cycle'.*Did you mean 'max_size_cycle'"):
         CombinedLoader(_loaders(), mode="max_cycle")
     with pytest.raises(MisconfigurationException, match=r"2 iterables given where it holds 3"):
         CombinedLoader(_loaders()).flattened = [[], []]
@@ -138,24 +139,109 @@ def test_fit_on_a_dict_of_loaders_and_validate_on_a_sequential_combined_loader_a
     assert {idx for _, idx, _ in got["val"]} == {0, 1}
 
 
-def test_fit_refuses_a_sequential_combined_loader_and_validate_another_mode() -> None:
-    class Steps(accelplug.LightningModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.layer = torch.nn.Linear(3, 1)
+class _Steps(accelplug.LightningModule):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = torch.nn.Linear(3, 1)
+        self.validated: list[Any] = []
 
-        def training_step(self, batch: Any, batch_idx: int) -> None:
-            return None
+    def training_step(self, batch: Any, batch_idx: int) -> None:
+        return None
 
-        def validation_step(self, batch: Any, batch_idx: int) -> None:
-            return None
+    def validation_step(self, batch: Any, batch_idx: int) -> None:
+        self.validated.append(_plain(batch))
 
-        def configure_optimizers(self) -> torch.optim.Optimizer:
-            return torch.optim.SGD(self.parameters(), lr=0.1)
+    def predict_step(self, batch: Any, batch_idx: int) -> Any:
+        return batch
 
-    trainer = accelplug.Trainer(accelerator="cpu", devices=1, max_steps=1, logger=False, enable_checkpointing=False)
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def _trainer() -> accelplug.Trainer:
+    return accelplug.Trainer(
+        accelerator="cpu", devices=1, max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False
+    )
+
+
+def test_fit_refuses_a_sequential_combined_loader_after_counting_its_batches() -> None:
+    trainer = _trainer()
     with pytest.raises(MisconfigurationException, match=r"mode='sequential'.*`FitLoop` does not support") as info:
-        trainer.fit(Steps(), CombinedLoader([_xy(4, 1)], "sequential"))
+        trainer.fit(_Steps(), CombinedLoader([_xy(4, 1), _xy(8, 2)], "sequential"))
     assert isinstance(info.value, ValueError)  # Lightning's type for it
-    with pytest.raises(MisconfigurationException, match=r"mode='min_size'.*takes only CombinedLoader"):
-        trainer.validate(Steps(), CombinedLoader([_xy(4, 1)], "min_size"), verbose=False)
+    assert trainer.num_training_batches == 3  # as in Lightning, the batches were counted before the refusal
+
+
+def test_validate_runs_a_min_size_combined_loader_as_one_source_of_combined_batches() -> None:
+    model = _Steps()
+    combined = CombinedLoader({"a": DataLoader(torch.arange(6), batch_size=2), "b": DataLoader(torch.arange(2))})
+    _trainer().validate(model, combined, verbose=False)
+    assert model.validated == [{"a": [0, 1], "b": [0]}, {"a": [2, 3], "b": [1]}]  # Lightning's batches, idx-free
+
+
+def test_predict_refuses_a_combined_loader_in_another_mode_than_sequential() -> None:
+    phrase = r'`trainer.predict\(\)` only supports the `CombinedLoader\(mode="sequential"\)`'
+    with pytest.raises(ValueError, match=phrase):
+        _trainer().predict(_Steps(), CombinedLoader([_xy(4, 1)], "max_size"))
+
+
+# ---- the iterator itself, beside Lightning's ------------------------------------------------------------------
+class _Watched(DataLoader[Any]):
+    """A DataLoader that notes when its iterator (its workers, if it had any) is made."""
+
+    started = False
+
+    def _get_iterator(self) -> Any:
+        self.started = True
+        return super()._get_iterator()
+
+
+@pytest.mark.parametrize("mode", ["min_size", "max_size_cycle", "max_size", "sequential"])
+def test_iter_starts_every_loader_or_in_sequential_mode_only_the_first(mode: str) -> None:
+    def started(cls: Any) -> list[bool]:
+        loaders = [_Watched(torch.arange(4), batch_size=2), _Watched(torch.arange(6), batch_size=2)]
+        iter(cls(loaders, mode))
+        return [one.started for one in loaders]
+
+    assert started(CombinedLoader) == started(LightningCombinedLoader)
+    assert started(CombinedLoader) == ([True, False] if mode == "sequential" else [True, True])
+
+
+def test_the_combined_loader_is_its_own_iterator() -> None:
+    combined = CombinedLoader([DataLoader(torch.arange(4), batch_size=2)], "max_size_cycle")
+    assert iter(combined) is combined
+    assert _plain(next(combined)) == [[[0, 1]], 0, 0]
+
+
+def test_a_list_of_numbers_is_one_iterable_not_a_nesting() -> None:
+    nested = [[0], [[1], [[2]]]]
+    assert CombinedLoader(nested).flattened == LightningCombinedLoader(nested).flattened == [[0], [1], [2]]
+
+
+def test_a_loader_without_a_length_leaves_the_combined_one_without_a_length() -> None:
+    class Endless(torch.utils.data.IterableDataset[int]):
+        def __iter__(self) -> Any:
+            return iter(range(3))
+
+    from accelplug.data.lengths import sized_len
+
+    for cls in (CombinedLoader, LightningCombinedLoader):
+        combined = cls([DataLoader(Endless()), DataLoader(torch.arange(4))], "max_size_cycle")
+        iter(combined)
+        assert sized_len(combined) is None
+
+
+def test_a_combined_loader_in_the_middle_of_a_pass_can_be_pickled() -> None:
+    combined = CombinedLoader([DataLoader(torch.arange(4)), list(range(10))])
+    iter(combined)
+    copy = pickle.loads(pickle.dumps(combined))
+    assert [_plain(step) for step in copy] == [_plain(step) for step in CombinedLoader(combined.iterables)]
+
+
+def test_reset_shuts_down_the_workers_of_persistent_loaders() -> None:
+    loader = DataLoader(torch.arange(4), batch_size=2, num_workers=1, persistent_workers=True)
+    combined = CombinedLoader([loader])
+    list(combined)
+    assert loader._iterator is not None  # persistent workers stay up between passes
+    combined.reset()
+    assert loader._iterator is None

@@ -80,3 +80,23 @@ def test_a_loader_over_cuda_tensors_fits_on_the_gpu_as_in_lightning(tmp_path: Pa
         assert not loader.pin_memory
         weights[framework.__name__] = module.layer.weight.detach().cpu()
     torch.testing.assert_close(weights["accelplug"], weights["lightning"])
+
+
+class _Counting(torch.utils.data.IterableDataset[torch.Tensor]):
+    def __iter__(self) -> Any:
+        return iter(torch.arange(8).float().unsqueeze(1))
+
+    def __len__(self) -> int:
+        return 8
+
+
+def test_prediction_reads_a_batched_iterable_dataset_as_it_comes(tmp_path: Path) -> None:
+    # an IterableDataset has no sampler to make sequential; Lightning predicts on it as it is
+    class Doubling(accelplug.LightningModule):
+        def predict_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+            return batch * 2
+
+    trainer = accelplug.Trainer(accelerator="cpu", logger=False, enable_progress_bar=False, default_root_dir=tmp_path)
+    with pytest.warns(UserWarning, match="Your `IterableDataset` has `__len__` defined"):
+        predictions = trainer.predict(Doubling(), DataLoader(_Counting(), batch_size=4))
+    assert [p.squeeze(1).tolist() for p in predictions] == [[0, 2, 4, 6], [8, 10, 12, 14]]  # type: ignore[union-attr]

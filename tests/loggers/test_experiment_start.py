@@ -20,6 +20,12 @@ import accelplug
 from accelplug.loggers.protocol import LoggerFailed, start_experiments
 from tests.callbacks.parity import quiet_lightning
 
+#: These fits use a few batches on purpose, under the default ``log_every_n_steps=50``: Lightning's hint about it (which
+#: accelplug gives too, in both frameworks) is expected here and says nothing about what these tests check.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
 

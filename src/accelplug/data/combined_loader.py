@@ -10,36 +10,44 @@ a leaf). Iterating yields ``(batch, batch_idx, dataloader_idx)``, the batch havi
 - ``sequential``: every loader in turn to its end, one batch per step (``dataloader_idx`` says whose);
   what evaluation with several loaders is.
 
-The Trainer uses it through :func:`training_batches` (the batch alone, with a length, and ``set_epoch``
-reaching every inner sampler) and :func:`evaluation_loaders`.
+The Trainer trains (and evaluates, in the other modes than ``sequential``) through :class:`TrainingBatches`: the
+batch alone, with a length, and ``set_epoch`` reaching every inner sampler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Self
 
 from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils.data import DataLoader
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 from ..errors import MisconfigurationException, did_you_mean
+from .lengths import sized_len
 
 __all__ = ["MODES", "CombinedLoader", "TrainingBatches"]
 
 MODES = ("min_size", "max_size_cycle", "max_size", "sequential")
 
 
-class CombinedLoader(Iterable[Any]):
-    """Several iterables (usually DataLoaders) iterated together in one of :data:`MODES`."""
+class CombinedLoader(Iterator[tuple[Any, int, int]]):
+    """Several iterables (usually DataLoaders) iterated together in one of :data:`MODES`.
+
+    As Lightning's, the combined loader is its own iterator: ``iter()`` starts a pass (and the loaders' workers:
+    every loader's at once, or only the first in ``sequential`` mode, which starts each in turn), ``next()`` gives
+    the next ``(batch, batch_idx, dataloader_idx)``, and ``len()`` is known once a pass has started.
+    """
 
     def __init__(self, iterables: Any, mode: str = "min_size") -> None:
         if mode not in MODES:
             raise MisconfigurationException(
-                f"CombinedLoader(mode={mode!r}) is not a mode. Accepted: {', '.join(map(repr, MODES))}."
-                f"{did_you_mean(mode, MODES)}"
+                f"Unsupported mode {mode!r}, please select one of: {list(MODES)}.{did_you_mean(mode, MODES)}"
             )
         self._iterables = iterables
         self._mode = mode
-        self._flattened, self._spec = tree_flatten(iterables)
+        self._flattened, self._spec = tree_flatten(iterables, is_leaf=_holds_only_primitives)
         self._limits: list[int | float] | None = None
         self._iterator: _Steps | None = None
 
@@ -62,7 +70,8 @@ class CombinedLoader(Iterable[Any]):
         """Replace the loaders (the Trainer puts each process's sharded ones here), keeping the nesting."""
         if len(flattened) != len(self._flattened):
             raise MisconfigurationException(
-                f"CombinedLoader.flattened: {len(flattened)} iterables given where it holds {len(self._flattened)}."
+                f"CombinedLoader.flattened: Mismatch in flattened length ({len(flattened)}) and existing length "
+                f"({len(self._flattened)}): {len(flattened)} iterables given where it holds {len(self._flattened)}."
             )
         self._flattened = list(flattened)
         self._iterables = tree_unflatten(self._flattened, self._spec)
@@ -88,48 +97,93 @@ class CombinedLoader(Iterable[Any]):
             limits = [limits] * len(self._flattened)
         elif isinstance(limits, list) and len(limits) != len(self._flattened):
             raise MisconfigurationException(
-                f"CombinedLoader.limits: {len(limits)} limits for {len(self._flattened)} iterables."
+                f"CombinedLoader.limits: Mismatch in number of limits ({len(limits)}) and number of iterables "
+                f"({len(self._flattened)}): {len(limits)} limits for {len(self._flattened)} iterables."
             )
         self._limits = limits
 
-    def __iter__(self) -> Iterator[tuple[Any, int, int]]:
+    def __iter__(self) -> Self:
         self._iterator = _Steps(self._flattened, self._mode, self._limits)
-        for batches, batch_idx, dataloader_idx in self._iterator:
-            batch = batches if self._mode == "sequential" else tree_unflatten(batches, self._spec)
-            yield batch, batch_idx, dataloader_idx
+        return self
+
+    def __next__(self) -> tuple[Any, int, int]:
+        if self._iterator is None:
+            iter(self)
+        assert self._iterator is not None
+        batches, batch_idx, dataloader_idx = next(self._iterator)
+        batch = batches if self._mode == "sequential" else tree_unflatten(batches, self._spec)
+        return batch, batch_idx, dataloader_idx
 
     def __len__(self) -> int:
-        """Batches in one pass (after ``iter()``, as Lightning's)."""
+        """Batches in one pass (after ``iter()``, as Lightning's); a ``TypeError`` when a loader has no length."""
         if self._iterator is None:
-            raise RuntimeError("CombinedLoader: call iter(combined_loader) before len(combined_loader).")
-        return combined_length(self._flattened, self._mode, self._limits)
+            raise RuntimeError(
+                "CombinedLoader has no length before a pass starts: Please call `iter(combined_loader)` first."
+            )
+        length = combined_length(self._flattened, self._mode, self._limits)
+        if math.isinf(length):
+            raise TypeError("CombinedLoader has no length: an iterable without one decides how long a pass is.")
+        return int(length)
 
     def reset(self) -> None:
-        """Forget the running iteration."""
+        """Forget the running pass and shut down the workers of the loaders' running iterators."""
         self._iterator = None
+        for loader in self._flattened:
+            _shut_down(loader)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable mid-pass (a ``DataLoader``'s running iterator is not, so the pass is not kept)."""
+        return {**self.__dict__, "_iterator": None}
 
 
-def _capped(lengths: list[int], limits: list[int | float] | None) -> list[int | float]:
+def _holds_only_primitives(node: Any) -> bool:
+    """A list, tuple or dict of numbers and strings (``[1, 2, 3]``) is one iterable, not a nesting of them (as in
+    Lightning, where such a list is a loader of its own)."""
+    if isinstance(node, Mapping):
+        children: Iterable[Any] = node.values()
+    elif isinstance(node, (list, tuple)):
+        children = node
+    else:
+        return False
+    return all(isinstance(child, (int, float, str)) for child in children)
+
+
+def _shut_down(loader: Any) -> None:
+    """A ``DataLoader`` kept its iterator (``persistent_workers``): stop its worker processes and drop it."""
+    if not isinstance(loader, DataLoader):
+        return
+    running = getattr(loader, "_iterator", None)
+    if isinstance(running, _MultiProcessingDataLoaderIter):
+        running._shutdown_workers()
+    loader._iterator = None
+
+
+def _capped(lengths: list[float], limits: list[int | float] | None) -> list[float]:
     return list(lengths) if limits is None else [min(n, limit) for n, limit in zip(lengths, limits, strict=True)]
 
 
-def combined_length(iterables: list[Any], mode: str, limits: list[int | float] | None = None) -> int:
-    """Steps of one pass over ``iterables`` in ``mode`` (every iterable must have a length)."""
-    lengths = _capped([len(x) for x in iterables], limits)
+def combined_length(iterables: list[Any], mode: str, limits: list[int | float] | None = None) -> float:
+    """Steps of one pass over ``iterables`` in ``mode``; ``inf`` when an iterable without a length decides it."""
+    lengths = _capped([math.inf if (n := sized_len(x)) is None else n for x in iterables], limits)
     if not lengths:
         return 0
     if mode == "sequential":
-        return int(sum(lengths))
-    return int(min(lengths) if mode == "min_size" else max(lengths))
+        return sum(lengths)
+    return min(lengths) if mode == "min_size" else max(lengths)
 
 
 class _Steps(Iterator[tuple[Any, int, int]]):
-    """One pass: the flat list of batches (or one batch, sequential), its index, and whose it is."""
+    """One pass: the flat list of batches (or one batch, sequential), its index, and whose it is.
+
+    The iterators start when the pass is made (a DataLoader's workers with them): every iterable's, or in
+    ``sequential`` mode the first one's, each next one when its turn comes.
+    """
 
     def __init__(self, iterables: list[Any], mode: str, limits: list[int | float] | None) -> None:
         self.iterables, self.mode = iterables, mode
         self.limits = limits if limits is not None else [float("inf")] * len(iterables)
-        self.iterators = [iter(x) for x in iterables] if mode != "sequential" else []
+        sequential = mode == "sequential"
+        self.iterators = [iter(x) for x in (iterables[:1] if sequential else iterables)]
         self.ended = [False] * len(iterables)
         self.step = 0
         self.current = 0  # sequential: which iterable
@@ -204,4 +258,7 @@ class TrainingBatches(Iterable[Any]):
             yield batch
 
     def __len__(self) -> int:
-        return combined_length(self.combined.flattened, self.combined.mode, self.combined.limits)
+        length = combined_length(self.combined.flattened, self.combined.mode, self.combined.limits)
+        if math.isinf(length):
+            raise TypeError("these combined loaders have no length: an iterable without one decides it")
+        return int(length)

@@ -19,7 +19,15 @@ from torch.utils.data import IterableDataset
 from ..distributed.rank_zero import rank_zero_warn
 from ..errors import MisconfigurationException
 
-__all__ = ["BType", "extract_batch_size", "has_iterable_dataset", "has_len", "has_len_all_ranks", "sized_len"]
+__all__ = [
+    "BType",
+    "extract_batch_size",
+    "has_iterable_dataset",
+    "has_len",
+    "has_len_all_ranks",
+    "sized_len",
+    "warn_iterable_datasets_with_len",
+]
 
 #: What a batch may be: tensors, strings, and mappings or iterables of them.
 BType: TypeAlias = torch.Tensor | str | Mapping[Any, "BType"] | Iterable["BType"]
@@ -56,6 +64,15 @@ def has_len(dataloader: object) -> bool:
     if length is not None and has_iterable_dataset(dataloader):
         rank_zero_warn(_ITERABLE_WITH_LEN)
     return length is not None
+
+
+def warn_iterable_datasets_with_len(loader: object) -> None:
+    """Lightning's warning, given where a stage sets up its data, for each loader (a combined loader's too) whose
+    ``IterableDataset`` declares a length: with several workers, each may yield the whole dataset."""
+    combined = getattr(loader, "combined", loader)  # the Trainer's view of a CombinedLoader
+    for one in getattr(combined, "flattened", [loader]):
+        if has_iterable_dataset(one) and sized_len(one) is not None:
+            rank_zero_warn(_ITERABLE_WITH_LEN)
 
 
 def _total(strategy: Any, length: int) -> int:

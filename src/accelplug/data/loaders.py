@@ -14,10 +14,18 @@ from typing import Any, Protocol
 import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
+from ..distributed.rank_zero import rank_zero_warn
 from ..errors import MisconfigurationException
 from ..hardware.capabilities import capabilities
 
-__all__ = ["Sharding", "prepare_loader", "rebuild_loader", "unpin_where_unsupported", "with_distributed_sampler"]
+__all__ = [
+    "Sharding",
+    "prepare_loader",
+    "rebuild_loader",
+    "sequential_for_overfit",
+    "unpin_where_unsupported",
+    "with_distributed_sampler",
+]
 
 
 class Sharding(Protocol):
@@ -131,6 +139,50 @@ def _rebuilt_batch_sampler(batch_sampler: Any, sampler: Sampler[Any]) -> Any:
         ) from exc
 
 
+def _map_style_batched(loader: Any) -> bool:
+    """A ``DataLoader`` whose sampler can be replaced: a map-style dataset, batched by ``batch_size``."""
+    return (
+        isinstance(loader, DataLoader)
+        and loader.batch_size is not None
+        and not isinstance(loader.dataset, IterableDataset)
+    )
+
+
+def sequential_for_overfit(loaders: list[Any], prefix: str) -> list[Any]:
+    """``loaders`` reading their datasets in order, for ``overfit_batches`` (the same first batches every epoch).
+
+    As Lightning: when every loader (inside a ``CombinedLoader`` too) already samples sequentially they are left as
+    they are; otherwise a warning says shuffling is turned off, and each ``DataLoader`` with a batch size is made
+    again with a ``SequentialSampler``.
+    """
+    from .combined_loader import CombinedLoader
+
+    def inner(loader: Any) -> list[Any]:
+        return list(loader.flattened) if isinstance(loader, CombinedLoader) else [loader]
+
+    every = [one for loader in loaders for one in inner(loader) if _map_style_batched(one)]
+    if all(isinstance(one.sampler, SequentialSampler) for one in every):
+        return loaders
+    rank_zero_warn(
+        f"You requested to overfit but enabled {prefix} dataloader shuffling. We are turning off the {prefix} "
+        "dataloader shuffling for you (overfit_batches takes the same first batches every epoch)."
+    )
+
+    def sequential(one: Any) -> Any:
+        if _map_style_batched(one):
+            return rebuild_loader(one, sampler=SequentialSampler(one.dataset))  # type: ignore[arg-type]
+        return one
+
+    redone: list[Any] = []
+    for loader in loaders:
+        if isinstance(loader, CombinedLoader):
+            loader.flattened = [sequential(one) for one in loader.flattened]
+            redone.append(loader)
+        else:
+            redone.append(sequential(loader))
+    return redone
+
+
 def prepare_loader(
     loader: Any,
     device: torch.device,
@@ -167,7 +219,7 @@ def prepare_loader(
             for inner in loader.flattened
         ]
         return TrainingBatches(loader)
-    if not shuffle and isinstance(loader, DataLoader) and loader.batch_size is not None:
+    if not shuffle and _map_style_batched(loader):
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = unpin_where_unsupported(loader, device)
     if strategy.is_distributed and distributed_sampler:

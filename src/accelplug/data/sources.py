@@ -17,7 +17,14 @@ from torch.utils.data import DataLoader, Dataset
 from ..errors import MisconfigurationException
 from ..overrides import overrides
 
-__all__ = ["check_loader", "has_loader_source", "is_datamodule", "resolve_loaders", "split_datamodule"]
+__all__ = [
+    "check_loader",
+    "has_loader_source",
+    "is_datamodule",
+    "refuse_sequential_fit",
+    "resolve_loaders",
+    "split_datamodule",
+]
 
 _METHOD = {"fit": "train_dataloader", "validate": "val_dataloader", "test": "test_dataloader",
            "predict": "predict_dataloader"}  # fmt: skip
@@ -86,43 +93,49 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
 
     As Lightning: ``fit`` trains on a list or dict of loaders (or a ``CombinedLoader``) as one
     ``CombinedLoader`` (``max_size_cycle`` unless given), each step a batch of every loader in the same
-    nesting; evaluation runs several loaders one after the other (a ``CombinedLoader`` there must be
-    ``sequential``), each step given its ``dataloader_idx``.
+    nesting (a ``sequential`` one is refused once its batches are counted: :func:`refuse_sequential_fit`);
+    evaluation runs several loaders one after the other, each step given its ``dataloader_idx``, and a
+    ``CombinedLoader`` in another mode as one source of combined batches; prediction takes only
+    ``sequential``.
     """
     from .combined_loader import CombinedLoader
 
     several = (isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value)) or (
         isinstance(value, dict) and value and all(isinstance(v, DataLoader) for v in value.values())
     )
-    if stage == "fit":
-        if several:
-            value = CombinedLoader(value, "max_size_cycle")
-        if isinstance(value, CombinedLoader):
-            if value.mode == "sequential":
-                raise _SequentialFit(
-                    f"{what} is a CombinedLoader(mode='sequential'): `FitLoop` does not support the "
-                    '`CombinedLoader(mode="sequential")` (it trains on one batch of every loader per step); use '
-                    "mode 'max_size_cycle', 'min_size' or 'max_size'."
-                )
-            value.flattened = [check_loader(loader, what) for loader in value.flattened]
-            return [value]
-        return [check_loader(value, what)]
+    if stage == "fit" and several:
+        value = CombinedLoader(value, "max_size_cycle")
     if isinstance(value, CombinedLoader):
-        if value.mode != "sequential":
-            raise MisconfigurationException(
-                f"{what} is a CombinedLoader(mode={value.mode!r}); {stage}() runs several loaders one after "
-                "the other and takes only CombinedLoader(..., mode='sequential')."
+        value.flattened = [check_loader(loader, what) for loader in value.flattened]
+        if stage == "predict" and value.mode != "sequential":
+            raise _SequentialOnly(
+                f"{what} is a CombinedLoader(mode={value.mode!r}): `trainer.predict()` only supports the "
+                '`CombinedLoader(mode="sequential")` mode (one prediction per batch of each loader in turn).'
             )
-        loaders = list(value.flattened)
-    elif several:
-        loaders = list(value.values()) if isinstance(value, dict) else list(value)
-    else:
-        loaders = [value]
+        if stage == "fit" or value.mode != "sequential":
+            return [value]
+        return list(value.flattened)
+    if stage == "fit" or not several:
+        return [check_loader(value, what)]
+    loaders = list(value.values()) if isinstance(value, dict) else list(value)
     return [check_loader(loader, what) for loader in loaders]
 
 
-class _SequentialFit(MisconfigurationException, ValueError):
-    """Lightning raises a ``ValueError`` here; this is also accelplug's configuration error."""
+def refuse_sequential_fit(loader: Any) -> None:
+    """``fit`` trains on one batch of every loader per step, so a ``sequential`` ``CombinedLoader`` is refused (after
+    its batches were counted, as Lightning does: ``num_training_batches`` is set when the error comes)."""
+    combined = getattr(loader, "combined", None)
+    if getattr(combined, "mode", None) == "sequential":
+        raise _SequentialOnly(
+            "train_dataloaders is a CombinedLoader(mode='sequential'): `FitLoop` does not support the "
+            '`CombinedLoader(mode="sequential")` mode (it trains on one batch of every loader per step); use '
+            "mode 'max_size_cycle', 'min_size' or 'max_size'."
+        )
+
+
+class _SequentialOnly(MisconfigurationException, ValueError):
+    """Lightning raises a ``ValueError`` for a ``CombinedLoader`` mode a stage cannot run; this is also accelplug's
+    configuration error."""
 
 
 def check_loader(loader: Any, what: str) -> Any:

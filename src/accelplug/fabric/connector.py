@@ -20,7 +20,7 @@ from ..environments.base import ClusterEnvironment
 from ..errors import MisconfigurationException
 from ..precision.base import NumericPrecision
 from ..registry import get_registry
-from ..selection import Choices, Selection, build, sort_plugins
+from ..selection import Choices, Selection, build, select, sort_plugins
 from ..strategies.base import Strategy, accelerator_of
 
 __all__ = ["FabricPlan", "plan"]
@@ -77,6 +77,7 @@ def plan(
         precision_given=precision is not None,
         make_strategy=_strategy_from_name,
         adjust=None if own_precision else _cpu_half_as_bf16,
+        select_with=_select,
     )
     selection, strategy_object, precision_object = setup.selection, setup.strategy, setup.precision
     if start_method != "popen" and not strategy_object.is_distributed:
@@ -95,6 +96,22 @@ def _cpu_half_as_bf16(selection: Selection) -> Selection:
         stacklevel=5,
     )
     return replace(selection, precision="bf16-mixed")
+
+
+def _select(
+    accelerator: Any, devices: Any, strategy: str | Strategy, precision: str | int, num_nodes: int
+) -> Selection:
+    """:func:`select`, with Lightning Fabric's fallback for ``strategy="dp"``: ``DataParallel`` has nothing to
+    split on the CPU, so there it is DDP (with Lightning's warning); on an accelerator it stays refused."""
+    if not (isinstance(strategy, str) and strategy.strip().lower() == "dp"):
+        return select(accelerator, devices, strategy, precision, num_nodes=num_nodes)
+    selection = select(accelerator, devices, "ddp", precision, num_nodes=num_nodes)
+    if selection.root_device.type != "cpu":
+        from ..strategies.data_parallel import DataParallelStrategy
+
+        DataParallelStrategy()  # raises: accelplug runs several GPUs with DDP
+    warnings.warn("'dp' is not supported on CPUs, hence setting `strategy='ddp'`.", UserWarning, stacklevel=5)
+    return selection
 
 
 def _strategy_from_name(name: str) -> Strategy:

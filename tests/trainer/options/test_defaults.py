@@ -60,6 +60,8 @@ def test_a_bad_saved_value_names_where_it_came_from(monkeypatch: pytest.MonkeyPa
         Trainer(accelerator="cpu")
 
 
+# a fit of 8 batches under the default log_every_n_steps: Lightning's hint about it is not what this test checks
+@pytest.mark.filterwarnings(r"ignore:The number of training batches \(8\) is smaller than the logging interval")
 def test_the_start_up_line_says_where_a_saved_value_came_from(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ...data.loaders import prepare_loader
-from ...data.sources import has_loader_source, resolve_loaders
+from ...data.combined_loader import TrainingBatches
+from ...data.loaders import prepare_loader, sequential_for_overfit
+from ...data.sources import has_loader_source, refuse_sequential_fit, resolve_loaders
+from ...distributed.rank_zero import rank_zero_warn
+from ...errors import PossibleUserWarning
 from ...overrides import overrides
 from ..state import Stage
 from ._limits import count_batches
@@ -42,8 +45,9 @@ def train_loader_source(
         if not made:
             loaders, reload, _ = resolve_loaders("fit", given, module, datamodule, required=True)
             options = trainer.options
+            raw = sequential_for_overfit(loaders, "train")[0] if options.overfit_batches else loaders[0]
             loader = prepare_loader(
-                loaders[0],
+                raw,
                 trainer.root_device,
                 trainer.strategy,
                 shuffle=not options.overfit_batches,
@@ -53,10 +57,26 @@ def train_loader_source(
             )
             made.append((loader, reload))
             count = count_batches(loader, options.limit_train_batches, "limit_train_batches")
-            trainer.state.data["train"] = (loader, count)
+            # ``trainer.train_dataloader`` is what the loaders were given as (Lightning's ``CombinedLoader.iterables``)
+            shown = loader.combined.iterables if isinstance(loader, TrainingBatches) else loader
+            trainer.state.data["train"] = (shown, count)
+            refuse_sequential_fit(loader)
+            _warn_if_fewer_batches_than_logging_interval(trainer, count)
         return made[0]
 
     return source
+
+
+def _warn_if_fewer_batches_than_logging_interval(trainer: Any, count: float) -> None:
+    """Lightning's hint: with fewer batches per epoch than ``log_every_n_steps``, no training step is logged."""
+    options = trainer.options
+    if trainer.loggers and 0 < count < options.log_every_n_steps and not options.fast_dev_run:
+        rank_zero_warn(
+            f"The number of training batches ({count}) is smaller than the logging interval "
+            f"Trainer(log_every_n_steps={options.log_every_n_steps}), so no training step of an epoch is logged. Set "
+            "a lower value for log_every_n_steps if you want to see logs for the training epoch.",
+            category=PossibleUserWarning,
+        )
 
 
 def validation_loop(
@@ -70,6 +90,8 @@ def validation_loop(
 
     def loaders() -> list[Any]:
         found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
+        if run.options.overfit_batches:  # validation overfits on the same first batches too, as in Lightning
+            found = sequential_for_overfit(found, "val")
         return run.prepare_loaders(found)
 
     return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches, progress=progress)

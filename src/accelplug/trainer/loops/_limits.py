@@ -14,17 +14,48 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...data.lengths import warn_iterable_datasets_with_len
 from ...distributed.rank_zero import rank_zero_warn
-from ...errors import MisconfigurationException
+from ...errors import MisconfigurationException, PossibleUserWarning
 from ..state import StopReason
 
 if TYPE_CHECKING:
     from ..options.entries import TrainerOptions
     from ..state import LoopState
 
-__all__ = ["DEFAULT_MAX_EPOCHS", "Limits", "batch_limit", "count_batches", "epoch_length"]
+__all__ = [
+    "DEFAULT_MAX_EPOCHS",
+    "Limits",
+    "batch_limit",
+    "count_batches",
+    "epoch_length",
+    "parsed_max_epochs",
+    "parsed_min_epochs",
+    "validates_in_epoch",
+]
 
 DEFAULT_MAX_EPOCHS = 1000
+
+
+def parsed_max_epochs(max_epochs: int | None, max_steps: int | None, *, timed: bool) -> int:
+    """Lightning's reading of ``max_epochs`` (its ``fit_loop.max_epochs`` once a fit starts): as given; unset, 1000
+    epochs unless ``max_steps`` or a time limit (``max_time``, a ``Timer``) bounds the fit, then -1 (no limit)."""
+    if max_epochs is not None:
+        return max_epochs
+    return DEFAULT_MAX_EPOCHS if max_steps in (None, -1) and not timed else -1
+
+
+def validates_in_epoch(check_val_every_n_epoch: int | None, epoch: int) -> bool:
+    """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
+    return check_val_every_n_epoch is None or (epoch + 1) % check_val_every_n_epoch == 0
+
+
+def parsed_min_epochs(min_epochs: int | None, min_steps: int | None) -> int:
+    """Lightning's reading of ``min_epochs``: as given; unset, 1 with ``min_steps`` (so a stop requested in
+    ``on_fit_start`` waits for them) and else 0."""
+    if min_epochs is not None:
+        return min_epochs
+    return 0 if min_steps is None else 1
 
 
 def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
@@ -61,6 +92,7 @@ def epoch_length(loader: Any, limit: int | None) -> int | None:
 
 def count_batches(loader: Any, limit: float | int, option: str) -> float:
     """Batches one pass over ``loader`` takes under ``limit`` (Lightning's ``max_batches``; ``inf``: no length)."""
+    warn_iterable_datasets_with_len(loader)  # each stage counts its loaders once, where Lightning warns
     length = epoch_length(loader, batch_limit(limit, loader, option))
     return math.inf if length is None else length
 
@@ -87,15 +119,21 @@ class Limits:
     fast_dev_run: bool = False
 
     @classmethod
-    def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
+    def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool, timer: bool = False) -> Limits:
+        """The fit's limits; ``timer``: a ``Timer`` callback bounds the fit's time (as ``max_time`` does)."""
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
         max_steps = options.max_steps if options.max_steps is not None and options.max_steps >= 0 else None
-        max_epochs, interval = options.max_epochs, options.val_check_interval
-        if max_epochs is None:
-            max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
-        elif max_epochs == -1:
-            max_epochs = None
+        interval = options.val_check_interval
+        timed = timer or options.max_time is not None
+        parsed = parsed_max_epochs(options.max_epochs, options.max_steps, timed=timed)
+        if options.max_epochs is None and parsed == DEFAULT_MAX_EPOCHS and not options.fast_dev_run:
+            rank_zero_warn(
+                f"`max_epochs` was not set. Setting it to {DEFAULT_MAX_EPOCHS} epochs. To train without an epoch "
+                "limit, set `max_epochs=-1`.",
+                category=PossibleUserWarning,
+            )
+        max_epochs = None if parsed == -1 else parsed
         limits = cls(
             max_steps=max_steps,
             max_epochs=max_epochs,
@@ -178,9 +216,8 @@ class Limits:
             )
 
     def validates_in(self, epoch: int) -> bool:
-        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (None: every epoch), as in Lightning."""
-        every = self.check_val_every_n_epoch
-        return every is None or (epoch + 1) % every == 0
+        """Whether ``check_val_every_n_epoch`` lets ``epoch`` validate at all (:func:`validates_in_epoch`)."""
+        return validates_in_epoch(self.check_val_every_n_epoch, epoch)
 
     def validate_at_epoch_end(self, epoch: int) -> bool:
         return self.val_every is None and self.val_every_s is None and self.validates_in(epoch)
@@ -212,8 +249,11 @@ def _val_every(
             )
         return interval
     if length is None:
+        if interval == 1.0:  # the whole epoch: validate at its end, however long it turns out (Lightning's)
+            return None
         raise MisconfigurationException(
-            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length; "
-            "pass an int number of batches."
+            f"val_check_interval={interval} is a fraction of an epoch, but the training data has no length "
+            "(an IterableDataset): `Trainer(val_check_interval)` must be time based, `1.0` or an int (a number of "
+            "batches: validation every k training batches)."
         )
     return max(1, int(length * interval)) if interval < 1.0 else None
