@@ -80,6 +80,7 @@ __all__ = [
     "LIGHTNING_LOGO",
     "ArgsType",
     "CLINotInstalledError",
+    "ConfigExistsError",
     "LRSchedulerTypeUnion",
     "LightningArgumentParser",
     "LightningCLI",
@@ -243,6 +244,10 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
             self.add_class_arguments(classes, nested_key, sub_configs=True, **options)
 
 
+class ConfigExistsError(MisconfigurationException, RuntimeError):
+    """The config file a run would save exists already (Lightning raises a ``RuntimeError``)."""
+
+
 class SaveConfigCallback(Callback):
     """Writes the parsed config into the run's log folder (``config.yaml``) when the run is set up, once.
 
@@ -269,8 +274,9 @@ class SaveConfigCallback(Callback):
         self.already_saved = False
         if not save_to_log_dir and type(self).save_config is SaveConfigCallback.save_config:
             raise MisconfigurationException(
-                "SaveConfigCallback(save_to_log_dir=False) saves nothing: subclass it and implement save_config() "
-                "to store the config somewhere else."
+                "`save_to_log_dir=False` only makes sense when subclassing SaveConfigCallback to implement "
+                "`save_config`: SaveConfigCallback(save_to_log_dir=False) saves nothing by itself; subclass it and "
+                "implement save_config() to store the config somewhere else."
             )
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
@@ -282,9 +288,9 @@ class SaveConfigCallback(Callback):
             path = folder / self.config_filename
             exists = broadcast(path.is_file() if trainer.is_global_zero else False)
             if exists and not self.overwrite:
-                raise MisconfigurationException(
-                    f"{type(self).__name__}: {path} exists already; refusing to overwrite a previous run's config. "
-                    "Delete it, pass LightningCLI(save_config_callback=None) to save none, or "
+                raise ConfigExistsError(
+                    f"{type(self).__name__} expected {path} to NOT exist. Aborting to avoid overwriting the config of "
+                    "a previous run. Delete it, pass LightningCLI(save_config_callback=None) to save none, or "
                     'LightningCLI(save_config_kwargs={"overwrite": True}) to replace it.'
                 )
             if trainer.is_global_zero:
@@ -520,8 +526,9 @@ class LightningCLI:
         """``args`` as a command line (a list), a config (a dict or Namespace), or ``sys.argv`` when None."""
         if args is not None and len(sys.argv) > 1:
             rank_zero_warn(
-                f"LightningCLI(args={args!r}) given while the script also has command-line arguments "
-                f"{sys.argv[1:]!r}: only args= is read."
+                "LightningCLI's args parameter stands for a command line when run from within Python, and this "
+                f"script also has command-line arguments: args={args!r}, sys.argv[1:]={sys.argv[1:]!r}; only args= "
+                "is read."
             )
         if isinstance(args, (dict, Namespace)):
             self.config = parser.parse_object(args)
@@ -584,8 +591,8 @@ class LightningCLI:
     def _instantiate_trainer(self, config: dict[str, Any], callbacks: list[Callback]) -> Trainer:
         if "callbacks" not in config:
             rank_zero_warn(
-                f"{getattr(self.trainer_class, '__qualname__', self.trainer_class)} takes no callbacks argument: "
-                "the configured callbacks and the config saving are left out."
+                f"The `{getattr(self.trainer_class, '__qualname__', self.trainer_class)}` class does not expose the "
+                "`callbacks` argument, so the configured callbacks and the config saving are left out."
             )
             return self.trainer_class(**_unset_kept(self.trainer_class, config))
         given = config["callbacks"]
@@ -651,8 +658,8 @@ class LightningCLI:
         scheduler_init = self._init_of(parser._lr_schedulers[schedulers[0]][0], schedulers[0]) if schedulers else None
         if type(self.model).configure_optimizers is not LightningModule.configure_optimizers:
             rank_zero_warn(
-                f"{type(self.model).__name__}.configure_optimizers is replaced by {type(self).__name__}"
-                ".configure_optimizers, because an optimizer was given on the command line or in the config."
+                f"`{type(self.model).__name__}.configure_optimizers` will be overridden by `{type(self).__name__}"
+                ".configure_optimizers`, because an optimizer was given on the command line or in the config."
             )
         optimizer = instantiate_class(self.model.parameters(), optimizer_init)
         scheduler = instantiate_class(optimizer, scheduler_init) if scheduler_init else None

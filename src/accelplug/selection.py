@@ -1,9 +1,11 @@
 """One place that turns ``accelerator``/``devices``/``strategy``/``precision`` into a run's plan.
 
-The Trainer and ``accelplug launch`` both call :func:`select`. User input is validated once here with
-plain type checks (so the shape of each argument is checked and reported the same way everywhere,
+The Trainer, Fabric, ``accelplug launch`` and ``config`` all call :func:`select`. User input is validated once
+here with plain type checks (so the shape of each argument is checked and reported the same way everywhere,
 at no import cost) and the result is a frozen :class:`Selection` of plain values that nothing
-downstream has to re-check.
+downstream has to re-check. The Trainer and Fabric go one step further through :func:`build`, which takes the
+run's :class:`Choices` and ``plugins=`` and returns a typed :class:`RunSetup` holding the strategy and precision
+objects as well: one way to turn arguments into a run, with no string-keyed dicts between the steps.
 Resolving ``"auto"`` asks accelerators only through their cheap class-level queries, so CUDA is never
 initialised in the calling process and forking afterwards stays safe.
 """
@@ -11,6 +13,7 @@ initialised in the calling process and forking afterwards stays safe.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +36,12 @@ __all__ = [
     "FORK_STRATEGIES",
     "PLUGIN_KINDS",
     "PRECISION_ALIASES",
+    "BothPrecisions",
+    "Choices",
     "RunPlugins",
+    "RunSetup",
     "Selection",
+    "build",
     "check_precision_runs",
     "normalize_precision",
     "select",
@@ -404,3 +411,125 @@ def select(
     if forking_name is not None and strategy_name == "ddp":
         strategy_name = forking_name  # the registered preset: Lightning's DDPStrategy(start_method="fork")
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What a run was asked for, before anything is resolved: each an argument, else ``ACCELPLUG_*`` or the config
+    file, else the built-in default (the Trainer's :func:`~accelplug.trainer.options.defaults.resolve_defaults`)."""
+
+    accelerator: str | Accelerator | type[Accelerator] = "auto"
+    devices: int | str | list[int] | tuple[int, ...] = "auto"
+    strategy: str | Strategy = "auto"
+    precision: str | int = "32-true"
+    num_nodes: int = 1
+    #: Apple's MPS fallback to the CPU for operators MPS lacks (the Trainer's ``mps_fallback``).
+    mps_fallback: bool = False
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """The typed record :func:`build` returns and both the Trainer and Fabric run with: the resolved
+    :class:`Selection` and the objects made from it (strategy, precision), with the ``plugins=`` that ride along."""
+
+    selection: Selection
+    #: The strategy object: the user's own (``strategy=DDPStrategy(...)``) or the registry's for the chosen name,
+    #: its precision plugin and checkpoint writer attached.
+    strategy: Strategy
+    precision: NumericPrecision
+    num_nodes: int
+    #: How processes start when this one runs alone: "popen" (the script is started again), "fork" or "spawn".
+    start_method: str
+    #: The ``ClusterEnvironment`` given in ``plugins`` (None: the one detected when processes start).
+    cluster_environment: ClusterEnvironment | None = None
+    #: The ``LayerSync`` given in ``plugins`` (the Trainer adds ``sync_batchnorm=True``'s).
+    layer_sync: LayerSync | None = None
+
+    @property
+    def accelerator(self) -> Accelerator:
+        return self.selection.accelerator
+
+    @property
+    def device_ids(self) -> tuple[int, ...]:
+        return self.selection.device_ids
+
+    @property
+    def num_devices(self) -> int:
+        return self.selection.num_devices
+
+    @property
+    def precision_name(self) -> str:
+        return self.selection.precision
+
+    @property
+    def root_device(self) -> torch.device:
+        return self.selection.root_device
+
+
+class BothPrecisions(MisconfigurationException):
+    """``precision=`` and a precision object in ``plugins=``: Lightning refuses the pair (Trainer and Fabric)."""
+
+
+def build(
+    choices: Choices,
+    plugins: RunPlugins | None = None,
+    *,
+    precision_given: bool = True,
+    make_strategy: Callable[[str], Strategy] | None = None,
+    adjust: Callable[[Selection], Selection] | None = None,
+    select_with: Callable[..., Selection] | None = None,
+) -> RunSetup:
+    """The run's :class:`RunSetup` from what was asked (``choices``) and the sorted ``plugins=``: one way for the
+    Trainer and Fabric.
+
+    A precision object in ``plugins`` chooses the precision (its registered name is checked against the
+    accelerator like a name; a user's own trains as its numerics say); with ``precision=`` also passed
+    (``precision_given``) the pair is refused, in Lightning's words. ``make_strategy`` makes the strategy object for
+    a name (default: the registry's class); ``adjust`` may change the selection before objects are made from it
+    (Fabric turns ``"16-mixed"`` on the CPU into ``"bf16-mixed"``); ``select_with`` replaces :func:`select`, called
+    with the same arguments (Fabric's ``strategy="dp"`` fallback on the CPU).
+    """
+    plugins = plugins or RunPlugins()
+    registry = get_registry()
+    name: str | int = choices.precision
+    if plugins.precision is not None:
+        if precision_given:
+            raise BothPrecisions(
+                f"Received both `precision={choices.precision}` and `plugins={plugins.precision}`. Choose one: the "
+                "plugin chooses the precision itself, so leave precision= out (or drop the plugin)."
+            )
+        plugin_name = getattr(plugins.precision, "name", None)
+        name = plugin_name if isinstance(plugin_name, str) and plugin_name in registry.precision_names() else "32-true"
+    selection = (select_with or select)(
+        choices.accelerator, choices.devices, choices.strategy, name, num_nodes=choices.num_nodes
+    )
+    if adjust is not None:
+        selection = adjust(selection)
+    strategy = selection.strategy_object or (make_strategy or (lambda n: registry.get_strategy(n)()))(
+        selection.strategy
+    )
+    _attach_checkpoint_io(strategy, plugins.checkpoint_io)
+    precision = plugins.precision or registry.get_precision(selection.precision)(selection.root_device.type)
+    strategy.precision_plugin = precision  # the strategy's init contexts and steps read it
+    return RunSetup(
+        selection,
+        strategy,
+        precision,
+        choices.num_nodes,
+        selection.start_method,
+        plugins.cluster_environment,
+        plugins.layer_sync,
+    )
+
+
+def _attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None) -> None:
+    """Give the strategy the ``plugins=`` writer; one also given to the strategy itself is a conflict."""
+    if checkpoint_io is None:
+        return
+    own = getattr(strategy, "_checkpoint_io", None)
+    if own is not None and own is not checkpoint_io:
+        raise MisconfigurationException(
+            f"plugins=[{type(checkpoint_io).__name__}(...)] and {type(strategy).__name__}(checkpoint_io="
+            f"{type(own).__name__}(...)) both name the checkpoint writer; choose one."
+        )
+    strategy.checkpoint_io = checkpoint_io

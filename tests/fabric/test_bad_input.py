@@ -47,7 +47,7 @@ def test_bad_constructor_arguments_are_named(options: dict[str, Any], words: str
 def test_precision_twice_and_unknown_fsdp_options_are_refused() -> None:
     from accelplug.fabric.plugins import BF16MixedPrecision
 
-    with pytest.raises(MisconfigurationException, match="both choose a precision"):
+    with pytest.raises(MisconfigurationException, match="Received both `precision=32-true` and `plugins="):
         Fabric(accelerator="cpu", precision="32-true", plugins=BF16MixedPrecision("cpu"))
     with pytest.raises(MisconfigurationException, match="Did you mean 'cpu_offload'"):
         FSDPStrategy(cpu_offlaod=True)

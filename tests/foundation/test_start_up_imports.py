@@ -73,8 +73,6 @@ NEEDED: dict[str, tuple[str, ...]] = {
         "",
         "trainer",
         "state",
-        "checkpointing",
-        "checkpointing.saving",  # attach_checkpoint_io
         "display",
         "display.defaults",
         "options",

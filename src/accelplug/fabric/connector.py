@@ -20,7 +20,7 @@ from ..environments.base import ClusterEnvironment
 from ..errors import MisconfigurationException
 from ..precision.base import NumericPrecision
 from ..registry import get_registry
-from ..selection import Selection, select, sort_plugins
+from ..selection import Choices, Selection, build, select, sort_plugins
 from ..strategies.base import Strategy, accelerator_of
 
 __all__ = ["FabricPlan", "plan"]
@@ -68,40 +68,34 @@ def plan(
             f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a Precision or a "
             "ClusterEnvironment; convert BatchNorm layers yourself with torch.nn.SyncBatchNorm.convert_sync_batchnorm."
         )
-    given_precision = sorted_plugins.precision
-    if given_precision is not None and precision is not None:
-        raise MisconfigurationException(
-            f"precision={precision!r} and plugins={given_precision!r} both choose a precision; pass one of them."
-        )
-    registry = get_registry()
-    if given_precision is not None:
-        # A registered precision is checked against the accelerator like a name; an unregistered one is the user's.
-        chosen: str | int = given_precision.name if given_precision.name in registry.precision_names() else "32-true"
-    else:
-        chosen = "32-true" if precision is None else precision
-    selection = _select(accelerator, devices, strategy, chosen, num_nodes)
-    if selection.precision == "16-mixed" and selection.root_device.type == "cpu" and given_precision is None:
-        warnings.warn(
-            "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
-            "does (bfloat16 has float32's range, so the CPU needs no loss scaling for it).",
-            UserWarning,
-            stacklevel=3,
-        )
-        selection = replace(selection, precision="bf16-mixed")
-    strategy_object = selection.strategy_object or _strategy_from_name(selection.strategy)
-    precision_object = given_precision or registry.get_precision(selection.precision)(selection.root_device.type)
-    if sorted_plugins.checkpoint_io is not None:  # Fabric saves and loads through it, as Lightning Fabric does
-        if getattr(strategy_object, "_checkpoint_io", None) not in (None, sorted_plugins.checkpoint_io):
-            raise MisconfigurationException(
-                "plugins= and the strategy's checkpoint_io= both name the checkpoint writer; choose one."
-            )
-        strategy_object.checkpoint_io = sorted_plugins.checkpoint_io
-    strategy_object.precision_plugin = precision_object  # the strategy's init contexts read it, as under a Trainer
+    precision_name = "32-true" if precision is None else precision
+    choices = Choices(accelerator, devices, strategy, precision_name, num_nodes)
+    own_precision = sorted_plugins.precision is not None
+    setup = build(
+        choices,
+        sorted_plugins,
+        precision_given=precision is not None,
+        make_strategy=_strategy_from_name,
+        adjust=None if own_precision else _cpu_half_as_bf16,
+        select_with=_select,
+    )
+    selection, strategy_object, precision_object = setup.selection, setup.strategy, setup.precision
     if start_method != "popen" and not strategy_object.is_distributed:
         start_method = "popen"  # one device: nothing to start
-    return FabricPlan(
-        selection, strategy_object, precision_object, num_nodes, start_method, sorted_plugins.cluster_environment
+    return FabricPlan(selection, strategy_object, precision_object, num_nodes, start_method, setup.cluster_environment)
+
+
+def _cpu_half_as_bf16(selection: Selection) -> Selection:
+    """Lightning Fabric's rule: ``"16-mixed"`` on the CPU runs as ``"bf16-mixed"``, with a warning."""
+    if selection.precision != "16-mixed" or selection.root_device.type != "cpu":
+        return selection
+    warnings.warn(
+        "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
+        "does (bfloat16 has float32's range, so the CPU needs no loss scaling for it).",
+        UserWarning,
+        stacklevel=5,
     )
+    return replace(selection, precision="bf16-mixed")
 
 
 def _select(
@@ -116,7 +110,7 @@ def _select(
         from ..strategies.data_parallel import DataParallelStrategy
 
         DataParallelStrategy()  # raises: accelplug runs several GPUs with DDP
-    warnings.warn("'dp' is not supported on CPUs, hence setting `strategy='ddp'`.", UserWarning, stacklevel=4)
+    warnings.warn("'dp' is not supported on CPUs, hence setting `strategy='ddp'`.", UserWarning, stacklevel=5)
     return selection
 
 

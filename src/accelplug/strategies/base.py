@@ -228,6 +228,10 @@ class Strategy(ABC):
             )
         return accelerator, device
 
+    def on_exception(self, exception: BaseException) -> None:  # noqa: B027 - optional hook
+        """Lightning's hook: the Trainer's call was interrupted by ``exception`` (a strategy may release resources
+        or tell other processes); called after the callbacks' ``on_exception``, before the teardown."""
+
     def teardown(self) -> None:
         """Release what the run acquired: the checkpoint writer's (which waits for a background save), then the
         accelerator's own teardown."""

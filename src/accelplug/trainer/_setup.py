@@ -195,6 +195,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     if failed is not None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
+        run.strategy.on_exception(failed)
     try:
         run.hooks.call_stage("teardown", TrainerFn(run.stage.value))
         _call_datamodule(run.datamodule, "teardown", stage=TrainerFn(run.stage.value))

@@ -15,7 +15,9 @@ imports ``trainer.py`` (which imports this one).
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,12 +164,38 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
         pass  # a tuner callback ended the call on purpose: torn down as a finished one (Lightning's way)
     except BaseException as exc:
         failed = exc
-        raise
+        if not _ctrl_c(exc):
+            raise
+        if trainer.is_global_zero:
+            print("\nDetected KeyboardInterrupt, attempting graceful shutdown ...", file=sys.stderr, flush=True)
     finally:
         trainer.state.status = TrainerStatus.INTERRUPTED if failed is not None else TrainerStatus.FINISHED
-        end_run(run, failed=failed)
+        with _sigint_ignored(_ctrl_c(failed)):
+            end_run(run, failed=failed)
         if failed is None:
             run.strategy.barrier()
+    if _ctrl_c(failed):
+        # Lightning's exit for Ctrl-C (or a KeyboardInterrupt a callback raised): torn down, then status 1.
+        raise SystemExit(1)
+
+
+def _ctrl_c(exc: BaseException | None) -> bool:
+    """A KeyboardInterrupt of the user's (Ctrl-C, or raised by their code), not the fit's own signal stop."""
+    return isinstance(exc, KeyboardInterrupt) and not isinstance(exc, FitInterrupted)
+
+
+@contextlib.contextmanager
+def _sigint_ignored(ignore: bool) -> Iterator[None]:
+    """While a Ctrl-C'd call tears down, a second Ctrl-C does not cut the teardown short (main thread only);
+    the previous handler comes back afterwards."""
+    if not ignore or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
 
 
 def run_fit(trainer: StageHost, call: StageCall) -> None:

@@ -40,9 +40,8 @@ from ..loggers.protocol import trainer_loggers
 from ..loggers.tensorboard import TensorBoardLogger
 from ..overrides import overrides
 from ..profilers import Profiler
-from ..selection import Selection, select
+from ..selection import RunSetup, Selection, build
 from ..strategies.base import plugin_of
-from .checkpointing.saving import attach_checkpoint_io
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .options.arguments import (
     check_checkpointing,
@@ -62,7 +61,7 @@ from .options.defaults import (
     resolve_defaults,
 )
 from .options.entries import TrainerOptions, validate_options
-from .options.precision_and_sync import layer_sync_from, precision_from_plugin
+from .options.precision_and_sync import layer_sync_from
 from .process.environment import check_mps_fallback
 from .state import LoopState, RunningStage, Stage
 
@@ -169,42 +168,39 @@ class Trainer:
             num_nodes=num_nodes,
             mps_fallback=mps_fallback,
         )
-        chosen = defaults.values
-        given.update(num_nodes=chosen["num_nodes"], mps_fallback=chosen["mps_fallback"])
+        choices = defaults.choices
+        given.update(num_nodes=choices.num_nodes, mps_fallback=choices.mps_fallback)
         self.options: TrainerOptions = validate_options(**given, **unknown)
-        plugin_precision = plugin_of(strategy, "precision_plugin", self.options.plugins.precision)
-        if plugin_precision is not None:
-            from_plugins = plugin_precision is self.options.plugins.precision  # a strategy's wins over precision=
-            explicit = precision if precision_given and from_plugins else None
-            chosen["precision"] = precision_from_plugin(plugin_precision, explicit)
         self._layer_sync = layer_sync_from(self.options.plugins.layer_sync, self.options.sync_batchnorm)
         self.origins = defaults.origins
         warn_unknown_variables()
         check_mps_fallback(self.options.mps_fallback)
         if self.options.logger == "tensorboard":
             require_tensorboard()
-        self.selection: Selection = select(
-            chosen["accelerator"],
-            chosen["devices"],
-            chosen["strategy"],
-            chosen["precision"],
-            num_nodes=self.options.num_nodes,
+        # One way from the arguments to the run's objects, shared with Fabric (selection.build).
+        # A strategy built with a precision plugin or cluster environment (Lightning's form) gives them to the run;
+        # its precision plugin wins over precision= (both in plugins= and on the strategy is refused).
+        given_plugins = self.options.plugins
+        plugins = dataclasses.replace(
+            given_plugins,
+            precision=plugin_of(strategy, "precision_plugin", given_plugins.precision),
+            cluster_environment=plugin_of(strategy, "cluster_environment", given_plugins.cluster_environment),
         )
+        self._setup: RunSetup = build(
+            dataclasses.replace(choices, num_nodes=self.options.num_nodes),
+            plugins,
+            precision_given=precision_given and plugins.precision is given_plugins.precision,
+        )
+        self.selection: Selection = self._setup.selection
         # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
-        given_environment = plugin_of(strategy, "cluster_environment", self.options.plugins.cluster_environment)
-        self._cluster_environment = cluster_environment(given_environment)
+        self._cluster_environment = cluster_environment(self._setup.cluster_environment)
         adopt_environment(self._cluster_environment, self.num_devices, self.options.num_nodes)
-        from ..registry import get_registry
         from ..strategies.compiling import check_compile_support
 
         check_compile_support(self.root_device.type, self.options.compile)
-        registry = get_registry()
-        chosen_strategy = self.selection.strategy_object
-        self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
+        self._strategy = self._setup.strategy
+        self._precision = self._setup.precision
         attach_environment(self._strategy, self._cluster_environment)
-        attach_checkpoint_io(self._strategy, self.options.plugins.checkpoint_io)
-        self._precision = plugin_precision or registry.get_precision(self.selection.precision)(self.root_device.type)
-        self._strategy.precision_plugin = self._precision
         _give_strategy_its_device(self._strategy, self.root_device)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
@@ -320,6 +316,11 @@ class Trainer:
         step = {"test": "test_step", "validate": "validation_step"}.get(method)
         module = check_model(self._model_or_last(model, method), method, *([step] if step else []))
         dataloaders, datamodule = split_datamodule(dataloaders, datamodule, method)
+        if method == "predict" and dataloaders is None and datamodule is None:
+            from ..core.module import LightningModule
+
+            if not isinstance(module, LightningModule):  # a plain module predicts only the data it is given
+                check_model(module, method, "predict_dataloader")
         given = {"model_given": model is not None}
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
@@ -348,8 +349,11 @@ class Trainer:
         from .checkpointing.saving import save_run_checkpoint
 
         if self._run is None:
-            raise MisconfigurationException(
-                "save_checkpoint() needs a model and its optimizers: call it during or after trainer.fit()."
+            from .options.arguments import NoModelAttached
+
+            raise NoModelAttached(
+                "Saving a checkpoint is only possible if a model is attached to the Trainer: save_checkpoint() "
+                "needs a model and its optimizers; call it during or after trainer.fit() (or validate/test/predict)."
             )
         with self.profiler.profile("save_checkpoint"):
             return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)
@@ -584,6 +588,12 @@ class Trainer:
     def datamodule(self) -> Any:
         return self._datamodule
 
+    @datamodule.setter
+    def datamodule(self, datamodule: Any) -> None:
+        """Settable, as Lightning's plain attribute is (``lightning_getattr`` and tuners look values up in it);
+        the next call's ``datamodule=`` replaces it."""
+        self._datamodule = datamodule
+
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
         optim = self._run.optim if self._run is not None else None
@@ -617,11 +627,11 @@ class Trainer:
             return model
         if self._run is not None:
             return self._run.module
-        from ..errors import MisconfigurationException
+        from .options.arguments import NotALightningModule
 
-        raise MisconfigurationException(
-            f"{method}() was called without a model and this Trainer has not fitted one: pass the model, "
-            f"e.g. trainer.{method}(model, dataloaders)."
+        raise NotALightningModule(
+            f"`Trainer.{method}()` requires a `LightningModule` when it hasn't been passed in a previous run: this "
+            f"Trainer has not fitted one; pass the model, e.g. trainer.{method}(model, dataloaders)."
         )
 
     # ---- the options, as Lightning's Trainer attributes ----------------------------------------------------

@@ -18,23 +18,10 @@ from ...checkpoint.file import is_url, refuse_urls
 from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
-    from ...checkpoint import CheckpointIO
     from ...strategies.base import Strategy
     from .._run import Run
 
-__all__ = ["attach_checkpoint_io", "save_run_checkpoint"]
-
-
-def attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None) -> None:
-    """Give the strategy the ``plugins=`` writer; one also given to the strategy itself is a conflict."""
-    if checkpoint_io is None:
-        return
-    if getattr(strategy, "_checkpoint_io", None) is not None and strategy._checkpoint_io is not checkpoint_io:
-        raise MisconfigurationException(
-            f"plugins=[{type(checkpoint_io).__name__}(...)] and {type(strategy).__name__}(checkpoint_io="
-            f"{type(strategy._checkpoint_io).__name__}(...)) both name the checkpoint writer; choose one."
-        )
-    strategy.checkpoint_io = checkpoint_io
+__all__ = ["save_run_checkpoint"]
 
 
 def save_run_checkpoint(
@@ -45,7 +32,7 @@ def save_run_checkpoint(
     path = filepath
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\x00" in os.fspath(path):
         raise MisconfigurationException(f"save_checkpoint({path!r}): expected a file path (str or Path).")
-    from .contents import build_checkpoint  # loaded at the first save: Trainer() needs attach_checkpoint_io only
+    from .contents import build_checkpoint  # loaded at the first save
 
     checkpoint = build_checkpoint(run)
     if weights_only:

@@ -123,7 +123,7 @@ class Limits:
         """The fit's limits; ``timer``: a ``Timer`` callback bounds the fit's time (as ``max_time`` does)."""
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
-        max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
+        max_steps = options.max_steps if options.max_steps is not None and options.max_steps >= 0 else None
         interval = options.val_check_interval
         timed = timer or options.max_time is not None
         parsed = parsed_max_epochs(options.max_epochs, options.max_steps, timed=timed)

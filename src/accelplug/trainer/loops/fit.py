@@ -103,7 +103,8 @@ class FitLoop:
     def run_epoch(self, epoch: int, skip: int = 0, saved_rng: dict[str, Any] | None = None) -> None:
         """One epoch: its batches and the validation due inside it, then the epoch-end work."""
         state, after = self.state, self._after_batch
-        timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps or sys.maxsize
+        timed, max_steps = self.limits.max_time_s is not None, self.limits.max_steps
+        max_steps = sys.maxsize if max_steps is None else max_steps
         steps_before = state.global_step
         self._start_epoch(epoch, skip)
         stopped = skipped = False

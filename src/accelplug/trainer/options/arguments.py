@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from ...profilers import Profiler
 
 __all__ = [
+    "NoModelAttached",
+    "NotALightningModule",
     "check_checkpointing",
     "check_model",
     "compile_options_for",
@@ -70,16 +72,35 @@ def path_in_datamodule_slot(datamodule: Any, ckpt_path: Any) -> tuple[Any, Any]:
     return datamodule, ckpt_path
 
 
+class NotALightningModule(MisconfigurationException, TypeError):
+    """A Trainer method given something it cannot run (Lightning raises a ``TypeError``)."""
+
+
+class NoModelAttached(MisconfigurationException, AttributeError):
+    """``save_checkpoint`` before any call attached a model (Lightning raises an ``AttributeError``)."""
+
+
 def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
+    """``model`` unwrapped from ``torch.compile``, once it has the methods ``trainer.<method>()`` calls.
+
+    A plain ``torch.nn.Module`` with those methods is accepted (accelplug's own welcome); anything else is refused
+    with Lightning's ``TypeError`` and its key phrase.
+    """
+    from ...core.module import LightningModule
     from ...strategies.compiling import unwrap_compiled
 
     if not isinstance(model, torch.nn.Module):
-        raise MisconfigurationException(
-            f"{method}() needs a torch.nn.Module (a LightningModule) with training_step/configure_optimizers; "
-            f"got {type(model).__name__}."
+        raise NotALightningModule(
+            f"`model` must be a `LightningModule` or `torch._dynamo.OptimizedModule`, got `{type(model).__qualname__}`"
+            f": {method}() needs a torch.nn.Module with training_step/configure_optimizers."
         )
     model = unwrap_compiled(model)
     missing = [n for n in names if not overrides(model, n)]  # the base's defaults (training_step...) do not count
+    if missing and not isinstance(model, LightningModule):
+        raise NotALightningModule(
+            f"`model` must be a `LightningModule`, got `{type(model).__qualname__}`, or a torch.nn.Module with the "
+            f"methods trainer.{method}() calls: it has no {', '.join(missing)}() method."
+        )
     if missing:
         raise MisconfigurationException(
             f"{type(model).__name__} has no {', '.join(missing)}() method, which trainer.{method}() needs."

@@ -17,7 +17,15 @@ from ...errors import MisconfigurationException
 
 
 class Bad(Exception):
-    """Raised by a checker: the argument is what is accepted, in words."""
+    """Raised by a checker: the argument is what is accepted, in words.
+
+    ``type_error``: Lightning refuses this value with a ``TypeError`` (a wrong kind of value, not a wrong value),
+    so the Trainer's error is one too.
+    """
+
+    def __init__(self, detail: str = "", *, type_error: bool = False) -> None:
+        super().__init__(detail)
+        self.type_error = type_error
 
 
 def int_at_least(value: Any, minimum: int, allow_none: bool = False, extra: tuple[int, ...] = ()) -> Any:
@@ -26,6 +34,15 @@ def int_at_least(value: Any, minimum: int, allow_none: bool = False, extra: tupl
     if isinstance(value, bool) or not isinstance(value, int) or (value < minimum and value not in extra):
         raise Bad
     return value
+
+
+def loop_limit(value: Any, name: str, minus_one: str) -> Any:
+    """``max_epochs``/``max_steps``: an int >= 0 (0 trains nothing, as in Lightning), -1 (no limit) or None;
+    refused with Lightning's key phrase."""
+    try:
+        return int_at_least(value, 0, allow_none=True, extra=(-1,))
+    except Bad:
+        raise Bad(f"`{name}` must be a non-negative integer or -1{minus_one}") from None
 
 
 def reload_every(value: Any) -> Any:
@@ -72,6 +89,30 @@ def number(value: Any, minimum: float = 0.0) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
         raise Bad
     return value
+
+
+def clip_value(value: Any) -> Any:
+    """``gradient_clip_val``: a number >= 0 or None; another kind of value is a TypeError in Lightning."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise Bad(f"`gradient_clip_val` should be an int or a float. Got {value}", type_error=True)
+    return number(value)
+
+
+def clip_algorithm(value: Any) -> str:
+    """``gradient_clip_algorithm``: 'norm' (also for None) or 'value', in any case, as Lightning takes it."""
+    if value is None:
+        return "norm"
+    try:
+        return str(choice(value.lower() if isinstance(value, str) else value, ("norm", "value")))
+    except Bad:
+        raise Bad(f"`gradient_clip_algorithm` {value} is invalid") from None
+
+
+def every_n_epochs(value: Any) -> Any:
+    """``check_val_every_n_epoch``: an int >= 1 or None; Lightning's key phrase for a non-integer."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise Bad(f"`check_val_every_n_epoch` should be an integer, found {value!r}.")
+    return int_at_least(value, 1, allow_none=True)
 
 
 def choice(value: Any, choices: tuple[Any, ...]) -> Any:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from ...selection import Choices
 from ...strategies.base import accelerator_of, devices_of
 
 __all__ = ["UNSET_AUTO", "UNSET_PRECISION", "ResolvedDefaults", "Unset", "lightning_env_defaults", "resolve_defaults"]
@@ -87,7 +88,8 @@ def is_unset(value: object) -> bool:
 
 @dataclass(frozen=True)
 class ResolvedDefaults:
-    values: dict[str, Any]
+    #: The values, each the argument, else the environment's or the config file's, else the built-in default.
+    choices: Choices
     #: Where each value came from, in words ("argument", "environment variable ACCELPLUG_PRECISION", ...).
     origins: dict[str, str]
 
@@ -117,7 +119,7 @@ def resolve_defaults(**arguments: Any) -> ResolvedDefaults:
     builtin = {k: _plain(v) for k, v in arguments.items() if is_unset(v)}
     origins = dict.fromkeys(given, "argument") | dict.fromkeys(builtin, "built-in default")
     if not builtin or not _anything_configured():
-        return ResolvedDefaults({**builtin, **given}, origins)
+        return ResolvedDefaults(Choices(**{**builtin, **given}), origins)
     from ...config import explain_settings
 
     settings, where, _config = explain_settings()
@@ -136,7 +138,7 @@ def resolve_defaults(**arguments: Any) -> ResolvedDefaults:
             value = int(value)
         values[key] = value
         origins[key] = str(origin)
-    return ResolvedDefaults(values, origins)
+    return ResolvedDefaults(Choices(**values), origins)
 
 
 def _plain(value: Any) -> Any:

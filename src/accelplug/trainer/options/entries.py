@@ -25,7 +25,15 @@ from . import checks
 if TYPE_CHECKING:
     from ...selection import RunPlugins
 
-__all__ = ["SELECTION_ARGUMENTS", "OptionEntry", "TrainerOptions", "entries", "option", "validate_options"]
+__all__ = [
+    "SELECTION_ARGUMENTS",
+    "OptionEntry",
+    "OptionTypeError",
+    "TrainerOptions",
+    "entries",
+    "option",
+    "validate_options",
+]
 
 
 @dataclass(frozen=True)
@@ -61,14 +69,14 @@ class TrainerOptions:
 
     max_epochs: int | None = option(
         None,
-        lambda v: checks.int_at_least(v, 0, allow_none=True, extra=(-1,)),
+        lambda v: checks.loop_limit(v, "max_epochs", ""),
         "an int >= 0, -1 for no epoch limit, or None (1000 epochs unless max_steps stops earlier)",
     )
     min_epochs: int | None = option(None, lambda v: checks.int_at_least(v, 0, allow_none=True), _NONE_OR_INT)
     max_steps: int | None = option(
         -1,
-        lambda v: checks.int_at_least(v, 1, allow_none=True, extra=(-1,)),
-        "an int >= 1, or -1/None for no step limit",
+        lambda v: checks.loop_limit(v, "max_steps", " (infinite steps)"),
+        "an int >= 0 (0: train nothing), or -1/None for no step limit",
     )
     min_steps: int | None = option(None, lambda v: checks.int_at_least(v, 0, allow_none=True), _NONE_OR_INT)
     max_time: float | None = option(
@@ -77,21 +85,15 @@ class TrainerOptions:
         "'DD:HH:MM:SS' (e.g. '00:12:00:00'), a datetime.timedelta, or a dict such as {'hours': 12}; positive",
     )
     accumulate_grad_batches: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
-    gradient_clip_val: float | None = option(None, checks.number, "a number >= 0, or None for no clipping")
-    gradient_clip_algorithm: str = option(
-        None,
-        lambda v: "norm" if v is None else checks.choice(v.lower() if isinstance(v, str) else v, ("norm", "value")),
-        "'norm' or 'value' (any case, as in Lightning)",
-    )
+    gradient_clip_val: float | None = option(None, checks.clip_value, "a number >= 0, or None for no clipping")
+    gradient_clip_algorithm: str = option(None, checks.clip_algorithm, "'norm' or 'value' (any case, as in Lightning)")
     val_check_interval: float | int | datetime.timedelta | None = option(
         None,
         checks.val_check_interval,
         "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), a duration ('DD:HH:MM:SS', a "
         "datetime.timedelta or a dict such as {'minutes': 5}: every that much training time), or None",
     )
-    check_val_every_n_epoch: int | None = option(
-        1, lambda v: checks.int_at_least(v, 1, allow_none=True), "an int >= 1, or None"
-    )
+    check_val_every_n_epoch: int | None = option(1, checks.every_n_epochs, "an int >= 1, or None")
     limit_train_batches: float | int = option(None, *_LIMIT)
     limit_val_batches: float | int = option(None, *_LIMIT)
     limit_test_batches: float | int = option(None, *_LIMIT)
@@ -191,28 +193,36 @@ def validate_options(**given: Any) -> TrainerOptions:
     """A :class:`TrainerOptions` from the Trainer's keyword arguments, or one clear error for all problems."""
     problems: list[str] = []
     values: dict[str, Any] = {}
+    error: type[MisconfigurationException] = MisconfigurationException
     for name, value in given.items():
         entry = _ENTRIES.get(name)
         if entry is None:
             known = [*_ENTRIES, *SELECTION_ARGUMENTS]
             problems.append(
-                f"Trainer got an unknown argument {name!r}.{did_you_mean(name, known)} "
+                f"Trainer.__init__() got an unexpected keyword argument {name!r}.{did_you_mean(name, known)} "
                 f"Accepted: {', '.join(sorted(known))}"
             )
+            error = OptionTypeError  # Python's (and Lightning's) TypeError for an unknown keyword
             continue
         try:
             values[name] = entry.check(value)
         except checks.Bad as exc:
             detail = f" ({exc})" if str(exc) else ""
+            if exc.type_error:
+                error = OptionTypeError
             problems.append(f"{name}={_shown(value)} is invalid{detail}: expected {entry.accepted}")
     problems += _contradictions(values)
     if problems:
-        raise MisconfigurationException("; ".join(dict.fromkeys(problems)) + ".")
+        raise error("; ".join(dict.fromkeys(problems)) + ".")
     if values.get("barebones"):
         _check_barebones(given)
     options = TrainerOptions(**values)
     _announce_limits(given)
     return _apply_shortcuts(options)
+
+
+class OptionTypeError(MisconfigurationException, TypeError):
+    """An option given a wrong kind of value where Lightning raises a ``TypeError`` (``gradient_clip_val=(1, 2)``)."""
 
 
 class BarebonesConflict(MisconfigurationException, ValueError):

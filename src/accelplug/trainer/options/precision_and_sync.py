@@ -20,21 +20,7 @@ if TYPE_CHECKING:
     from ...precision.base import NumericPrecision
     from ...strategies.prepared import PreparedModule
 
-__all__ = ["connect_precision", "layer_sync_from", "plugin_transfer", "precision_from_plugin"]
-
-
-def precision_from_plugin(plugin: NumericPrecision, explicit: object) -> str:
-    """The precision name the selection checks for ``plugin`` (a registered one; a user's own trains as its
-    numerics say); ``explicit`` is the ``precision=`` argument when one was passed, which is refused."""
-    if explicit is not None:
-        raise MisconfigurationException(
-            f"Received both `precision={explicit}` and `plugins={plugin}`. Choose one: the plugin chooses the "
-            "precision itself, so leave precision= out (or drop the plugin)."
-        )
-    from ...registry import get_registry
-
-    name = getattr(plugin, "name", None)
-    return name if isinstance(name, str) and name in get_registry().precision_names() else "32-true"
+__all__ = ["connect_precision", "layer_sync_from", "plugin_transfer"]
 
 
 def layer_sync_from(plugin: LayerSync | None, sync_batchnorm: bool) -> LayerSync | None:
