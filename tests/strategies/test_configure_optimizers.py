@@ -139,7 +139,7 @@ def test_none_fits_with_no_optimizer_and_warns(tmp_path: Path) -> None:
 def test_none_steps_the_loop_but_leaves_the_parameters_unchanged(tmp_path: Path) -> None:
     at_configure: list[torch.Tensor] = []
 
-    def returns(layer: torch.nn.Module) -> None:
+    def returns(layer: Any) -> None:
         at_configure.append(layer.weight.detach().clone())
 
     with pytest.warns(UserWarning, match="will run with no optimizer"):

@@ -219,8 +219,11 @@ class _FitTrials:
 def check_batch_size_setup(trainer: Any, module: torch.nn.Module, stage: str | None, batch_arg_name: str) -> None:
     """What ``BatchSizeFinder.setup`` refuses (Lightning's rules): distributed runs, loaders handed straight to the
     call, and a ``batch_arg_name`` found nowhere."""
-    if trainer.strategy.is_distributed and trainer.world_size > 1:
-        raise MisconfigurationException("The Batch size finder is not supported with distributed strategies.")
+    if trainer.strategy.is_distributed:  # as configured (Lightning's rule), on one device too
+        raise MisconfigurationException(
+            f"The Batch size finder is not supported with distributed strategies (strategy={trainer.strategy.name!r}); "
+            "find the size on one device, then pass it to the distributed run."
+        )
     if stage != "fit":
         return  # only fits are tuned (see BatchSizeFinder); the other calls run with the size they have
     if trainer.state.fit_given[0] is not None:

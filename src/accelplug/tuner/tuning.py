@@ -58,9 +58,10 @@ class Tuner:
             )
         check_batch_size_arguments(mode, steps_per_trial, init_val, max_trials, margin, max_val)
         trainer = self._trainer
-        if trainer.strategy.is_distributed and trainer.world_size > 1:
+        if trainer.strategy.is_distributed:  # as configured (Lightning's rule): before any process is started
             raise MisconfigurationException(
-                "Tuning the batch size is currently not supported with distributed strategies."
+                f"Tuning the batch size is currently not supported with distributed strategies "
+                f"(strategy={trainer.strategy.name!r}); tune on one device, then pass the size to the distributed run."
             )
         if any(isinstance(c, BatchSizeFinder) for c in trainer.callbacks):
             raise MisconfigurationException(

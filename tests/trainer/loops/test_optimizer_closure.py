@@ -33,7 +33,8 @@ class _Module(accelplug.LightningModule):
 
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         self.steps_with_grad.append(torch.is_grad_enabled())
-        return self.layer(batch[0]).pow(2).mean()
+        loss: torch.Tensor = self.layer(batch[0]).pow(2).mean()
+        return loss
 
     def configure_optimizers(self) -> Any:
         return self.make_optimizer(self.parameters())
@@ -51,7 +52,7 @@ def test_lbfgs_gets_its_closure_and_backward_runs_once_per_evaluation(tmp_path: 
     def counting(self: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         nonlocal backwards
         backwards += 1
-        original(self, *args, **kwargs)
+        original(self, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     evaluations = 0
 
@@ -65,7 +66,7 @@ def test_lbfgs_gets_its_closure_and_backward_runs_once_per_evaluation(tmp_path: 
                 evaluations += 1
                 return closure()
 
-            return step(counted)
+            return step(counted)  # type: ignore[no-untyped-call]
 
         optimizer.step = counted_step  # type: ignore[method-assign]
         return optimizer

@@ -234,7 +234,9 @@ class Optimization:
             return
         custom = self.hooks.module_hook("configure_gradient_clipping")
         if custom is not None:
-            self.hooks.run_in("configure_gradient_clipping", custom, optimizer, self.clip_val, self.clip_algorithm)
+            # the Trainer's values as given (None when not), as Lightning passes them
+            given = getattr(self.run.trainer, "gradient_clip_algorithm", self.clip_algorithm)
+            self.hooks.run_in("configure_gradient_clipping", custom, optimizer, self.clip_val, given)
         elif self.clip_val or self.plugin_steps is not None:
             self.clip_gradients(optimizer, self.clip_val, self.clip_algorithm)
 
