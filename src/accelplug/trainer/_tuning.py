@@ -61,9 +61,7 @@ def _running(trainer: Any, what: str) -> Run:
 # ---- the state around the trials ---------------------------------------------------------------------
 def _snapshot(state: LoopState) -> dict[str, Any]:
     saved = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    for name in ("callback_metrics", "logged_metrics", "progress_bar_metrics", "data"):
-        saved[name] = dict(saved[name])
-    return saved
+    return {name: dict(value) if isinstance(value, dict) else value for name, value in saved.items()}
 
 
 def _put_back(state: LoopState, saved: dict[str, Any]) -> None:
@@ -263,7 +261,7 @@ _EVALUATION_CALLS = {Stage.VALIDATING: "validate", Stage.TESTING: "test", Stage.
 _LOADER_PREFIXES = {Stage.VALIDATING: "val", Stage.TESTING: "test", Stage.PREDICTING: "predict"}
 
 
-def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: int) -> int:
+def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: int, batch_arg_name: str) -> int:
     """The search for a validate, test or predict call, from its start hook; the call's loop then takes the
     loaders made at the size found (``run.tuned_loaders``)."""
     trials = _EvaluationTrials(trainer, run, steps_per_trial)
@@ -272,6 +270,7 @@ def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: 
             f"The Batch size finder cannot be used with multiple {_LOADER_PREFIXES[run.stage]} dataloaders "
             f"({len(trials.loaders)} given); tune with one, then pass the size to the call with all of them."
         )
+    _check_attribute(run.module, batch_arg_name)
     saved = _snapshot(run.state)
     try:
         size: int = search(trials)
@@ -290,11 +289,17 @@ def check_batch_size_setup(trainer: Any, module: torch.nn.Module, stage: str | N
             f"The Batch size finder is not supported with distributed strategies (strategy={trainer.strategy.name!r}); "
             "find the size on one device, then pass it to the distributed run."
         )
-    if stage == "fit" and trainer.state.fit_given[0] is not None:
+    if stage not in (None, "fit"):
+        return  # validate/test/predict: checked when the call's loaders are known (see _scale_for_evaluation)
+    if trainer.state.fit_given[0] is not None:
         raise MisconfigurationException(
             "The Batch size finder cannot be used with dataloaders passed directly to `.fit()`. Please disable the "
             "feature or incorporate the dataloader into your LightningModule or LightningDataModule."
         )
+    _check_attribute(module, batch_arg_name)
+
+
+def _check_attribute(module: torch.nn.Module, batch_arg_name: str) -> None:
     if not lightning_hasattr(module, batch_arg_name):
         raise MisconfigurationException(
             f"Field {batch_arg_name} not found in `model`, `datamodule`, nor their `hparams` attributes."
@@ -330,7 +335,7 @@ def scale_batch_size(
 
     current: Run | None = getattr(trainer, "_stage_run", None)
     if current is not None and current.stage in _EVALUATION_CALLS:
-        return _scale_for_evaluation(trainer, current, search, steps_per_trial)
+        return _scale_for_evaluation(trainer, current, search, steps_per_trial, batch_arg_name)
     run = _running(trainer, "scale_batch_size")
     try:
         with _kept(trainer, run, "scale_batch_size"):
