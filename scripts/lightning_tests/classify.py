@@ -187,6 +187,17 @@ def classify(outcome: Outcome, test_source: str = "") -> Triage:
     return Triage("e", f"{outcome.kind or 'error'} at {where}: {_normalise(message)[:80]}")
 
 
+def final_category(item_category: str | None, triage: Triage) -> str:
+    """A behaviour item's category, unless the failure itself shows a private access (a connector, a ``_``-name).
+
+    Items group failures by the behaviour a test is about; a test that fails on Lightning's internals fails for
+    that reason whatever its item says, so the evidence outranks the label.
+    """
+    if item_category is None or triage.category == "a":
+        return triage.category
+    return item_category
+
+
 def _normalise(message: str) -> str:
     message = re.sub(r"0x[0-9a-f]+", "0x…", message)
     message = re.sub(r"/tmp/\S+", "/tmp/…", message)

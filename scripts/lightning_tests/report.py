@@ -15,7 +15,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from classify import CATEGORIES, classify, test_source
+from classify import CATEGORIES, classify, final_category, test_source
 from common import LIGHTNING_TAG
 from outcomes import OUTCOMES, Outcome, read, with_collection_errors
 from run import named_set
@@ -117,7 +117,7 @@ def write_report(args: argparse.Namespace) -> int:
                 continue
             item = next((it for it in ITEMS if matches(it, nodeid, evidence(got))), None)
             triage = classify(got, test_source(tests_dir, nodeid))
-            category = item.category if item is not None else triage.category
+            category = final_category(item.category if item is not None else None, triage)
             categories[category] += 1
             failures.append(
                 {

@@ -17,7 +17,7 @@ import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from classify import CATEGORIES, classify, test_source
+from classify import CATEGORIES, classify, final_category, test_source
 from outcomes import Outcome, read, with_collection_errors
 from run import named_set
 from triage_items import AREAS, ITEMS, Item
@@ -82,8 +82,12 @@ def write_triage(args: argparse.Namespace) -> int:
     failures = failing_tests(args)
     assigned: dict[int, list[tuple[str, str]]] = defaultdict(list)
     unsorted: list[tuple[str, str, Outcome]] = []
+    tests_dir = args.cache / "tests"
     for set_name, nodeid, outcome in failures:
         index = next((n for n, item in enumerate(ITEMS) if matches(item, nodeid, evidence(outcome))), None)
+        triaged = classify(outcome, test_source(tests_dir, nodeid))
+        if index is not None and final_category(ITEMS[index].category, triaged) != ITEMS[index].category:
+            index = None  # the failure's evidence of a private access outranks the item's label
         if index is None:
             unsorted.append((set_name, nodeid, outcome))
         else:
@@ -92,7 +96,6 @@ def write_triage(args: argparse.Namespace) -> int:
     for index, tests in assigned.items():
         for set_name, _ in tests:
             counts_by_category[set_name][ITEMS[index].category] += 1
-    tests_dir = args.cache / "tests"
     for set_name, nodeid, outcome in unsorted:
         counts_by_category[set_name][classify(outcome, test_source(tests_dir, nodeid)).category] += 1
 

@@ -32,13 +32,13 @@ import math
 import os
 import re
 import signal
-import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .distributed.local_processes import free_port
 from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
 from .precision.names import ACCEPTED_PRECISIONS
@@ -51,6 +51,7 @@ __all__ = [
     "RDZV_BACKENDS",
     "LaunchPlan",
     "adopt_environment",
+    "attach_environment",
     "cluster_environment",
     "free_port",
     "launch",
@@ -134,13 +135,6 @@ class LaunchPlan:
             f"accelplug launch: {self.nproc_per_node} process(es) on {self.accelerator!r}{nodes}{precision}, "
             f"{meet}{restarts} ({self.reason})"
         )
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # ---- validation of each option ---------------------------------------------------------------------
@@ -633,6 +627,21 @@ def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvir
 
     found = get_registry().detect_environment()
     return found() if found is not None else None
+
+
+def attach_environment(strategy: Strategy, environment: ClusterEnvironment | None) -> None:
+    """Give a one-process-per-device strategy the environment its process identity is asked of.
+
+    Trainer and Fabric ask the strategy (``node_rank``...), the strategy asks this environment: the one that
+    started the processes, else Lightning's local one (the Trainer or Fabric starts them, or torchrun's
+    variables are read). A strategy of one process has none, as in Lightning.
+    """
+    from .strategies.parallel import ParallelStrategy
+
+    if isinstance(strategy, ParallelStrategy):
+        from .environments.lightning import LightningEnvironment
+
+        strategy.cluster_environment = environment if environment is not None else LightningEnvironment()
 
 
 def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, num_nodes: int) -> bool:

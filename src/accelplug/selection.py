@@ -60,8 +60,8 @@ class Selection:
     #: None when a name was given and the Trainer makes one from the registry.
     strategy_object: Strategy | None = None
     #: How the DDP processes start when this process runs alone: ``"popen"`` (the script is started again
-    #: under torchrun) or ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
-    #: works in a notebook).
+    #: under torchrun), ``"fork"`` (``strategy="ddp_fork"``/``"ddp_notebook"``: forked at ``fit``, which
+    #: works in a notebook) or ``"spawn"`` (``"ddp_spawn"``: fresh interpreters receive the objects pickled).
     start_method: str = "popen"
 
     @property
@@ -396,8 +396,11 @@ def select(
     canonical = normalize_precision(precision, registry.precision_aliases())
     check_precision_runs(registry, cls, status.precisions, precision, canonical)
     strategy_object = strategy if isinstance(strategy, Strategy) else None
-    if strategy_name not in ("ddp",) or len(device_ids) * num_nodes == 1:
-        start_method = "popen"  # one process (or another strategy): nothing to fork
+    if forking_name is None:  # "ddp_spawn", DDPStrategy(start_method="spawn"): processes started at the call
+        start_method = getattr(strategy_object or registry.get_strategy(strategy_name), "preset_start_method", "popen")
+        start_method = getattr(strategy_object, "start_method", start_method)
+    if len(device_ids) == 1 or num_nodes > 1 or (forking_name is not None and strategy_name != "ddp"):
+        start_method = "popen"  # one process, several machines (a launcher's), another strategy: nothing to start
     if forking_name is not None and strategy_name == "ddp":
         strategy_name = forking_name  # the registered preset: Lightning's DDPStrategy(start_method="fork")
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)

@@ -21,6 +21,7 @@ from accelplug.fabric import Fabric
 from accelplug.launcher import adopt_environment, cluster_environment
 from accelplug.plugins import environments as short_path
 from accelplug.selection import RunPlugins, sort_plugins
+from accelplug.strategies.parallel import ParallelStrategy
 from accelplug.trainer.checkpointing.auto_resume import Asked, choose_checkpoint
 from accelplug.trainer.process.requeue import hpc_resume_path, hpc_save_path, requeue_signal
 from tests.modules import LinearRegression, regression_data
@@ -249,3 +250,28 @@ def test_accelplug_launch_in_an_srun_task_refuses_devices_that_disagree_with_the
     script.write_text("")
     with pytest.raises(MisconfigurationException, match=r"--devices=1 x --nnodes=1 = 1 processes, but .* one of 2"):
         launch(script, cpu=True, devices=1)
+
+
+class _ThirdNode(LightningEnvironment):
+    """An environment that knows this process runs on node 3, whatever the variables say."""
+
+    def node_rank(self) -> int:
+        return 3
+
+
+def test_trainer_and_fabric_ask_the_strategys_cluster_environment_for_the_node_rank(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NODE_RANK", "0")  # what a direct read of the variables would wrongly answer
+    monkeypatch.setenv("GROUP_RANK", "0")
+    trainer = Trainer(accelerator="cpu", devices=1, strategy="ddp", plugins=[_ThirdNode()], logger=False)
+    fabric = Fabric(accelerator="cpu", devices=1, strategy="ddp", plugins=[_ThirdNode()])
+
+    strategy = trainer.strategy
+    assert isinstance(strategy, ParallelStrategy) and isinstance(strategy.cluster_environment, _ThirdNode)
+    assert (strategy.node_rank, trainer.node_rank, fabric.node_rank) == (3, 3, 3)
+
+
+def test_where_nothing_started_the_processes_the_strategy_asks_lightnings_local_environment() -> None:
+    strategy = Trainer(accelerator="cpu", devices=2, strategy="ddp_spawn", logger=False).strategy
+    assert isinstance(strategy, ParallelStrategy) and type(strategy.cluster_environment) is LightningEnvironment

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader
 
 from accelplug import MisconfigurationException
 from accelplug.fabric import Fabric
-from accelplug.fabric.strategies import FSDPStrategy
+from accelplug.fabric.strategies import DDPStrategy, FSDPStrategy
 from tests.callbacks.parity import quiet_lightning
 
 from . import loops
@@ -157,3 +157,22 @@ def test_a_tensorboard_logger_without_tensorboard_says_what_to_install(tmp_path:
         return
     with pytest.raises(MisconfigurationException, match="pip install tensorboard"):
         TensorBoardLogger(tmp_path)
+
+
+def test_strategy_dp_on_the_cpu_is_ddp_with_lightnings_warning() -> None:
+    with pytest.warns(UserWarning, match=r"'dp' is not supported on CPUs, hence setting `strategy='ddp'`"):
+        fabric = Fabric(accelerator="cpu", strategy="dp", devices=2)
+    assert isinstance(fabric.strategy, DDPStrategy)
+
+
+@pytest.mark.parametrize("name", ["DeepSpeedStrategy", "XLAStrategy"])
+def test_setup_optimizers_is_refused_where_model_and_optimizers_are_set_up_together(name: str) -> None:
+    from unittest.mock import Mock
+
+    import accelplug.fabric.strategies as strategies
+    from accelplug.fabric.fabric import _check_separate_setup
+
+    engine = Mock(spec=getattr(strategies, name))  # DeepSpeed and XLA cannot be installed on this machine
+    with pytest.raises(RuntimeError, match=f"The `{name}` requires the model and optimizer.s. to be set up jointly"):
+        _check_separate_setup(engine)
+    _check_separate_setup(strategies.DDPStrategy(accelerator="cpu"))  # the others prepare optimizers on their own

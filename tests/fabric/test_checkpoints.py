@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from accelplug import MisconfigurationException, Trainer
+from accelplug.checkpoint import TorchCheckpointIO
 from accelplug.checkpoint.file import DIGEST_KEY, FORMAT_KEY, content_digest
 from accelplug.fabric import Fabric
+from accelplug.strategies.single_device import SingleDeviceStrategy
 from tests.callbacks.parity import quiet_lightning
 
 from . import loops
@@ -116,8 +118,8 @@ def test_filter_strict_and_load_raw(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("call", "words"),
     [
-        (lambda f, p: f.save(p, {"m": 1}, filter={"x": lambda *_: True}), "'x', which is not a key"),
-        (lambda f, p: f.save(p, {"m": 1}, filter={"m": 3}), "must be a callable"),
+        (lambda f, p: f.save(p, {"m": 1}, filter={"x": lambda *_: True}), r"The filter keys \{'x'\} are not present"),
+        (lambda f, p: f.save(p, {"m": 1}, filter={"m": 3}), "for key 'm' to be a callable, given 3"),
         (lambda f, p: f.save(p, [1, 2]), "expected a dict"),
         (lambda f, p: f.save(None, {"m": 1}), "expected a file path"),
         (lambda f, p: f.load(p / "missing.ckpt"), "no such file"),
@@ -129,3 +131,102 @@ def test_bad_checkpoint_calls_name_the_value(tmp_path: Path, call: Any, words: s
     fabric = Fabric(accelerator="cpu", devices=1)
     with pytest.raises(MisconfigurationException, match=words):
         call(fabric, tmp_path)
+
+
+class _InMemoryStrategy(SingleDeviceStrategy):
+    """A strategy that keeps checkpoints in a dict instead of files: the kind Fabric must hand its calls to."""
+
+    def __init__(self) -> None:
+        super().__init__(device="cpu")
+        self.store: dict[str, Any] = {}
+
+    def save_checkpoint(self, *args: Any, **kwargs: Any) -> None:
+        self.store[str(kwargs["path"])] = {k: v.state_dict() for k, v in kwargs["state"].items()}
+
+    def load_checkpoint(  # type: ignore[override]
+        self, path: Any, state: Any = None, strict: bool = True, weights_only: bool | None = None
+    ) -> dict[str, Any]:
+        saved = self.store[str(path)]
+        target = state if isinstance(state, dict) else {"model": state}
+        for key, obj in target.items():
+            obj.load_state_dict(saved[key])
+        return {}
+
+
+def test_save_load_and_load_raw_are_the_strategys_so_no_file_is_needed() -> None:
+    strategy = _InMemoryStrategy()
+    fabric = Fabric(strategy=strategy)
+    torch.manual_seed(0)
+    model = fabric.setup(loops.Net())
+    fabric.save("nowhere/model.pt", {"model": model})  # the strategy receives the user's module, not the wrapper
+    assert set(strategy.store["nowhere/model.pt"]) == {"model"}
+    other, raw = loops.Net(), loops.Net()
+    fabric.load("nowhere/model.pt", {"model": other})
+    fabric.load_raw("nowhere/model.pt", raw)
+    assert loops.weights(other) == loops.weights(model) == loops.weights(raw)
+
+
+def test_a_missing_file_is_named_by_the_default_strategy_as_a_file_not_found(tmp_path: Path) -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        fabric.load(tmp_path / "missing.ckpt", {"model": loops.Net()})
+
+
+class _RecordingWriter:
+    """A writer that is not a CheckpointIO subclass (Lightning's strategies take any object as checkpoint_io)."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, Any] = {}
+        self.paths: list[Any] = []
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        self.saved, self.paths = checkpoint, [*self.paths, path]
+
+    def load_checkpoint(self, path: Any, **kwargs: Any) -> dict[str, Any]:
+        self.paths.append(path)
+        return dict(self.saved)
+
+
+def test_a_users_writer_gets_the_filtered_entries_and_nothing_else(tmp_path: Path) -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    writer = _RecordingWriter()
+    fabric.strategy.checkpoint_io = writer  # type: ignore[assignment]
+    model = loops.Net()
+    state = {"model": model, "meta": {"epoch": 3, "note": "x"}, "step": 7}
+    keep_ints = {"meta": lambda _k, v: isinstance(v, int), "model": lambda k, _v: k.endswith("weight")}
+    fabric.save(tmp_path / "c.pt", state, filter=keep_ints)
+    assert writer.saved["meta"] == {"epoch": 3} and writer.saved["step"] == 7
+    assert all(k.endswith("weight") for k in writer.saved["model"])
+    fabric.save(tmp_path / "c.pt", state, filter={"meta": lambda *_: False})  # nothing kept: the entry is left out
+    assert set(writer.saved) == {"model", "step"}
+
+
+def test_filter_mistakes_raise_lightnings_exception_types(tmp_path: Path) -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    with pytest.raises(TypeError, match="should be a dict"):
+        fabric.save(tmp_path / "c.pt", {"m": 1}, filter="m")
+    with pytest.raises(TypeError, match="to be a callable"):
+        fabric.save(tmp_path / "c.pt", {"m": 1}, filter={"m": "m"})
+    with pytest.raises(ValueError, match="are not present in the state keys"):
+        fabric.save(tmp_path / "c.pt", {"m": 1}, filter={"x": lambda *_: True})
+
+
+def test_checkpoint_io_refuses_a_class_and_an_object_that_cannot_write() -> None:
+    strategy = SingleDeviceStrategy(device="cpu")
+    with pytest.raises(MisconfigurationException, match=r"pass an instance: TorchCheckpointIO\(\)"):
+        strategy.checkpoint_io = TorchCheckpointIO  # type: ignore[assignment]
+    with pytest.raises(MisconfigurationException, match="expected a CheckpointIO instance"):
+        strategy.checkpoint_io = "torch"  # type: ignore[assignment]
+
+
+def test_a_users_writer_gets_the_path_as_written_and_reads_it_back() -> None:
+    fabric = Fabric(accelerator="cpu", devices=1)
+    writer = _RecordingWriter()
+    fabric.strategy.checkpoint_io = writer  # type: ignore[assignment]
+    torch.manual_seed(0)
+    model = loops.Net()
+    fabric.save("store://run/c.pt", {"model": model, "step": 7})  # no local file is made or looked for
+    other = loops.Net()
+    assert fabric.load("store://run/c.pt", {"model": other}) == {"step": 7}
+    assert writer.paths == ["store://run/c.pt", "store://run/c.pt"]
+    assert loops.weights(other) == loops.weights(model)

@@ -61,7 +61,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
     "selection": ("",),
     "launcher": ("",),  # the cluster environment a Trainer adopts
-    "distributed": ("", "rank_zero"),  # set_rank
+    "distributed": ("", "local_processes", "rank_zero"),  # set_rank; free_port, which the launcher re-exports
     "seed": ("",),
     "overrides": ("",),
     # the callbacks every Trainer adds (checkpoint, summary) and the progress-bar check

@@ -148,3 +148,25 @@ def test_a_refusal_raised_inside_accelplug_is_an_input_lightning_accepts(tool: d
         [["tests_pytorch/t.py", 3, "Trainer(...)"], ["/repo/src/accelplug/trainer/options/entries.py", 202, ""]],
     )
     assert tool["classify"].classify(outcome).category == "d"
+
+
+def test_a_private_access_outranks_the_behaviour_item_a_failure_matches(tool: dict[str, ModuleType]) -> None:
+    outcome = tool["outcomes"].Outcome(
+        "tests_pytorch/t.py::test_z",
+        "failed",
+        "call",
+        "AttributeError: 'Trainer' object has no attribute '_data_connector'",
+        "AttributeError",
+        [],
+    )
+    classify = tool["classify"]
+    assert classify.final_category("c", classify.classify(outcome)) == "a"
+
+
+def test_a_public_failure_keeps_the_category_of_its_behaviour_item(tool: dict[str, ModuleType]) -> None:
+    outcome = tool["outcomes"].Outcome(
+        "tests_pytorch/t.py::test_z", "failed", "call", "Failed: DID NOT RAISE ValueError", "Failed", []
+    )
+    classify = tool["classify"]
+    assert classify.final_category("d", classify.classify(outcome)) == "d"
+    assert classify.final_category(None, classify.classify(outcome)) == "e"

@@ -71,8 +71,8 @@ def test_a_notebook_trains_on_two_forked_processes_with_the_weights_of_torchrun(
 
 
 def test_forking_after_cuda_was_initialised_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelplug.trainer.process import forking
+    from accelplug.distributed import local_processes
 
-    monkeypatch.setattr(forking.torch.cuda, "is_initialized", lambda: True)  # no GPU here: CUDA's answer only
+    monkeypatch.setattr(local_processes.torch.cuda, "is_initialized", lambda: True)  # no GPU here: CUDA's answer only
     with pytest.raises(MisconfigurationException, match=r"CUDA is already initialised in this process"):
-        forking.check_fork_safe("ddp_notebook")
+        local_processes.check_fork_safe("ddp_notebook")

@@ -85,7 +85,12 @@ class ProgressBar(Callback):
 
     @property
     def total_val_batches(self) -> int | float:
-        values = getattr(self.trainer, "num_val_batches", None)
+        """All validation loaders' batches, 0 in an epoch that does not validate (as Lightning counts them)."""
+        trainer = self.trainer
+        every = getattr(trainer, "check_val_every_n_epoch", None)
+        if not getattr(trainer, "enable_validation", True) or (every and (trainer.current_epoch + 1) % every):
+            return 0
+        values = getattr(trainer, "num_val_batches", None)
         if values is None:
             return float("inf")
         return sum(values) if isinstance(values, (list, tuple)) else values

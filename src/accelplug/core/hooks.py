@@ -57,7 +57,10 @@ class ModuleHooks:
     @default_hook
     def on_validation_batch_end(self, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None: ...
     @default_hook
-    def on_validation_model_zero_grad(self) -> None: ...
+    def on_validation_model_zero_grad(self) -> None:
+        # what the loop does unless this is overridden; for super() calls (Lightning's default)
+        self.zero_grad()  # type: ignore[attr-defined]
+
     @default_hook
     def on_validation_model_eval(self) -> None:
         self.trainer.model.eval()  # type: ignore[attr-defined]  # what the loop does unless this is overridden

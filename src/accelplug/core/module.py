@@ -12,6 +12,7 @@ A module that subclasses plain ``torch.nn.Module`` and defines ``training_step``
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 import weakref
@@ -275,14 +276,22 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         sink.log_dict(dictionary, **options)
 
     def _log_through_fabric(self, metrics: Mapping[str, Any], logger: bool | None) -> None:
-        """Under Fabric, ``self.log`` goes to the Fabric's loggers (``logger=False`` keeps it out, as in Lightning)."""
+        """Under Fabric, ``self.log`` goes to the Fabric's loggers (``logger=False`` keeps it out, as in Lightning);
+        a value no logger can take (a nested dict, a list, a string) is refused with Lightning's words."""
         if logger is False:
             return
         nested = next((k for k, v in metrics.items() if isinstance(v, Mapping)), None)
         if nested is not None:
             raise MisconfigurationException(
-                f"self.log_dict(...) got a nested dictionary under {nested!r}: log each value under its own name."
+                f"`self.log_dict({dict(metrics)})` was called, but nested dictionaries cannot be logged: the value "
+                f"under {nested!r} is a dict; log each value under its own name."
             )
+        for name, value in metrics.items():
+            if not isinstance(value, (numbers.Number, torch.Tensor)):
+                raise MisconfigurationException(
+                    f"`self.log({name}, {value!r})` was called, but `{type(value).__name__}` values cannot be logged: "
+                    "log a number or a tensor."
+                )
         self._fabric.log_dict(dict(metrics))
 
     def _warn_unattached(self, what: str) -> None:
@@ -308,12 +317,19 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
 
     @property
     def trainer(self) -> Any:
+        """The Trainer running this module; under Fabric (set up by ``fabric.setup``, no Trainer), a view that
+        answers with the Fabric's attributes (``self.trainer.global_rank``), as Lightning's does."""
+        if self._trainer is None and self._fabric is not None:
+            return _TrainerFabricShim(self._fabric)
         if self._trainer is None and not self._jit_is_scripting:
             raise RuntimeError(f"{type(self).__qualname__} is not attached to a `Trainer` (call trainer.fit first).")
         return self._trainer
 
     @trainer.setter
     def trainer(self, trainer: Any) -> None:
+        for child in self.children():  # an ensemble's inner LightningModules see the same Trainer (Lightning's rule)
+            if isinstance(child, LightningModule):
+                child.trainer = trainer
         self._trainer = trainer
 
     def __getstate__(self) -> dict[str, Any]:
@@ -391,10 +407,14 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
 
     @property
     def logger(self) -> Any:
+        if self._trainer is None and self._fabric is not None:
+            return self._fabric.logger  # no loggers: Fabric's IndexError, as in Lightning
         return self._trainer.logger if self._trainer is not None else None
 
     @property
     def loggers(self) -> list[Any]:
+        if self._trainer is None and self._fabric is not None:
+            return list(self._fabric.loggers)
         return list(self._trainer.loggers) if self._trainer is not None else []
 
     # ---- optimizers -------------------------------------------------------------------------------------
@@ -428,7 +448,11 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         return schedulers[0] if len(schedulers) == 1 else schedulers
 
     def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        """Backward for manual optimization: through the precision (loss scaling) and the backward hooks."""
+        """Backward for manual optimization: through the precision (loss scaling) and the backward hooks (under
+        Fabric: ``fabric.backward``)."""
+        if self._optimizer_control is None and self._fabric is not None:
+            self._fabric.backward(loss, *args, **kwargs)
+            return
         self._control().manual_backward(loss, *args, **kwargs)
 
     def clip_gradients(
@@ -442,6 +466,11 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
             raise MisconfigurationException(
                 f"gradient_clip_algorithm={gradient_clip_algorithm!r} is invalid: expected 'norm' or 'value'."
             )
+        if self._optimizer_control is None and self._fabric is not None:  # under Fabric: fabric.clip_gradients
+            by_value = gradient_clip_algorithm == "value"
+            clip_val, max_norm = (gradient_clip_val, None) if by_value else (None, gradient_clip_val)
+            self._fabric.clip_gradients(self, optimizer, clip_val=clip_val, max_norm=max_norm)
+            return
         self._control().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
 
     def _check_clipping_agrees(self, value: float | None, algorithm: str | None) -> None:
@@ -551,7 +580,9 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
     def configure_gradient_clipping(
         self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
     ) -> None:
-        self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+        self.clip_gradients(
+            optimizer, gradient_clip_val=gradient_clip_val, gradient_clip_algorithm=gradient_clip_algorithm
+        )
 
     # ---- Lightning 1.x hooks that Lightning 2 removed: refused, never silently ignored ------------------
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -626,6 +657,23 @@ def check_removed_hooks(cls: type) -> None:
                 PossibleUserWarning,
                 stacklevel=3,
             )
+
+
+class _TrainerFabricShim:
+    """``self.trainer`` of a module Fabric set up: attributes come from the Fabric (``global_rank``, ``world_size``,
+    ``strategy``...); a Trainer-only attribute raises an ``AttributeError`` that says so (Lightning's words)."""
+
+    def __init__(self, fabric: Any) -> None:
+        self._fabric = fabric
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return getattr(self._fabric, name)
+        except AttributeError:
+            raise AttributeError(
+                f"Your LightningModule code tried to access `self.trainer.{name}` but this attribute is not available "
+                "when using Fabric with a LightningModule."
+            ) from None
 
 
 def _raw_optimizer(optimizer: Any) -> Any:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
 from ..errors import MisconfigurationException
 
-__all__ = ["LightningOptimizer", "StepFunction", "do_nothing_closure"]
+__all__ = ["LightningOptimizer", "OptimizerWrapper", "StepFunction", "do_nothing_closure"]
 
 #: A runner's step for one optimizer: ``step(optimizer, closure, **kwargs)``.
 StepFunction = Callable[..., Any]
@@ -29,33 +29,74 @@ def do_nothing_closure() -> None:
     return None
 
 
-class LightningOptimizer:
+class OptimizerWrapper:
+    """What the optimizer wrappers share (:class:`LightningOptimizer`, Fabric's ``FabricOptimizer``): the wrapper
+    is also an instance of the wrapped optimizer's class (``isinstance(opt, torch.optim.SGD)`` holds, as in
+    Lightning: a class ``<prefix><Optimizer>`` deriving from both), ``zero_grad`` and the state calls go to the
+    wrapped optimizer, and every other attribute is read from it. Subclasses give ``step``."""
+
+    #: The start of the combined class's name (Lightning's: ``LightningSGD``, ``FabricSGD``).
+    class_prefix: ClassVar[str] = ""
+    #: The wrapper's own attributes, set on it and never read from the wrapped optimizer.
+    own_attributes: ClassVar[tuple[str, ...]] = ("_optimizer",)
+    _combined: ClassVar[dict[tuple[type, type], type]] = {}
+    _optimizer: torch.optim.Optimizer
+
+    def _wrap(self, optimizer: torch.optim.Optimizer, **own: Any) -> None:
+        # set through object's __setattr__: the combined class inherits the optimizer's, whose __setattr__ (if
+        # any) must not see the wrapper's own attributes
+        object.__setattr__(self, "_optimizer", optimizer)
+        for name, value in own.items():
+            object.__setattr__(self, name, value)
+        wrapper, cls = type(self), type(optimizer)
+        if not issubclass(wrapper, cls):
+            key = (wrapper, cls)
+            if key not in OptimizerWrapper._combined:
+                name = f"{wrapper.class_prefix}{cls.__name__}"
+                OptimizerWrapper._combined[key] = type(name, (wrapper, cls), {"__module__": wrapper.__module__})
+            self.__class__ = OptimizerWrapper._combined[key]
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The torch optimizer this wraps."""
+        return self._optimizer
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        self._optimizer.zero_grad(set_to_none=set_to_none)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self._optimizer.state_dict()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self._optimizer.load_state_dict(state_dict)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        self._optimizer.add_param_group(param_group)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in type(self).own_attributes:
+            raise AttributeError(name)  # not yet set (unpickling): never recurse into the wrapped optimizer
+        return getattr(self._optimizer, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._optimizer!r})"
+
+
+class LightningOptimizer(OptimizerWrapper):
     """A torch optimizer as a LightningModule's steps see it.
 
     Built from any ``torch.optim.Optimizer``; the instance is also an instance of that optimizer's class.
     """
 
-    _optimizer: torch.optim.Optimizer
+    class_prefix = "Lightning"
+    own_attributes = ("_optimizer", "_step_function", "_module")
     _step_function: StepFunction | None
     _module: Any
 
     def __init__(self, optimizer: torch.optim.Optimizer | LightningOptimizer) -> None:
         if isinstance(optimizer, LightningOptimizer):
             optimizer = optimizer.optimizer
-        # set through object's __setattr__: the class below inherits the optimizer's, and reads go through
-        # __getattr__ to the wrapped optimizer, so only these three live on the wrapper itself
-        object.__setattr__(self, "_optimizer", optimizer)
-        object.__setattr__(self, "_step_function", None)
-        object.__setattr__(self, "_module", None)
-        wrapper = type(self)
-        if not issubclass(wrapper, type(optimizer)):
-            name = f"Lightning{type(optimizer).__name__}"
-            self.__class__ = type(name, (wrapper, type(optimizer)), {"__module__": wrapper.__module__})
-
-    @property
-    def optimizer(self) -> torch.optim.Optimizer:
-        """The torch optimizer this wraps."""
-        return self._optimizer
+        self._wrap(optimizer, _step_function=None, _module=None)
 
     def _attach(self, step: StepFunction | None, module: Any = None) -> None:
         """What a runner calls: ``step`` replaces the plain optimizer step (None: back to it)."""
@@ -72,18 +113,6 @@ class LightningOptimizer:
             return self._step_function(self._optimizer, closure, **kwargs)
         return self._optimizer.step(closure, **kwargs) if closure is not None else self._optimizer.step(**kwargs)
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        self._optimizer.zero_grad(set_to_none=set_to_none)
-
-    def state_dict(self) -> dict[str, Any]:
-        return self._optimizer.state_dict()
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self._optimizer.load_state_dict(state_dict)
-
-    def add_param_group(self, param_group: dict[str, Any]) -> None:
-        self._optimizer.add_param_group(param_group)
-
     @contextmanager
     def toggle_model(self, sync_grad: bool = True) -> Iterator[None]:
         """Within the block, only this optimizer's parameters require gradients (the module's
@@ -97,11 +126,3 @@ class LightningOptimizer:
             yield
         finally:
             module.untoggle_optimizer(self)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("_optimizer", "_step_function", "_module"):
-            raise AttributeError(name)  # not yet set (unpickling): never recurse into the wrapped optimizer
-        return getattr(self._optimizer, name)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._optimizer!r})"

@@ -11,7 +11,6 @@ True, so it would hide "no scheduler" in ``accelplug env``; it is what a run wit
 from __future__ import annotations
 
 import os
-import socket
 
 from .base import ClusterEnvironment, read_int, read_port
 
@@ -23,9 +22,9 @@ def find_free_network_port() -> int:
     standalone = read_port("STANDALONE_PORT")
     if standalone is not None:
         return standalone
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    from ..distributed.local_processes import free_port
+
+    return free_port()
 
 
 class LightningEnvironment(ClusterEnvironment):

@@ -79,7 +79,7 @@ def plan(
         chosen: str | int = given_precision.name if given_precision.name in registry.precision_names() else "32-true"
     else:
         chosen = "32-true" if precision is None else precision
-    selection = select(accelerator, devices, strategy, chosen, num_nodes=num_nodes)
+    selection = _select(accelerator, devices, strategy, chosen, num_nodes)
     if selection.precision == "16-mixed" and selection.root_device.type == "cpu" and given_precision is None:
         warnings.warn(
             "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
@@ -102,6 +102,22 @@ def plan(
     return FabricPlan(
         selection, strategy_object, precision_object, num_nodes, start_method, sorted_plugins.cluster_environment
     )
+
+
+def _select(
+    accelerator: Any, devices: Any, strategy: str | Strategy, precision: str | int, num_nodes: int
+) -> Selection:
+    """:func:`select`, with Lightning Fabric's fallback for ``strategy="dp"``: ``DataParallel`` has nothing to
+    split on the CPU, so there it is DDP (with Lightning's warning); on an accelerator it stays refused."""
+    if not (isinstance(strategy, str) and strategy.strip().lower() == "dp"):
+        return select(accelerator, devices, strategy, precision, num_nodes=num_nodes)
+    selection = select(accelerator, devices, "ddp", precision, num_nodes=num_nodes)
+    if selection.root_device.type != "cpu":
+        from ..strategies.data_parallel import DataParallelStrategy
+
+        DataParallelStrategy()  # raises: accelplug runs several GPUs with DDP
+    warnings.warn("'dp' is not supported on CPUs, hence setting `strategy='ddp'`.", UserWarning, stacklevel=4)
+    return selection
 
 
 def _strategy_from_name(name: str) -> Strategy:

@@ -32,10 +32,10 @@ import torch
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException
 from ..seed import seed_everything as _seed_everything
-from . import checkpoints, collectives
+from . import collectives
 from .connector import FabricPlan, plan
 from .preparation import Preparation
-from .wrappers import FabricModule, set_in_backward, unwrap, unwrap_compiled
+from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -71,6 +71,9 @@ class Fabric:
     ) -> None:
         self._plan: FabricPlan = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
+        from ..launcher import attach_environment, cluster_environment
+
+        attach_environment(self._strategy, cluster_environment(self._plan.cluster_environment))
         self._precision: NumericPrecision = self._plan.precision
         self._accelerator: Accelerator = self._plan.selection.accelerator
         self._callbacks: list[Any] = _as_list(callbacks, "callbacks")
@@ -129,11 +132,8 @@ class Fabric:
 
     @property
     def node_rank(self) -> int:
-        """The index of this machine (torchrun's ``GROUP_RANK``; 0 on one machine)."""
-        if not self._strategy.is_distributed:
-            return 0
-        value = os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0")).strip()
-        return int(value) if value.isdigit() else 0
+        """The index of this machine, as the strategy's cluster environment answers it (0 on one process)."""
+        return int(getattr(self._strategy, "node_rank", 0))
 
     @property
     def world_size(self) -> int:
@@ -242,18 +242,22 @@ class Fabric:
         return fabric_module
 
     def _attach(self, module: torch.nn.Module, optimizers: Any) -> None:
-        """A ``LightningModule`` set up here logs through this Fabric and finds its optimizers in
-        ``self.optimizers()`` (Lightning's Fabric does the same), so one module serves a Trainer and a loop."""
+        """A ``LightningModule`` set up here logs through this Fabric, finds its optimizers in ``self.optimizers()``
+        and its hooks run from :meth:`call` (it joins the callbacks once), as with Lightning's Fabric, so one
+        module serves a Trainer and a loop."""
         from ..core.module import LightningModule
 
         if isinstance(module, LightningModule):
             module._fabric = self
             if optimizers is not None:
                 module._fabric_optimizers = list(optimizers)
+            if not any(callback is module for callback in self._callbacks):
+                self._callbacks.append(module)
 
     def setup_optimizers(self, *optimizers: torch.optim.Optimizer) -> Any:
         """Optimizers for modules already set up; one optimizer comes back alone, several as a tuple."""
         self._require_launched("setup_optimizers")
+        _check_separate_setup(self._strategy)
         if not optimizers:
             raise MisconfigurationException(
                 "`setup_optimizers` requires at least one optimizer as input: fabric.setup_optimizers(optimizer)."
@@ -399,9 +403,16 @@ class Fabric:
 
     # ---- checkpoints ---------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str], state: Mapping[str, Any], filter: Any = None) -> None:
-        """Save ``state`` (modules and optimizers as their states); every process must call it."""
+        """Save ``state`` (modules and optimizers as their states); every process must call it.
+
+        The strategy saves it (``strategy.save_checkpoint(path=..., state=..., filter=...)``, as in Lightning), through
+        its ``checkpoint_io``; the objects ``setup`` returned are passed as the user's own."""
         self._require_launched("save")
-        checkpoints.save(self._strategy, path, state, filter)
+        unwrapped = {k: unwrap(v) for k, v in state.items()} if isinstance(state, Mapping) else state
+        try:
+            self._strategy.save_checkpoint(path=path, state=unwrapped, filter=filter)
+        finally:
+            self._strategy.barrier()  # also after a failed write: the other ranks wait here
 
     def load(
         self,
@@ -411,16 +422,32 @@ class Fabric:
         *,
         weights_only: bool | None = None,
     ) -> dict[str, Any]:
-        """Restore ``state``'s objects from ``path`` in place; what the checkpoint holds beyond them is returned."""
+        """Restore ``state``'s objects from ``path`` in place; what the checkpoint holds beyond them is returned.
+
+        The strategy reads it (``strategy.load_checkpoint(path=..., state=..., strict=..., weights_only=...)``, as in
+        Lightning), so a strategy or ``CheckpointIO`` that reads from elsewhere sees the path as given. Plain
+        entries it restores (``state["step"]``) are copied back into ``state``."""
         self._require_launched("load")
-        return checkpoints.load(self._strategy, path, state, strict, weights_only)
+        unwrapped = {k: unwrap(v) for k, v in state.items()} if isinstance(state, dict) else state
+        remainder = self._strategy.load_checkpoint(path=path, state=unwrapped, strict=strict, weights_only=weights_only)
+        self._strategy.barrier()
+        if isinstance(state, dict) and isinstance(unwrapped, dict):
+            for key, value in unwrapped.items():
+                if not _is_wrapper(state.get(key)):
+                    state[key] = value
+        return remainder
 
     def load_raw(
         self, path: str | os.PathLike[str], obj: Any, strict: bool = True, *, weights_only: bool | None = None
     ) -> None:
-        """Load a plain ``torch.save(x.state_dict())`` file into a module or optimizer."""
+        """Load a plain ``torch.save(x.state_dict())`` file into a module or optimizer (through the strategy's
+        ``load_checkpoint(path=..., state=obj, ...)``, as in Lightning)."""
         self._require_launched("load_raw")
-        checkpoints.load_raw(self._strategy, path, obj, strict, weights_only)
+        if not isinstance(unwrap(obj), (torch.nn.Module, torch.optim.Optimizer)):
+            raise MisconfigurationException(
+                f"fabric.load_raw(obj={obj!r}): expected a module or an optimizer to load the state into."
+            )
+        self._strategy.load_checkpoint(path=path, state=unwrap(obj), strict=strict, weights_only=weights_only)
 
     # ---- printing, logging, callbacks ----------------------------------------------------------------
     def print(self, *args: Any, **kwargs: Any) -> None:
@@ -470,6 +497,30 @@ class _LaunchedByCli(MisconfigurationException, RuntimeError):
 
 class _NoLogger(MisconfigurationException, IndexError):
     """``fabric.logger`` without loggers (Lightning's ``IndexError`` from ``loggers[0]``)."""
+
+
+class _JointSetupOnly(MisconfigurationException, RuntimeError):
+    """``setup_optimizers`` under a strategy that prepares model and optimizers together (Lightning: a
+    ``RuntimeError``)."""
+
+
+def _check_separate_setup(strategy: object) -> None:
+    """DeepSpeed and XLA build their engines from the model and its optimizers at once: Lightning Fabric refuses to
+    set the optimizers up on their own there, and so does accelplug (the classes are the plugins', see
+    :mod:`accelplug.backends`)."""
+    from .. import backends
+
+    joint = (backends.DeepSpeedStrategy, backends.XLAStrategy)
+    if isinstance(strategy, joint):
+        raise _JointSetupOnly(
+            f"The `{strategy.__class__.__name__}` requires the model and optimizer(s) to be set up jointly through "
+            "`.setup(model, optimizer, ...)`: fabric.setup_optimizers cannot prepare them on their own."
+        )
+
+
+def _is_wrapper(obj: object) -> bool:
+    """Whether ``obj`` is one of the objects ``setup`` returned (restored through the object it wraps)."""
+    return isinstance(unwrap_compiled(obj)[0], (FabricModule, FabricOptimizer, FabricDataLoader))
 
 
 def _launched_by_lightning_cli() -> bool:

@@ -10,8 +10,8 @@ Three ways, as in Lightning Fabric:
   this process exits with the workers' exit code once they finish. Lightning instead keeps the first process
   as rank 0; the difference shows only in code placed before ``launch()``, which also runs here once;
 - **a function** with ``strategy="ddp_spawn"``/``"ddp_fork"``/``"ddp_notebook"``: the processes are started
-  with multiprocessing (fork works in a notebook), each runs ``function(fabric, *args)``, and ``launch`` returns
-  rank 0's result.
+  by accelplug's one local starter (:mod:`accelplug.distributed.local_processes`, the Trainer's too; fork works
+  in a notebook), each runs ``function(fabric, *args)``, and ``launch`` returns rank 0's result.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import MisconfigurationException
-from ..launcher import adopt_environment, cluster_environment, free_port, main_script, relaunch_if_needed
+from ..launcher import adopt_environment, cluster_environment, main_script, relaunch_if_needed
 from ..strategies.ddp import launched_by_torchrun
 from .connector import FabricPlan
 
@@ -65,41 +65,16 @@ def launch(plan: FabricPlan, bring_up: Callable[[], None], function: Callable[[]
 
 
 def _spawn(bring_up: Callable[[], None], function: Callable[[], Any], devices: int, start_method: str) -> Any:
-    import torch.multiprocessing as mp
+    """The processes started by accelplug's one local starter (as the Trainer's ``ddp_spawn``/``ddp_fork``)."""
+    from ..distributed.local_processes import start_local_processes
 
-    results = mp.get_context(start_method).SimpleQueue()
-    port = str(free_port())
-    mp.start_processes(  # type: ignore[attr-defined,no-untyped-call]
-        _worker,
-        args=(bring_up, function, devices, port, results),
-        nprocs=devices,
-        start_method=start_method,
-        join=True,
-    )
-    return results.get() if not results.empty() else None
+    spelling = {"spawn": "ddp_spawn", "fork": "ddp_fork"}.get(start_method, start_method)
+    objects = {"bring_up": bring_up, "function": function}
+    return start_local_processes(_run_rank, objects, devices, start_method, strategy_name=spelling)
 
 
-def _worker(
-    local_rank: int,
-    bring_up: Callable[[], None],
-    function: Callable[[], Any],
-    devices: int,
-    port: str,
-    results: Any,
-) -> None:
-    """One started process: torchrun's variables, the environment, the function; rank 0 sends its result."""
-    os.environ.update(
-        {
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": port,
-            "RANK": str(local_rank),
-            "LOCAL_RANK": str(local_rank),
-            "WORLD_SIZE": str(devices),
-            "LOCAL_WORLD_SIZE": str(devices),
-            "GROUP_RANK": "0",
-        }
-    )
+def _run_rank(bring_up: Callable[[], None], function: Callable[[], Any]) -> Any:
+    """One started process: the environment (process group), the function; rank 0's result goes back."""
     bring_up()
     output = function()
-    if local_rank == 0:
-        results.put(output)
+    return output if os.environ.get("LOCAL_RANK") == "0" else None

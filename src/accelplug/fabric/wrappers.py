@@ -17,10 +17,11 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from types import MethodType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..core.optimizer import OptimizerWrapper
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
 
@@ -209,10 +210,12 @@ def _guard_backward(output: Any) -> None:
             _guard_backward(item)
 
 
-class FabricOptimizer:
-    """A torch optimizer whose ``step`` runs through the precision (see the module docstring)."""
+class FabricOptimizer(OptimizerWrapper):
+    """A torch optimizer whose ``step`` runs through the precision (see the module docstring); what it shares with
+    ``LightningOptimizer`` (the class, the state calls, reading attributes through) is :class:`OptimizerWrapper`'s."""
 
-    _classes: ClassVar[dict[type, type]] = {}
+    class_prefix = "Fabric"
+    own_attributes = ("_optimizer", "_strategy", "_precision", "_callbacks", "_unscaled")
 
     def __init__(
         self,
@@ -222,20 +225,7 @@ class FabricOptimizer:
         callbacks: list[Any],
         unscaled: set[int],
     ) -> None:
-        self._optimizer = optimizer
-        self._strategy = strategy
-        self._precision = precision
-        self._callbacks = callbacks
-        self._unscaled = unscaled
-        # A class per optimizer class, so ``isinstance(opt, torch.optim.SGD)`` holds for the wrapper too.
-        cls = type(optimizer)
-        if cls not in FabricOptimizer._classes:
-            FabricOptimizer._classes[cls] = type(f"Fabric{cls.__name__}", (FabricOptimizer, cls), {})
-        self.__class__ = FabricOptimizer._classes[cls]
-
-    @property
-    def optimizer(self) -> torch.optim.Optimizer:
-        return self._optimizer
+        self._wrap(optimizer, _strategy=strategy, _precision=precision, _callbacks=callbacks, _unscaled=unscaled)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         optimizer, precision = self._optimizer, self._precision
@@ -255,18 +245,6 @@ class FabricOptimizer:
                 hook(strategy=self._strategy, optimizer=optimizer)
         return output
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        self._optimizer.zero_grad(set_to_none=set_to_none)
-
-    def state_dict(self) -> dict[str, Any]:
-        return self._optimizer.state_dict()
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self._optimizer.load_state_dict(state_dict)
-
-    def add_param_group(self, param_group: dict[str, Any]) -> None:
-        self._optimizer.add_param_group(param_group)
-
     @property
     def param_groups(self) -> list[dict[str, Any]]:
         return self._optimizer.param_groups
@@ -278,12 +256,6 @@ class FabricOptimizer:
     @property
     def defaults(self) -> dict[str, Any]:
         return self._optimizer.defaults
-
-    def __getattr__(self, item: str) -> Any:
-        return getattr(self.__dict__["_optimizer"], item)
-
-    def __repr__(self) -> str:
-        return f"FabricOptimizer({self._optimizer!r})"
 
 
 class FabricDataLoader:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -127,7 +127,10 @@ class Strategy(ABC):
 
     @checkpoint_io.setter
     def checkpoint_io(self, io: CheckpointIO) -> None:
-        if not isinstance(io, CheckpointIO):
+        """Lightning assigns any object here; so does accelplug, provided it can be called as a writer (a stand-in
+        such as a ``Mock`` included). A class, or an object without ``save_checkpoint``/``load_checkpoint``, is the
+        mistake refused at once rather than at the first save."""
+        if not isinstance(io, CheckpointIO) and not _duck_writer(io):
             shown = io.__name__ if isinstance(io, type) else repr(io)
             hint = (
                 f" (pass an instance: {io.__name__}())"
@@ -382,18 +385,51 @@ class Strategy(ABC):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        state: Mapping[str, Any] | None = None,
+        filter: Mapping[str, Callable[[str, Any], bool]] | None = None,
+        storage_options: Any = None,
     ) -> None:
         """Store ``checkpoint`` at ``path``. Every process calls this; by default one writes the file with
         ``write`` (the Trainer passes one calling :attr:`checkpoint_io`). A sharding strategy saves the entries named by
         ``tensor_keys`` (module and optimizer states: the Trainer's two keys, or the user's under Fabric)
-        as shards first."""
+        as shards first.
+
+        Without ``write`` it is Lightning Fabric's call, ``save_checkpoint(path, state, storage_options=None,
+        filter=None)`` (what ``fabric.save`` runs): modules and optimizers in ``state`` become their states, then
+        the result comes back here with a writer (:mod:`.user_checkpoints`)."""
+        if write is None:
+            from .user_checkpoints import save
+
+            if state is None:  # positional: save_checkpoint(path, state)
+                path, state = checkpoint, path
+            by_name = type(self).optimizer_state_dict is not Strategy.optimizer_state_dict
+            save(self, path, state, filter, storage_options, keys_by_name=by_name)
+            return
         if self.writes_checkpoints:
             write(checkpoint, path)
+
+    def load_checkpoint(
+        self,
+        path: str | os.PathLike[str],
+        state: dict[str, Any] | torch.nn.Module | torch.optim.Optimizer | None = None,
+        strict: bool = True,
+        weights_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """Lightning Fabric's call (what ``fabric.load`` and ``load_raw`` run): the objects of ``state`` restored in
+        place from ``path`` through :attr:`checkpoint_io`, and the entries they did not take returned (the whole
+        checkpoint without ``state``). ``state`` may be a module or an optimizer for a file holding its raw state
+        (then ``{}`` is returned)."""
+        from .user_checkpoints import load, load_raw
+
+        if isinstance(state, (torch.nn.Module, torch.optim.Optimizer)):
+            load_raw(self, path, state, strict, weights_only)
+            return {}
+        return load(self, path, state, strict, weights_only)
 
     def load_sharded_checkpoint(
         self, module: torch.nn.Module, optimizers: list[torch.optim.Optimizer], folder: Path
@@ -434,10 +470,14 @@ class Strategy(ABC):
         return loader
 
     def set_epoch(self, loader: Any, epoch: int) -> None:
-        """Tell a per-epoch shuffling sampler which epoch starts (keeps ranks and resumes in step)."""
-        sampler = getattr(loader, "sampler", None)
-        if sampler is not None and hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(epoch)
+        """Tell a per-epoch shuffling sampler which epoch starts (keeps ranks and resumes in step): the loader's
+        ``sampler`` and its ``batch_sampler``'s, each once, as Lightning does."""
+        samplers = [getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)]
+        if samplers[1] is samplers[0]:
+            samplers.pop()
+        for sampler in samplers:
+            if sampler is not None and callable(getattr(sampler, "set_epoch", None)):
+                sampler.set_epoch(epoch)
 
     # ---- collectives ---------------------------------------------------------------------------
     def reduce_mean(self, values: torch.Tensor) -> torch.Tensor:
@@ -468,6 +508,13 @@ class Strategy(ABC):
     def watch_for_hangs(self, progress: Callable[[], int]) -> contextlib.AbstractContextManager[Any]:
         """A context within which a rank that makes the others wait too long is named (one process: none)."""
         return contextlib.nullcontext()
+
+
+def _duck_writer(io: object) -> bool:
+    """An instance (not a class) with callable ``save_checkpoint`` and ``load_checkpoint``: a writer by its methods."""
+    return not isinstance(io, type) and all(
+        callable(getattr(io, name, None)) for name in ("save_checkpoint", "load_checkpoint")
+    )
 
 
 def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:

@@ -335,31 +335,35 @@ class DDPStrategy(ParallelStrategy):
         """``timeout`` when the user gave one; at Lightning's default object, ``ACCELPLUG_DDP_TIMEOUT_S``."""
         return collective_timeout() if self._timeout is default_pg_timeout else self._timeout
 
+    def needs_launcher(self, processes: int) -> bool:
+        """Several processes need starting; one makes a process group of one in this process (as Lightning's)."""
+        return processes > 1
+
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
+        """Join the launcher's process group, or make one of one process here (one device, nothing launched:
+        the Trainer and Fabric start or re-launch processes wherever several are needed)."""
         import torch.distributed as dist
 
         backend = self.backend_for(accelerator, device)
-        if not launched_by_torchrun():
-            raise MisconfigurationException(
-                f"strategy={self.name!r} runs one process per device, but this process was not started by a launcher "
-                "(RANK/WORLD_SIZE/MASTER_ADDR are not set). Start the script with "
-                "`accelplug launch --devices N script.py` or `torchrun --nproc-per-node N script.py`."
-            )
         super().setup_environment(accelerator, device)
         self._process_group_backend = backend
-        if not dist.is_initialized():
-            _check_backend(backend)
-            options: dict[str, Any] = {"backend": backend, "timeout": self._collective_timeout()}
-            if device.type != "cpu":
-                options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
+        if dist.is_initialized():
+            return
+        _check_backend(backend)
+        options: dict[str, Any] = {"backend": backend, "timeout": self._collective_timeout()}
+        if device.type != "cpu":
+            options["device_id"] = device  # lets NCCL bind eagerly and fail fast on a bad device
+        if launched_by_torchrun():
             store = attempt_store(options["timeout"] or collective_timeout())
             if store is not None:
                 options.update(store=store, rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
-            dist.init_process_group(**options)
-            # Kept alive for validate/predict after fit; released when the process ends cleanly, or
-            # earlier by ``trainer.strategy.destroy_process_group()``.
-            adopt_process_group()
-            self._created_group = True
+        else:
+            options.update(store=dist.HashStore(), rank=0, world_size=1)  # type: ignore[attr-defined]
+        dist.init_process_group(**options)
+        # Kept alive for validate/predict after fit; released when the process ends cleanly, or
+        # earlier by ``trainer.strategy.destroy_process_group()``.
+        adopt_process_group()
+        self._created_group = True
 
     def destroy_process_group(self) -> None:
         """Release the process group this strategy created (the end of a script; not between runs)."""
@@ -622,3 +626,6 @@ DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
         ),
     )
 )
+# Each preset is a module attribute under its class name, so pickle finds it: ``ddp_spawn`` sends the Trainer,
+# its strategy included, to fresh interpreters.
+globals().update({preset.__name__: preset for preset in DDP_PRESETS})

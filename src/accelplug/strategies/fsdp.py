@@ -45,9 +45,8 @@ import torch
 from torch.distributed.constants import default_pg_timeout
 
 from ..errors import MisconfigurationException, did_you_mean
-from .base import Strategy
 from .compiling import compile_in_place
-from .ddp import DDPStrategy, adopt_process_group, launched_by_torchrun
+from .ddp import DDPStrategy
 from .prepared import PreparedModule, training_step_caller
 
 if TYPE_CHECKING:
@@ -314,9 +313,6 @@ class FSDPStrategy(DDPStrategy):
             )
         return None
 
-    def needs_launcher(self, processes: int) -> bool:
-        return processes > 1
-
     def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
         backend = super().backend_for(accelerator, device)
         if self.cpu_offload and device.type != "cpu":
@@ -325,28 +321,13 @@ class FSDPStrategy(DDPStrategy):
         return backend
 
     def setup_environment(self, accelerator: Accelerator, device: torch.device) -> None:
-        import torch.distributed as dist
 
         if self.cpu_offload and device.type == "cpu":
             raise MisconfigurationException(
                 "FSDPStrategy(cpu_offload=True) moves parameter shards to CPU memory between uses of an accelerator, "
                 "but this run is on the CPU already; drop cpu_offload or train on a GPU."
             )
-        if launched_by_torchrun():
-            super().setup_environment(accelerator, device)
-            return
-        backend = self.backend_for(accelerator, device)
-        Strategy.setup_environment(self, accelerator, device)
-        self._process_group_backend = backend
-        if not dist.is_initialized():
-            # One device, no launcher: a process group of one, in this process.
-            options: dict[str, Any] = {"timeout": self._collective_timeout()}
-            if device.type != "cpu":
-                options["device_id"] = device
-            store = dist.HashStore()  # type: ignore[attr-defined]
-            dist.init_process_group(backend, store=store, rank=0, world_size=1, **options)
-            adopt_process_group()
-            self._created_group = True
+        super().setup_environment(accelerator, device)  # a launcher's group, or one of one process here
 
     # ---- preparing the module --------------------------------------------------------------------
     def setup_module(
@@ -551,13 +532,16 @@ class FSDPStrategy(DDPStrategy):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        **fabric_form: Any,
     ) -> None:
-        if self.state_dict_type == "sharded":
+        if write is None:  # Lightning Fabric's form: the states are gathered first, then come back with a writer
+            super().save_checkpoint(checkpoint, path, write, **fabric_form)
+        elif self.state_dict_type == "sharded":
             from .state_dicts import save_sharded
 
             save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..errors import MisconfigurationException
 from .base import Strategy
+
+if TYPE_CHECKING:
+    from ..environments.base import ClusterEnvironment
 
 __all__ = ["ParallelStrategy"]
 
@@ -44,6 +47,7 @@ class ParallelStrategy(Strategy):
         # the writer every checkpoint goes through, and the accelerator to select, as in Lightning
         super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io)
         self._parallel_devices: list[torch.device] | None = parallel_devices
+        self._cluster_environment: ClusterEnvironment | None = None
 
     @property
     def parallel_devices(self) -> list[torch.device] | None:
@@ -62,8 +66,24 @@ class ParallelStrategy(Strategy):
         return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
 
     @property
+    def cluster_environment(self) -> ClusterEnvironment | None:
+        """The environment that started this run's processes, or Lightning's local one where the Trainer or
+        Fabric starts them (set by them: Lightning's attribute). Process identity is asked of it."""
+        return getattr(self, "_cluster_environment", None)
+
+    @cluster_environment.setter
+    def cluster_environment(self, environment: ClusterEnvironment | None) -> None:
+        self._cluster_environment = environment
+
+    @property
     def node_rank(self) -> int:
-        return int(os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0")))
+        """This machine's index, as the cluster environment answers it (the one place that reads the variables)."""
+        environment = self.cluster_environment
+        if environment is None:
+            from ..environments.lightning import LightningEnvironment
+
+            environment = LightningEnvironment()  # what the Trainer sets where nothing else started the processes
+        return environment.node_rank()
 
     @property
     def distributed_sampler_kwargs(self) -> dict[str, int]:

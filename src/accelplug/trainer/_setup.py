@@ -44,9 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["end_run", "recording_profiler", "setup_profiler", "start_run"]
 
 
-def _call_datamodule(datamodule: Any, name: str, *args: Any) -> None:
+def _call_datamodule(datamodule: Any, name: str, *args: Any, **kwargs: Any) -> None:
     if datamodule is not None and overrides(datamodule, name):
-        getattr(datamodule, name)(*args)
+        getattr(datamodule, name)(*args, **kwargs)
 
 
 def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:
@@ -108,8 +108,8 @@ def start_run(
         hooks.call_module("prepare_data")
     strategy.barrier()
     start_experiments(trainer.loggers)
-    _call_datamodule(datamodule, "setup", stage.value)
-    hooks.call("setup", stage.value)
+    _call_datamodule(datamodule, "setup", stage=stage.value)  # by keyword, as Lightning passes it
+    hooks.call_stage("setup", stage.value)
     _configure_sharded_model(module)
     hooks.call_module("configure_model")
     state.clear_metrics()
@@ -174,8 +174,8 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         run.hooks.call_callbacks("on_exception", failed)
         _call_datamodule(run.datamodule, "on_exception", failed)
     try:
-        run.hooks.call("teardown", run.stage.value)
-        _call_datamodule(run.datamodule, "teardown", run.stage.value)
+        run.hooks.call_stage("teardown", run.stage.value)
+        _call_datamodule(run.datamodule, "teardown", stage=run.stage.value)
     finally:
         try:
             finalize_loggers(run.loggers, failed=failed)

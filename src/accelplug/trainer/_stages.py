@@ -38,7 +38,7 @@ from .display.summary import announce, print_results
 from .logging.self_log import attached_log
 from .loops._fit_data import train_loader_source, validation_loop
 from .loops._readback import reduce_to_floats
-from .loops.evaluation import EvaluationLoop, split_by_loader
+from .loops.evaluation import EvaluationLoop, grad_context, split_by_loader
 from .loops.fit import FitLoop
 from .loops.prediction import PredictionLoop
 from .process.environment import apply_run_settings, seed_everything
@@ -209,6 +209,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
             if resume is None:
                 run.hooks.call("on_fit_start")
             _log_run_start(run, module, datamodule)
+            module.zero_grad()  # Lightning frees whatever gradients the module holds as each stage starts
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
@@ -266,7 +267,11 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)
-        loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
+        module.zero_grad()
+        if limit == 0:  # Lightning skips the whole evaluation: no loader asked for, no hook, no result
+            return []
+        with grad_context(run):  # Lightning asks for the loaders inside its evaluation loop, under inference_mode
+            loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
@@ -285,8 +290,12 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
         if path is not None:
             restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
         _log_run_start(run, module, datamodule)
-        loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
+        module.zero_grad()
         limit = trainer.options.limit_predict_batches
+        if limit == 0:  # as Lightning: nothing asked for, nothing run
+            return None
+        with grad_context(run):
+            loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
         return PredictionLoop(run, run.prepare_loaders(loaders, shuffle=False), limit=limit).predict()
 
 

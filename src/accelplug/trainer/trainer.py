@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import math
 import os
 import signal
@@ -32,7 +33,7 @@ from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
-from ..launcher import adopt_environment, cluster_environment, relaunch_if_needed
+from ..launcher import adopt_environment, attach_environment, cluster_environment, relaunch_if_needed
 from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
 from ..profilers import Profiler
@@ -185,6 +186,7 @@ class Trainer:
         registry = get_registry()
         chosen_strategy = self.selection.strategy_object
         self._strategy = chosen_strategy or registry.get_strategy(self.selection.strategy)()
+        attach_environment(self._strategy, self._cluster_environment)
         attach_checkpoint_io(self._strategy, self.options.plugins.checkpoint_io)
         self._precision = plugin_precision or registry.get_precision(self.selection.precision)(self.root_device.type)
         self._strategy.precision_plugin = self._precision
@@ -236,7 +238,7 @@ class Trainer:
         call = StageCall(
             model, *loaders, datamodule, ckpt_path, resolve_weights_only(weights_only), compile=compile_options
         )
-        self._here_or_forked(model, lambda: run_fit(self, call))
+        self._here_or_forked(model, functools.partial(run_fit, self, call))
 
     def validate(
         self,
@@ -279,7 +281,7 @@ class Trainer:
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
         stage_call = StageCall(**{**call, "weights_only": resolve_weights_only(weights_only)})
-        outputs = self._here_or_forked(call["module"], lambda: run_prediction(self, stage_call))
+        outputs = self._here_or_forked(call["module"], functools.partial(run_prediction, self, stage_call))
         return None if return_predictions is False else outputs
 
     def _evaluate(
@@ -291,7 +293,7 @@ class Trainer:
         call = self._call(method, model, dataloaders, datamodule, options.pop("ckpt_path"))
         stage_call = StageCall(**call, **options)
         results: list[dict[str, float]] = self._here_or_forked(
-            call["module"], lambda: run_evaluation(self, stage, stage_call)
+            call["module"], functools.partial(run_evaluation, self, stage, stage_call)
         )
         return results
 
@@ -307,12 +309,13 @@ class Trainer:
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
     def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
-        """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_notebook``/``ddp_fork``
-        in one forked process per device, rank 0's result and weights coming back (``process.forking``)."""
-        if self.selection.start_method == "fork" and "RANK" not in os.environ:
-            from .process.forking import run_in_forked_processes
+        """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_spawn``/``ddp_fork``/
+        ``ddp_notebook`` in one new process per device, rank 0's result and weights coming back (``process.spawning``).
+        ``work`` is a ``functools.partial`` of a module-level function, so that ``spawn`` can pickle it."""
+        if self.selection.start_method != "popen" and "RANK" not in os.environ:
+            from .process.spawning import run_in_local_processes
 
-            return run_in_forked_processes(self, model, work, self.num_devices)
+            return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
         relaunch_if_needed(
             self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
         )
@@ -386,7 +389,8 @@ class Trainer:
 
     @property
     def node_rank(self) -> int:
-        return self.global_rank // max(1, self.num_devices)
+        """This machine's index in the job, as the strategy's cluster environment answers it (0 on one process)."""
+        return int(getattr(self._strategy, "node_rank", 0))
 
     @property
     def is_global_zero(self) -> bool:
@@ -458,8 +462,9 @@ class Trainer:
 
     @property
     def max_epochs(self) -> int | None:
-        """``max_epochs`` as given, plus the epochs a callback added to the running fit (Lightning's view)."""
-        epochs = self.options.max_epochs
+        """``max_epochs`` as given (once a fit started, as it reads an unset one: 1000, or -1 when ``max_steps`` or a
+        time limit bounds it), plus the epochs a callback added to the running fit (Lightning's view)."""
+        epochs = self.fit_loop.max_epochs
         return epochs + self.state.extra_epochs if epochs is not None and epochs >= 0 else epochs
 
     @property
@@ -652,8 +657,11 @@ class Trainer:
 
     @property
     def fast_dev_run(self) -> bool | int:
-        """As given: ``True`` stays ``True`` (one batch), an int is the number of batches."""
+        """As given: ``True`` stays ``True`` (one batch), and so does ``1``, as Lightning reads it; another int is the
+        number of batches."""
         given = self._given.get("fast_dev_run", False)
+        if given == 1 and type(given) is int:
+            return True
         return given if isinstance(given, (bool, int)) else bool(self.options.fast_dev_run)
 
     @property
@@ -743,10 +751,10 @@ class Trainer:
         first, as Lightning does.
         """
         options = self.options
+        from .loops._limits import parsed_max_epochs
+
         max_steps = options.max_steps if options.max_steps is not None else -1
-        max_epochs = options.max_epochs
-        if max_epochs is None:  # Lightning's reading: 1000 epochs, unless another limit was given
-            max_epochs = 1000 if max_steps == -1 and options.max_time is None else -1
+        max_epochs = parsed_max_epochs(options.max_epochs, max_steps, timed=options.max_time is not None)
         if max_epochs == -1:
             return math.inf if max_steps == -1 else max_steps
         if "train" not in self.state.data and self.state.train_source is not None:

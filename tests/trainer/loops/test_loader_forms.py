@@ -57,7 +57,7 @@ def test_an_iterator_class_of_the_users_own_trains_and_validates_as_in_lightning
 
 def test_a_generator_stays_refused_as_a_validation_loader(tmp_path: Path) -> None:
     with pytest.raises(MisconfigurationException, match="one-shot iterator or generator"):
-        fit_one(accelplug, tmp_path, val=lambda: (b for b in loader(VAL_SAMPLES)))  # type: ignore[arg-type, return-value]
+        fit_one(accelplug, tmp_path, val=lambda: (b for b in loader(VAL_SAMPLES)), max_epochs=1)  # type: ignore[arg-type, return-value]
 
 
 class _FirstEpochOnly(IterableDataset[torch.Tensor]):

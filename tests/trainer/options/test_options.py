@@ -107,3 +107,13 @@ def test_every_option_refuses_a_bad_value_with_its_own_accepted_words() -> None:
         with pytest.raises(MisconfigurationException) as caught:
             Trainer(accelerator="cpu", **{name: bad[0]})
         assert f"{name}=" in str(caught.value) and entry.accepted in str(caught.value), name
+
+
+def test_fast_dev_run_1_reads_true_as_in_lightning() -> None:
+    assert Trainer(fast_dev_run=1).fast_dev_run is True
+    assert Trainer(fast_dev_run=3).fast_dev_run == 3
+
+
+def test_a_negative_fast_dev_run_is_refused_with_lightnings_phrase() -> None:
+    with pytest.raises(MisconfigurationException, match=r"fast_dev_run=-1.*should be >= 0"):
+        Trainer(fast_dev_run=-1)

@@ -40,38 +40,20 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
     """Everything a later ``fit(..., ckpt_path=...)`` needs to continue exactly where this run is."""
     state, strategy, optim = run.state, run.strategy, run.optim
     checkpoint: dict[str, Any] = {
-        "accelplug_checkpoint": CHECKPOINT_FORMAT,
         # Lightning's trainer.current_epoch (the next epoch once one was left: 2 after a 2-epoch fit)
         "epoch": state.epoch,
         "global_step": state.global_step,
         # what Lightning 2.6 needs to load and resume this file (accelplug resumes from "loop")
         "pytorch-lightning_version": LIGHTNING_VERSION,
+        "state_dict": strategy.module_state_dict(run.module),
         "loops": lightning_loops(
             state,
             automatic=getattr(run.module, "automatic_optimization", True),
             validating=state.stage is RunningStage.VALIDATING,
         ),
-        "state_dict": strategy.module_state_dict(run.module),
+        "callbacks": {},
         "optimizer_states": [strategy.optimizer_state_dict(run.module, o) for o in optim.optimizers] if optim else [],
         "lr_schedulers": [s.scheduler.state_dict() for s in optim.schedulers] if optim else [],
-        "precision": run.precision.name,
-        "precision_state": run.precision.state_dict(),
-        "loop": {
-            "epoch": state.current_epoch,
-            "global_step": state.global_step,
-            "batches_stepped": state.batches_stepped,
-            "batches_done": state.batches_done,
-            "batches_in_past_epochs": state.batches_in_past_epochs,
-            "epoch_first_step": state.epoch_first_step,
-            "epoch_done": state.epoch_done,
-            "epoch_schedulers_done": state.epoch_schedulers_done,
-            "total_batches": state.batches_before_epoch + (0 if state.epoch_left else state.batches_done),
-            "batches_that_stepped": state.stepped_before_epoch,
-        },
-        "rng": capture_rng_state(strategy.accelerator),
-        "epoch_start_rng": state.epoch_start_rng,
-        "callback_metrics": {k: float(v) for k, v in state.callback_metrics.items()},
-        "callbacks": {},
     }
     seen: dict[str, int] = {}
     for callback in run.hooks.callbacks:
@@ -86,8 +68,49 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
     saved_datamodule = datamodule_state() if callable(datamodule_state) else None
     if saved_datamodule:  # Lightning's key: the datamodule class's qualified name
         checkpoint[type(run.datamodule).__qualname__] = saved_datamodule
-    run.hooks.call("on_save_checkpoint", checkpoint)
-    return checkpoint
+    run.hooks.call("on_save_checkpoint", checkpoint)  # Lightning's keys only, as its hooks receive them
+    return {**checkpoint, **_accelplug_state(run)}  # a new dict: the one the hooks were given stays as they saw it
+
+
+#: What accelplug adds to Lightning's keys for an exact resume; kept out of what the checkpoint hooks see.
+ACCELPLUG_KEYS = frozenset(
+    {"accelplug_checkpoint", "precision", "precision_state", "loop", "rng", "epoch_start_rng", "callback_metrics"}
+)
+
+
+def _accelplug_state(run: Run) -> dict[str, Any]:
+    """The format version, the precision's state, the exact loop position, every random generator and the metrics."""
+    state = run.state
+    return {
+        "accelplug_checkpoint": CHECKPOINT_FORMAT,
+        "precision": run.precision.name,
+        "precision_state": run.precision.state_dict(),
+        "loop": {
+            "epoch": state.current_epoch,
+            "global_step": state.global_step,
+            "batches_stepped": state.batches_stepped,
+            "batches_done": state.batches_done,
+            "batches_in_past_epochs": state.batches_in_past_epochs,
+            "epoch_first_step": state.epoch_first_step,
+            "epoch_done": state.epoch_done,
+            "epoch_schedulers_done": state.epoch_schedulers_done,
+            "total_batches": state.batches_before_epoch + (0 if state.epoch_left else state.batches_done),
+            "batches_that_stepped": state.stepped_before_epoch,
+        },
+        "rng": capture_rng_state(run.strategy.accelerator),
+        "epoch_start_rng": state.epoch_start_rng,
+        "callback_metrics": {k: float(v) for k, v in state.callback_metrics.items()},
+    }
+
+
+def _call_load_hooks(call: Callable[[dict[str, Any]], None], checkpoint: dict[str, Any]) -> None:
+    """``on_load_checkpoint`` with Lightning's keys only (what its hooks receive); what a hook put in or took out
+    at the top level is carried back into the checkpoint that is restored."""
+    view = {k: v for k, v in checkpoint.items() if k not in ACCELPLUG_KEYS}
+    call(view)
+    for key in [k for k in checkpoint if k not in ACCELPLUG_KEYS and k not in view]:
+        del checkpoint[key]
+    checkpoint.update(view)
 
 
 def _add_hyperparameters(checkpoint: dict[str, Any], module: Any, datamodule: Any) -> None:
@@ -95,7 +118,6 @@ def _add_hyperparameters(checkpoint: dict[str, Any], module: Any, datamodule: An
     value (one that is not a tensor or plain value then needs ``weights_only=False`` to load, as in Lightning),
     the argument one container came from (``hparams_name``), and the type of a mapping that is not a dict (an
     OmegaConf ``DictConfig``), so ``load_from_checkpoint`` rebuilds each the same way."""
-    checkpoint["hyper_parameters"] = {}
     for obj in (module, datamodule):
         hparams = getattr(obj, "hparams", None) if obj is not None else None
         if not hparams:
@@ -137,7 +159,7 @@ def restore_checkpoint(
         path, strategy.checkpoint_map_location(), weights_only=weights_only, io=strategy.checkpoint_io
     )
     shown = str(path)
-    run.hooks.call_module("on_load_checkpoint", checkpoint)
+    _call_load_hooks(lambda view: run.hooks.call_module("on_load_checkpoint", view), checkpoint)
     sharded = checkpoint.get(SHARDED_KEY)
     try:
         if sharded is not None:
@@ -155,7 +177,7 @@ def restore_checkpoint(
         ) from None
     if not training:
         return checkpoint
-    run.hooks.call_callbacks("on_load_checkpoint", checkpoint)
+    _call_load_hooks(lambda view: run.hooks.call_callbacks("on_load_checkpoint", view), checkpoint)
     _restore_callbacks(run, checkpoint)
     if then is not None:
         then()

@@ -95,6 +95,15 @@ class HookDispatcher:
             for hook in hooks:
                 hook(*args)
 
+    def call_stage(self, name: str, stage: str) -> None:
+        """``setup``/``teardown``: Lightning passes the stage by keyword (``setup(stage="fit")``), which a hook that
+        names its parameter otherwise, or records its arguments, can tell apart from a positional one."""
+        hooks = self.get(name)
+        if hooks:
+            self._on_enter(name)
+            for hook in hooks:
+                hook(stage=stage)
+
     def call_module(self, name: str, *args: Any, default: Any = None) -> Any:
         """The module's hook alone (for hooks whose value matters, e.g. ``on_train_batch_start``)."""
         hook = self.module_hook(name)

@@ -93,9 +93,9 @@ class ProfiledHookDispatcher(HookDispatcher):
     def _timed(self, action: str, hook: Callable[..., Any]) -> Callable[..., Any]:
         span = self.span
 
-        def timed(*args: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
             with span(action):
-                return hook(*args)
+                return hook(*args, **kwargs)
 
         return timed
 

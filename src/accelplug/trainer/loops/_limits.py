@@ -15,16 +15,40 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...distributed.rank_zero import rank_zero_warn
-from ...errors import MisconfigurationException
+from ...errors import MisconfigurationException, PossibleUserWarning
 from ..state import StopReason
 
 if TYPE_CHECKING:
     from ..options.entries import TrainerOptions
     from ..state import LoopState
 
-__all__ = ["DEFAULT_MAX_EPOCHS", "Limits", "batch_limit", "count_batches", "epoch_length"]
+__all__ = [
+    "DEFAULT_MAX_EPOCHS",
+    "Limits",
+    "batch_limit",
+    "count_batches",
+    "epoch_length",
+    "parsed_max_epochs",
+    "parsed_min_epochs",
+]
 
 DEFAULT_MAX_EPOCHS = 1000
+
+
+def parsed_max_epochs(max_epochs: int | None, max_steps: int | None, *, timed: bool) -> int:
+    """Lightning's reading of ``max_epochs`` (its ``fit_loop.max_epochs`` once a fit starts): as given; unset, 1000
+    epochs unless ``max_steps`` or a time limit (``max_time``, a ``Timer``) bounds the fit, then -1 (no limit)."""
+    if max_epochs is not None:
+        return max_epochs
+    return DEFAULT_MAX_EPOCHS if max_steps in (None, -1) and not timed else -1
+
+
+def parsed_min_epochs(min_epochs: int | None, min_steps: int | None) -> int:
+    """Lightning's reading of ``min_epochs``: as given; unset, 1 with ``min_steps`` (so a stop requested in
+    ``on_fit_start`` waits for them) and else 0."""
+    if min_epochs is not None:
+        return min_epochs
+    return 0 if min_steps is None else 1
 
 
 def batch_limit(limit: float | int, loader: Any, option: str) -> int | None:
@@ -87,15 +111,21 @@ class Limits:
     fast_dev_run: bool = False
 
     @classmethod
-    def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool) -> Limits:
+    def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool, timer: bool = False) -> Limits:
+        """The fit's limits; ``timer``: a ``Timer`` callback bounds the fit's time (as ``max_time`` does)."""
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
         max_steps = options.max_steps if options.max_steps is not None and options.max_steps > 0 else None
-        max_epochs, interval = options.max_epochs, options.val_check_interval
-        if max_epochs is None:
-            max_epochs = DEFAULT_MAX_EPOCHS if max_steps is None else None
-        elif max_epochs == -1:
-            max_epochs = None
+        interval = options.val_check_interval
+        timed = timer or options.max_time is not None
+        parsed = parsed_max_epochs(options.max_epochs, options.max_steps, timed=timed)
+        if options.max_epochs is None and parsed == DEFAULT_MAX_EPOCHS and not options.fast_dev_run:
+            rank_zero_warn(
+                f"`max_epochs` was not set. Setting it to {DEFAULT_MAX_EPOCHS} epochs. To train without an epoch "
+                "limit, set `max_epochs=-1`.",
+                category=PossibleUserWarning,
+            )
+        max_epochs = None if parsed == -1 else parsed
         limits = cls(
             max_steps=max_steps,
             max_epochs=max_epochs,

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ..options.entries import TrainerOptions, validate_options
 from ..state import LoopState, RunningStage
 from ._counters import BatchProgress, LoopProgress, batches_that_stepped, finished
+from ._limits import parsed_max_epochs, parsed_min_epochs
 
 __all__ = [
     "EvaluationLoopView",
@@ -177,16 +178,23 @@ class FitLoopView:
     def _fitted(self) -> bool:
         return "train" in self._host.state.data  # a fit set up its data: Lightning has parsed the limits by then
 
+    def _timed(self) -> bool:
+        """Whether a time limit bounds the fit (``max_time``, or a ``Timer`` among the Trainer's callbacks)."""
+        from ...callbacks.timer import Timer
+
+        callbacks = getattr(self._host, "callbacks", ())
+        return self._host.options.max_time is not None or any(isinstance(c, Timer) for c in callbacks)
+
     @property
     def max_epochs(self) -> int | None:
         """The epoch limit: ``trainer.fit_loop.max_epochs += 2`` and a second ``fit`` trains two epochs more.
 
         Once a fit started, an unset limit reads as Lightning's parsed one: 1000, or -1 with ``max_steps``.
         """
-        epochs = self._host.options.max_epochs
-        if epochs is None and self._fitted():
-            return 1000 if self._host.options.max_steps in (None, -1) else -1
-        return epochs
+        options = self._host.options
+        if options.max_epochs is None and self._fitted():
+            return parsed_max_epochs(None, options.max_steps, timed=self._timed())
+        return options.max_epochs
 
     @max_epochs.setter
     def max_epochs(self, value: int | None) -> None:
@@ -195,10 +203,10 @@ class FitLoopView:
     @property
     def min_epochs(self) -> int | None:
         """``min_epochs``; after a fit started an unset one reads 0 (1 with ``min_steps``), as Lightning parses it."""
-        epochs = self._host.options.min_epochs
-        if epochs is None and self._fitted():
-            return 0 if self._host.options.min_steps is None else 1
-        return epochs
+        options = self._host.options
+        if options.min_epochs is None and self._fitted():
+            return parsed_min_epochs(None, options.min_steps)
+        return options.min_epochs
 
     @min_epochs.setter
     def min_epochs(self, value: int | None) -> None:
@@ -241,10 +249,9 @@ class FitLoopView:
         """Whether a limit is reached: a further ``fit`` would train nothing (until a limit is raised)."""
         if self.epoch_loop.done:
             return True
-        epochs = self.max_epochs
-        if epochs is None and self._host.options.max_steps in (None, -1):
-            epochs = 1000
-        return epochs is not None and epochs != -1 and self._host.state.epoch >= epochs
+        options = self._host.options
+        epochs = parsed_max_epochs(options.max_epochs, options.max_steps, timed=self._timed())
+        return epochs != -1 and self._host.state.epoch >= epochs
 
     @property
     def restarting(self) -> bool:

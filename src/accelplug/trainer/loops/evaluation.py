@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import RunningStage, Stage
@@ -35,7 +36,14 @@ if TYPE_CHECKING:
     from .._run import Run
     from ..display.progress import ProgressDisplay
 
-__all__ = ["EvaluationLoop", "grad_context", "split_by_loader", "step_accepts"]
+__all__ = [
+    "DataloaderIdxError",
+    "EvaluationLoop",
+    "check_dataloader_idx",
+    "grad_context",
+    "split_by_loader",
+    "step_accepts",
+]
 
 
 def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
@@ -58,6 +66,36 @@ def step_accepts(method: Callable[..., Any]) -> int:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             count += 1
     return count
+
+
+class DataloaderIdxError(MisconfigurationException, RuntimeError):
+    """Lightning raises a ``RuntimeError`` here; this is also accelplug's configuration error."""
+
+
+def check_dataloader_idx(module: Any, hooks: Sequence[str], prefix: str, *, several: bool) -> None:
+    """Lightning's rule for the step and batch hooks: with one loader none may require a ``dataloader_idx`` (it
+    would never receive one); with several each must take it (or ``*args``)."""
+    for name in hooks:
+        method = getattr(module, name, None)
+        try:
+            parameters = inspect.signature(method).parameters if callable(method) else None
+        except (TypeError, ValueError):
+            continue
+        if parameters is None:
+            continue
+        parameter = parameters.get("dataloader_idx")
+        where = f"`{type(module).__name__}.{name}()`"
+        if not several and parameter is not None and parameter.default is inspect.Parameter.empty:
+            raise DataloaderIdxError(
+                f"You provided only a single `{prefix}_dataloader`, but have included `dataloader_idx` in {where}. "
+                "Either remove the argument or give it a default value i.e. `dataloader_idx=0`."
+            )
+        takes_any = any(p.kind is p.VAR_POSITIONAL for p in parameters.values())
+        if several and parameter is None and not takes_any:
+            raise DataloaderIdxError(
+                f"You provided multiple `{prefix}_dataloader`, but no `dataloader_idx` argument in {where}. Try "
+                "adding `dataloader_idx=0` to its signature."
+            )
 
 
 class EvaluationLoop:
@@ -173,10 +211,26 @@ class EvaluationLoop:
             state.stage = previous
         hooks.call_callbacks("on_sanity_check_end")
 
+    def _set_epoch(self) -> None:
+        """The loaders' samplers learn the training epoch (Lightning's: for validation shuffling that follows the
+        training progress)."""
+        for loader in self.loaders:
+            self.run.strategy.set_epoch(loader, self.run.state.epoch)
+
     def evaluate(self, *, publish: bool, max_batches: int | None = None) -> dict[str, float]:
-        """One pass over every loader; the metrics (all loaders together) as floats."""
+        """One pass over every loader; the metrics (all loaders together) as floats.
+
+        All of it runs under ``inference_mode`` (or ``no_grad``), the hooks and the loaders' creation included, as
+        Lightning runs its evaluation loop."""
+        with self._grad_context():
+            return self._evaluate(publish=publish, max_batches=max_batches)
+
+    def _evaluate(self, *, publish: bool, max_batches: int | None) -> dict[str, float]:
         hooks, module = self.run.hooks, self.run.module
         loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
+        hook_names = (self.step_name, f"on_{self.prefix}_batch_start", f"on_{self.prefix}_batch_end")
+        check_dataloader_idx(module, hook_names, self.short, several=len(loaders) > 1)
+        self._set_epoch()
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
         if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
             module.eval()
@@ -200,8 +254,7 @@ class EvaluationLoop:
                 progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
             self.run.router.dataloader_idx = index if len(loaders) > 1 else None
             try:
-                with self._grad_context():
-                    done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
+                done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
             finally:
                 self.run.router.dataloader_idx = None  # the epoch hooks' values join every loader's results
             record.add(done)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...callbacks.timer import Timer
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state
 from ..display.progress import ProgressDisplay
@@ -60,7 +61,8 @@ class FitLoop:
         self.signals = signals  # under DDP its stop flags ride on the logging step's all-reduce
         self.resume = resume
         self.reload: Callable[[], Any] | None = None  # what made the loader (reload_dataloaders_every_n_epochs)
-        self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None)
+        timer = any(isinstance(c, Timer) for c in run.hooks.callbacks)
+        self.limits = Limits.for_fit(run.options, train_loader, validating=val_loop is not None, timer=timer)
         self.opt = Optimization(run)
         self.collector = LogCollector(live=run.state.callback_metrics, bar=run.state.progress_bar_metrics)
         self.started = time.monotonic()
@@ -281,8 +283,9 @@ class FitLoop:
         self.run_.strategy.set_epoch(self.loader, epoch)
         state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
-        self.run_.router.enter("on_train_epoch_start", self.collector)
-        self.hooks.call("on_train_epoch_start")
+        if skip == 0:  # an epoch resumed in its middle already started (Lightning calls the hook once per epoch)
+            self.run_.router.enter("on_train_epoch_start", self.collector)
+            self.hooks.call("on_train_epoch_start")
         self.limits = limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
         self._val_every = limits.val_every if limits.validates_in(epoch) else None
         self._val_every_s = limits.val_every_s if limits.validates_in(epoch) else None

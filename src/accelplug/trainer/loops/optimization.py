@@ -71,6 +71,7 @@ class Optimization:
         self.accumulate = options.accumulate_grad_batches
         self.clip_val = options.gradient_clip_val
         self.clip_algorithm = options.gradient_clip_algorithm
+        self.given_clip_algorithm: str | None = run.trainer.gradient_clip_algorithm  # None unless given (the hook's)
         self.autocast = self.precision.uses_autocast
         self.forward_context = getattr(self.precision, "train_step_context", self.precision.forward_context)
         #: Set when a Lightning precision plugin rewrote a step method: it then drives backward and step.
@@ -234,9 +235,11 @@ class Optimization:
             return
         custom = self.hooks.module_hook("configure_gradient_clipping")
         if custom is not None:
-            # the Trainer's values as given (None when not), as Lightning passes them
-            given = getattr(self.run.trainer, "gradient_clip_algorithm", self.clip_algorithm)
-            self.hooks.run_in("configure_gradient_clipping", custom, optimizer, self.clip_val, given)
+            # by keyword and as given (None unless set), as Lightning calls it
+            clip = functools.partial(
+                custom, gradient_clip_val=self.clip_val, gradient_clip_algorithm=self.given_clip_algorithm
+            )
+            self.hooks.run_in("configure_gradient_clipping", clip, optimizer)
         elif self.clip_val or self.plugin_steps is not None:
             self.clip_gradients(optimizer, self.clip_val, self.clip_algorithm)
 

@@ -18,7 +18,7 @@ from ...data.batch_indices import record_batch_indices
 from ._limits import batch_limit, count_batches, epoch_length
 from ._modes import ModuleModes
 from ._transfer import transfer_batch
-from .evaluation import grad_context, step_accepts
+from .evaluation import check_dataloader_idx, grad_context, step_accepts
 
 if TYPE_CHECKING:
     from .._run import Run
@@ -44,6 +44,11 @@ class PredictionLoop:
         self.run.state.data["predict"] = (list(self.loaders), counts)
 
     def predict(self) -> list[Any] | list[list[Any]]:
+        """Every loader's outputs in order; all of it (the hooks too) under ``inference_mode``, as in Lightning."""
+        with grad_context(self.run):
+            return self._predict()
+
+    def _predict(self) -> list[Any] | list[list[Any]]:
         run, hooks, module = self.run, self.run.hooks, self.run.module
         record = run.state.predict
         keep = record.return_predictions or self.on_epoch
@@ -52,6 +57,8 @@ class PredictionLoop:
         record.current_batch_indices = []
         step = getattr(module, "predict_step", None)
         arity = step_accepts(step) if callable(step) else 1
+        hook_names = ("predict_step", "on_predict_batch_start", "on_predict_batch_end")
+        check_dataloader_idx(module, hook_names, "predict", several=len(self.loaders) > 1)
         modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
         if hooks.module_hook("on_predict_model_eval") is None:
             module.eval()
@@ -67,34 +74,33 @@ class PredictionLoop:
         run.state.eval_batches["predict"] = done = 0
         hooks.call("on_predict_epoch_start")
         several = len(self.loaders) > 1
-        with grad_context(run):
-            for index, loader in enumerate(self.loaders):
-                recorder = None
-                if self.on_batch or self.on_epoch:
-                    loader, recorder = record_batch_indices(loader)
-                extra = (index,) if several else ()
-                fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
-                for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, self.limits[index]))):
-                    if recorder is not None:
-                        indices = recorder.seen_batch_indices[batch_idx]
-                        if self.on_epoch:
-                            record.epoch_batch_indices[index].append(indices)
-                        if self.on_batch:
-                            record.current_batch_indices = indices
-                    batch = transfer_batch(run, raw, index)
-                    hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
-                    context = getattr(run.precision, "predict_step_context", run.precision.forward_context)
-                    with context(), hooks.strategy_span("predict_step"):
-                        if callable(step):
-                            arguments = (batch, batch_idx, *extra)
-                            output = step(*arguments[: max(1, min(arity, len(arguments)))])
-                        else:
-                            output = module(batch)
-                    hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
-                    if keep:
-                        record.outputs[index].append(output)
-                    done += 1
-                run.state.eval_batches["predict"] = done
+        for index, loader in enumerate(self.loaders):
+            recorder = None
+            if self.on_batch or self.on_epoch:
+                loader, recorder = record_batch_indices(loader)
+            extra = (index,) if several else ()
+            fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
+            for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, self.limits[index]))):
+                if recorder is not None:
+                    indices = recorder.seen_batch_indices[batch_idx]
+                    if self.on_epoch:
+                        record.epoch_batch_indices[index].append(indices)
+                    if self.on_batch:
+                        record.current_batch_indices = indices
+                batch = transfer_batch(run, raw, index)
+                hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
+                context = getattr(run.precision, "predict_step_context", run.precision.forward_context)
+                with context(), hooks.strategy_span("predict_step"):
+                    if callable(step):
+                        arguments = (batch, batch_idx, *extra)
+                        output = step(*arguments[: max(1, min(arity, len(arguments)))])
+                    else:
+                        output = module(batch)
+                hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
+                if keep:
+                    record.outputs[index].append(output)
+                done += 1
+            run.state.eval_batches["predict"] = done
         hooks.call("on_predict_epoch_end")
         results = record.outputs
         if not record.return_predictions:

@@ -122,7 +122,9 @@ class TrainerOptions:
     )
     mps_fallback: bool = option(False, *_BOOL)
     num_nodes: int = option(1, lambda v: checks.int_at_least(v, 1), "an int >= 1")
-    fast_dev_run: int = option(False, checks.fast_dev_run, "True/False or an int >= 0 (number of batches)")
+    fast_dev_run: int = option(
+        False, checks.fast_dev_run, "True/False or an int (a number of batches); it should be >= 0"
+    )
     deterministic: bool | str | None = option(None, checks.deterministic, "True, False, 'warn', or None")
     benchmark: bool | None = option(None, lambda v: None if v is None else checks.boolean(v), "True, False, or None")
     inference_mode: bool = option(True, *_BOOL)

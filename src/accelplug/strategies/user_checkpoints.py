@@ -1,4 +1,9 @@
-"""``fabric.save``, ``load`` and ``load_raw`` on the checkpoint file the Trainer writes.
+"""A user's state saved and loaded by the strategy: what ``fabric.save``, ``load`` and ``load_raw`` run.
+
+Lightning Fabric hands these calls to its strategy (``strategy.save_checkpoint(path=..., state=..., filter=...)``,
+``strategy.load_checkpoint(path=..., state=..., strict=..., weights_only=...)``), so a strategy or a ``CheckpointIO``
+that stores checkpoints elsewhere sees the call before any file is looked at; accelplug's :class:`Strategy` runs
+the functions here for both (Fabric has unwrapped its objects first).
 
 A Fabric checkpoint is the user's dictionary with modules and optimizers replaced by their states, in the
 one accelplug container (:mod:`accelplug.checkpoint.file`): written atomically by one process, carrying a
@@ -20,11 +25,13 @@ from typing import Any
 
 import torch
 
+from ..checkpoint import TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve_weights_only
 from ..errors import MisconfigurationException
-from ..strategies.base import Strategy
-from ..strategies.state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
-from .wrappers import unwrap
+from .state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
+
+#: :class:`accelplug.strategies.base.Strategy`, which calls this module (so not imported here: no cycle).
+Strategy = Any
 
 __all__ = ["load", "load_raw", "save"]
 
@@ -44,11 +51,6 @@ def _owner(optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Modu
     return None
 
 
-def _keys_by_name(strategy: Strategy) -> bool:
-    """Whether the strategy keys optimizer states by parameter name (it needs the module to save them)."""
-    return type(strategy).optimizer_state_dict is not Strategy.optimizer_state_dict
-
-
 def _file_path(path: object, what: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes) or not os.fspath(path):
         raise MisconfigurationException(f"{what}(path={path!r}): expected a file path (str or Path).")
@@ -58,28 +60,48 @@ def _file_path(path: object, what: str) -> Path:
     return Path(text).expanduser()
 
 
+class _BadFilterType(MisconfigurationException, TypeError):
+    """``filter`` is not a dict of callables (Lightning raises a ``TypeError``)."""
+
+
+class _NoSuchCheckpoint(MisconfigurationException, FileNotFoundError):
+    """The checkpoint file is missing (Lightning's loaders raise ``FileNotFoundError``)."""
+
+
 def _check_filter(filter: Any, state: Mapping[str, Any]) -> dict[str, Callable[[str, Any], bool]]:
     if filter is None:
         return {}
     if not isinstance(filter, dict):
-        raise MisconfigurationException(
-            f"fabric.save(filter={filter!r}): expected a dict mapping state keys to callables (name, value) -> bool."
+        raise _BadFilterType(
+            f"Filter should be a dictionary, given {filter!r}: fabric.save(filter=...) maps state keys to callables "
+            "(name, value) -> bool."
         )
-    missing = [k for k in filter if k not in state]
+    missing = set(filter) - set(state)
     if missing:
         raise MisconfigurationException(
-            f"fabric.save(filter=...) names {missing[0]!r}, which is not a key of the state; keys: {sorted(state)}."
+            f"The filter keys {missing} are not present in the state keys {set(state)}: fabric.save(filter=...) "
+            "filters entries of the state it saves."
         )
     for key, check in filter.items():
         if not callable(check):
-            raise MisconfigurationException(
-                f"fabric.save(filter={{{key!r}: {check!r}}}): each filter must be a callable (name, value) -> bool."
+            raise _BadFilterType(
+                f"Expected `fabric.save(filter=...)` for key {key!r} to be a callable, given {check!r}: each filter "
+                "is a callable (name, value) -> bool."
             )
     return filter
 
 
-def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any = None) -> None:
-    """Every process calls this; the strategy decides who writes (one writer, or every rank's shards)."""
+def save(
+    strategy: Strategy,
+    path: object,
+    state: object,
+    filter: Any = None,
+    storage_options: Any = None,
+    *,
+    keys_by_name: bool = False,
+) -> None:
+    """Every process calls this; the strategy decides who writes (one writer, or every rank's shards). An entry
+    whose filter keeps nothing is left out, as in Lightning."""
     if not isinstance(state, Mapping):
         raise MisconfigurationException(
             f"fabric.save(state={state!r}): expected a dict such as {{'model': model, 'optimizer': optimizer}}."
@@ -93,16 +115,19 @@ def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any
             "whole states); use FSDPStrategy(state_dict_type='full') to save filtered states."
         )
     target = Path(strategy.broadcast_object(str(target.resolve())))  # rank 0's path, also for a relative one
-    objects = {key: unwrap(value) for key, value in state.items()}
+    objects = dict(state)
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
-    checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT}
+    io = strategy.checkpoint_io
+    # accelplug's file format is its own writer's; another writer gets the user's entries only, as in Lightning
+    own_format = _own_writer(io)
+    checkpoint: dict[str, Any] = {FORMAT_KEY: CHECKPOINT_FORMAT} if own_format else {}
     tensor_keys: list[str] = []
     for key, obj in objects.items():
         if isinstance(obj, torch.nn.Module):
             converted = strategy.module_state_dict(obj)
             tensor_keys.append(key)
         elif isinstance(obj, torch.optim.Optimizer):
-            converted = _optimizer_state(strategy, key, obj, modules)
+            converted = _optimizer_state(strategy, key, obj, modules, keys_by_name)
             tensor_keys.append(key)
         elif _stateful(obj):
             converted = obj.state_dict()
@@ -110,30 +135,44 @@ def save(strategy: Strategy, path: object, state: Mapping[str, Any], filter: Any
             converted = obj
         if key in filters and isinstance(converted, dict):
             converted = {k: v for k, v in converted.items() if filters[key](k, v)}
+            if not converted:
+                continue
         checkpoint[key] = converted
-    try:
-        strategy.save_checkpoint(checkpoint, target, _writer(strategy), tensor_keys=tuple(tensor_keys))
-    finally:
-        strategy.barrier()  # also after a failed write: the other ranks wait here
+    given = None if own_format else path  # a writer of the user's gets the path as the user wrote it
+    writer = _writer(io, storage_options, given)
+    strategy.save_checkpoint(checkpoint, target, writer, tensor_keys=tuple(tensor_keys))
 
 
-def _writer(strategy: Strategy) -> Callable[[dict[str, Any], Path], None]:
-    """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default)."""
-    io = strategy.checkpoint_io
+def _own_writer(io: object) -> bool:
+    """Whether ``io`` is accelplug's writer (local files and URLs it checks itself), not one of the user's."""
+    return isinstance(io, (TorchCheckpointIO, _WrappingCheckpointIO))
+
+
+def _writer(io: Any, storage_options: Any, given: object) -> Callable[[dict[str, Any], Path], None]:
+    """The file is written by the strategy's ``checkpoint_io`` (accelplug's atomic, checksummed one by default),
+    called with Lightning's keywords."""
 
     def write(checkpoint: dict[str, Any], target: Path) -> None:
-        io.save_checkpoint(checkpoint, target)
+        path = target if given is None else given
+        io.save_checkpoint(checkpoint=checkpoint, path=path, storage_options=storage_options)
 
     return write
 
 
 def _optimizer_state(
-    strategy: Strategy, key: str, optimizer: torch.optim.Optimizer, modules: Mapping[str, torch.nn.Module]
+    strategy: Strategy,
+    key: str,
+    optimizer: torch.optim.Optimizer,
+    modules: Mapping[str, torch.nn.Module],
+    keys_by_name: bool,
 ) -> dict[str, Any]:
+    """The optimizer's state as the strategy saves it; ``keys_by_name``: the strategy keys it by parameter name
+    (it overrides ``optimizer_state_dict``), so it needs the optimizer's module in the state."""
     owner = _owner(optimizer, modules)
     if owner is not None:
-        return strategy.optimizer_state_dict(owner, optimizer)
-    if _keys_by_name(strategy):
+        saved: dict[str, Any] = strategy.optimizer_state_dict(owner, optimizer)
+        return saved
+    if keys_by_name:
         raise MisconfigurationException(
             f"fabric.save: the optimizer under {key!r} steps parameters of no module in the state, and strategy "
             f"{strategy.name!r} saves optimizer states by parameter name; save it with its model: "
@@ -144,8 +183,11 @@ def _optimizer_state(
 
 def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None) -> tuple[Path, Any]:
     target = _file_path(path, what)
+    io = strategy.checkpoint_io
+    if not _own_writer(io):  # the user's reader may read from elsewhere: it gets the path as given
+        return target, io.load_checkpoint(path, weights_only=weights_only)
     if not target.exists():
-        raise MisconfigurationException(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
+        raise _NoSuchCheckpoint(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
     if target.is_dir():
         raise MisconfigurationException(
             f"{what}(path={str(path)!r}) is a folder; accelplug checkpoints are one file (a sharded one names its "
@@ -197,7 +239,7 @@ def load(
             f"fabric.load(path={shown!r}): the state asks for {missing[0]!r}, which the checkpoint does not hold "
             f"(it holds {sorted(available)}). Pass strict=False to load the keys it has."
         )
-    objects = {key: unwrap(value) for key, value in state.items()}
+    objects = dict(state)
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
     if sharded is not None and in_shards:
         _load_shards(target, sharded, objects, modules, in_shards, strict)
@@ -225,7 +267,6 @@ def load(
             raise MisconfigurationException(
                 f"fabric.load(path={shown!r}): the entry {key!r} does not fit {type(obj).__name__}: {first}"
             ) from None
-    strategy.barrier()
     return _remainder(checkpoint)
 
 
@@ -266,7 +307,7 @@ def _remainder(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 def load_raw(strategy: Strategy, path: object, obj: Any, strict: bool = True, weights_only: bool | None = None) -> None:
     """A module's or optimizer's state saved as a plain ``torch.save(x.state_dict())`` loaded into ``obj``."""
-    target = unwrap(obj)
+    target = obj
     if not isinstance(target, (torch.nn.Module, torch.optim.Optimizer)):
         raise MisconfigurationException(
             f"fabric.load_raw(obj={obj!r}): expected a module or an optimizer to load the state into."

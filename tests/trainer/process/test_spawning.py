@@ -1,0 +1,130 @@
+"""``Trainer(strategy="ddp_spawn")``: the call runs in two fresh interpreters, rank 0's outcome comes back.
+
+Real processes and a real gloo group, under pytest, where no script could be started again: the Trainer,
+the model and the data reach the processes pickled, as with Lightning's ``ddp_spawn``. Only what Lightning
+brings back comes back: the weights, the loop state (``callback_metrics`` included), the checkpoint paths;
+what a hook did to the module's other attributes stays in the processes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from accelplug import Callback, LightningModule, Trainer
+from accelplug.errors import MisconfigurationException
+from tests.modules import regression_data
+from tests.processes import REPO, child_env
+
+
+class CountingRegression(LightningModule):
+    """Logs the group's size and counts its steps (an attribute the parent never sees change)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 1)
+        self.steps_here = 0
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        self.steps_here += 1
+        self.log("world", float(self.trainer.world_size))
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.linear(x), y)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def _trainer(root: Path, **options: Any) -> Trainer:
+    return Trainer(
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_spawn",
+        max_steps=2,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=root,
+        **options,
+    )
+
+
+@pytest.mark.slow
+def test_fit_spawns_two_ranks_and_brings_back_weights_state_and_checkpoint_path(tmp_path: Path) -> None:
+    model = CountingRegression()
+    before = model.linear.weight.detach().clone()
+    trainer = _trainer(tmp_path)
+    trainer.fit(model, regression_data(n=64, batch_size=8))
+
+    assert not torch.equal(model.linear.weight, before)  # rank 0's trained weights, loaded here
+    assert trainer.global_step == 2 and trainer.state.status == "finished"
+    assert float(trainer.callback_metrics["world"]) == 2.0  # logged inside a group of two
+    best = trainer.checkpoint_callback.best_model_path  # type: ignore[union-attr]
+    assert Path(best).is_file() and Path(best).parent == tmp_path / "checkpoints"
+    assert model.steps_here == 0  # the steps ran in the spawned processes, not here
+
+
+class _KeepsALambda(Callback):
+    def __init__(self) -> None:
+        self.transform = lambda x: x
+
+
+def test_an_object_that_cannot_be_pickled_is_named_before_any_process_starts(tmp_path: Path) -> None:
+    trainer = _trainer(tmp_path, callbacks=[_KeepsALambda()])
+    with pytest.raises(
+        MisconfigurationException, match=r"trainer\..*callbacks\[0\]\.transform cannot be pickled \(function"
+    ):
+        trainer.fit(CountingRegression(), regression_data(n=16, batch_size=8))
+
+
+@pytest.mark.slow
+def test_a_module_defined_in_python_c_is_refused_with_what_to_do_instead(tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        """
+        import accelplug
+        from tests.modules import regression_data
+        from tests.trainer.process.test_spawning import CountingRegression
+
+        class Defined(CountingRegression):  # lives in this interpreter's __main__, which has no file
+            pass
+
+        trainer = accelplug.Trainer(accelerator="cpu", devices=2, strategy="ddp_spawn", max_steps=1, logger=False)
+        try:
+            trainer.fit(Defined(), regression_data(n=16))
+        except accelplug.MisconfigurationException as error:
+            print(error)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=child_env(pythonpath=REPO), capture_output=True, text=True, timeout=120
+    )
+    assert "Defined is defined in this interpreter's __main__" in result.stdout, result.stderr[-3000:]
+    assert "strategy='ddp_notebook'" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import accelplug
+            from tests.modules import regression_data
+            from tests.trainer.process.test_spawning import CountingRegression
+
+            trainer = accelplug.Trainer(accelerator="cpu", devices=2, strategy="ddp_spawn", max_steps=1, logger=False)
+            trainer.fit(CountingRegression(), regression_data(n=16))
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], env=child_env(pythonpath=REPO), capture_output=True, text=True, timeout=180
+    )
+    assert result.returncode != 0
+    assert 'guards the main function with an `if __name__ == "__main__"` clause' in result.stderr
