@@ -129,6 +129,17 @@ def test_timer_refuses_bad_arguments(arguments: dict[str, Any]) -> None:
         accelplug.callbacks.Timer(**arguments)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "phrase"),
+    [({"duration": "6:00:00"}, "format DD:HH:MM:SS"), ({"interval": "stpe"}, "Unsupported parameter value")],
+)
+def test_timer_refusals_keep_lightnings_phrase(arguments: dict[str, Any], phrase: str) -> None:
+    with pytest.raises(lightning.pytorch.utilities.exceptions.MisconfigurationException, match=phrase):
+        lightning.pytorch.callbacks.Timer(**arguments)
+    with pytest.raises(MisconfigurationException, match=phrase):
+        accelplug.callbacks.Timer(**arguments)  # type: ignore[attr-defined]
+
+
 def test_a_resumed_timer_keeps_its_training_time() -> None:
     timer = accelplug.callbacks.Timer(duration="00:00:01:00")  # type: ignore[attr-defined]
     their_timer = lightning.pytorch.callbacks.Timer(duration="00:00:01:00")

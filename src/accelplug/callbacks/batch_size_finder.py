@@ -9,7 +9,6 @@ module or datamodule must make them (loaders passed straight to ``fit`` cannot c
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
@@ -95,20 +94,14 @@ class BatchSizeFinder(Callback):
     def on_fit_start(self, trainer: Any, pl_module: torch.nn.Module) -> None:
         self.scale_batch_size(trainer, pl_module)
 
-    def _untuned(self, trainer: Any) -> None:
-        warnings.warn(
-            f"BatchSizeFinder: trainer.{trainer.state.fn.value}() runs with the batch size it has; accelplug tunes "
-            "the batch size of fits only (Lightning also tunes validate/test/predict).",
-            stacklevel=2,
-        )
-
     def on_validation_start(self, trainer: Any, pl_module: torch.nn.Module) -> None:
+        """``trainer.validate()``: search before its first batch (not at a fit's validations)."""
         if trainer.sanity_checking or trainer.state.fn != "validate":
             return
-        self._untuned(trainer)
+        self.scale_batch_size(trainer, pl_module)
 
     def on_test_start(self, trainer: Any, pl_module: torch.nn.Module) -> None:
-        self._untuned(trainer)
+        self.scale_batch_size(trainer, pl_module)
 
     def on_predict_start(self, trainer: Any, pl_module: torch.nn.Module) -> None:
-        self._untuned(trainer)
+        self.scale_batch_size(trainer, pl_module)

@@ -7,6 +7,7 @@ training time passes it. The training time survives a resume (``state_dict``), s
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from datetime import timedelta
@@ -17,6 +18,8 @@ from ..errors import MisconfigurationException, did_you_mean
 from .base import Callback
 
 __all__ = ["Interval", "Timer"]
+
+log = logging.getLogger(__name__)
 
 
 class Interval(LightningEnum):
@@ -38,7 +41,8 @@ def _duration(value: Any) -> float | None:
         found = re.fullmatch(r"(\d+):(\d\d):(\d\d):(\d\d)", value.strip())
         if not found:
             raise MisconfigurationException(
-                f"Timer(duration={value!r}) is invalid: use 'DD:HH:MM:SS' (e.g. '00:12:00:00'), a timedelta or a dict."
+                f"Timer(duration={value!r}) is invalid: `duration` must be a string in the format DD:HH:MM:SS (e.g. "
+                "'00:12:00:00'), a datetime.timedelta or a dict of its fields."
             )
         days, hours, minutes, seconds = (int(g) for g in found.groups())
         value = timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
@@ -68,7 +72,8 @@ class Timer(Callback):
     ) -> None:
         if interval not in _INTERVALS:
             raise MisconfigurationException(
-                f"Timer(interval={interval!r}) is invalid: use 'step' or 'epoch'.{did_you_mean(interval, _INTERVALS)}"
+                f"Unsupported parameter value Timer(interval={interval!r}): use 'step' or 'epoch'."
+                f"{did_you_mean(interval, _INTERVALS)}"
             )
         self._duration = _duration(duration)
         self._interval = interval
@@ -140,4 +145,4 @@ class Timer(Callback):
         trainer.should_stop = trainer.should_stop or stop
         if stop and self._verbose and trainer.is_global_zero:
             elapsed = timedelta(seconds=int(self.time_elapsed()))
-            print(f"Time limit reached. Elapsed time is {elapsed}. Signaling Trainer to stop.")
+            log.info(f"Time limit reached. Elapsed time is {elapsed}. Signaling Trainer to stop.")

@@ -490,6 +490,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         gradient_clip_val: float | None = None,
         gradient_clip_algorithm: str | None = None,
     ) -> None:
+        self._check_clipping_agrees(gradient_clip_val, gradient_clip_algorithm)
         if gradient_clip_algorithm not in (None, "norm", "value"):
             raise MisconfigurationException(
                 f"gradient_clip_algorithm={gradient_clip_algorithm!r} is invalid: expected 'norm' or 'value'."
@@ -500,6 +501,25 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
             self._fabric.clip_gradients(self, optimizer, clip_val=clip_val, max_norm=max_norm)
             return
         self._control().clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+
+    def _check_clipping_agrees(self, value: float | None, algorithm: str | None) -> None:
+        """A value or algorithm given both to the Trainer and to ``clip_gradients`` must be the same (Lightning's
+        rule: ``configure_gradient_clipping`` receives the Trainer's, and one of the two would be silently lost)."""
+        trainer = self._trainer
+        if trainer is None:
+            return
+        set_value = getattr(trainer, "gradient_clip_val", None)
+        if value is not None and set_value is not None and set_value != value:
+            raise MisconfigurationException(
+                f"You have set `Trainer(gradient_clip_val={set_value!r})` and have passed "
+                f"`clip_gradients(gradient_clip_val={value!r})`. Please use only one of them."
+            )
+        set_algorithm = getattr(trainer, "gradient_clip_algorithm", None)
+        if algorithm is not None and set_algorithm is not None and set_algorithm != algorithm.lower():
+            raise MisconfigurationException(
+                f"You have set `Trainer(gradient_clip_algorithm={set_algorithm!r})` and have passed "
+                f"`clip_gradients(gradient_clip_algorithm={algorithm!r})`. Please use only one of them."
+            )
 
     def toggle_optimizer(self, optimizer: Any) -> None:
         """Let only ``optimizer``'s parameters require gradients: the parameters of the run's other optimizers are

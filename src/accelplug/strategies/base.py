@@ -314,7 +314,7 @@ class Strategy(ABC):
             from .optimizers import parse_optimizers
 
             configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
-            prepared.optim = self.setup_optimizers(parse_optimizers(configure()))
+            prepared.optim = self.setup_optimizers(parse_optimizers(configure(), prepared.module))
         return prepared
 
     def register_forward_method(self, module: torch.nn.Module, name: str) -> None:  # noqa: B027 - optional hook

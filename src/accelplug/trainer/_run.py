@@ -49,6 +49,9 @@ class Run:
     datamodule: Any = None
     loggers: list[Any] = field(default_factory=list)
     csv_path: Path | None = None
+    #: Loaders the batch-size finder made at the size it found during an evaluation or prediction call's start
+    #: hook; the call's loop takes them once that hook returns.
+    tuned_loaders: list[Any] | None = None
 
     @property
     def optim(self) -> OptimizerSetup | None:

@@ -66,6 +66,7 @@ class StageHost(Protocol):
     callbacks: list[Any]
     setup_notes: list[str]
     _run: Run | None
+    _stage_run: Run | None
     _module: torch.nn.Module | None
     _signals: SignalGuard | None
     _log_dir: Path | None
@@ -153,6 +154,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
     run = start_run(trainer, module, stage, chatty=_chatty(trainer), **setup)
     if stage is Stage.FITTING or trainer._run is None:
         trainer._run = run
+    trainer._stage_run = run  # the call running now, whichever it is (the tuner's callbacks work on it)
     failed: BaseException | None = None
     trainer.state.status = TrainerStatus.RUNNING
     try:
@@ -170,6 +172,7 @@ def _running(trainer: StageHost, module: torch.nn.Module, stage: Stage, **setup:
             print("\nDetected KeyboardInterrupt, attempting graceful shutdown ...", file=sys.stderr, flush=True)
     finally:
         trainer.state.status = TrainerStatus.INTERRUPTED if failed is not None else TrainerStatus.FINISHED
+        trainer._stage_run = None
         with _sigint_ignored(_ctrl_c(failed)):
             end_run(run, failed=failed)
         if failed is None:
@@ -286,6 +289,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     module, datamodule = call.module, call.datamodule
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
+    metrics: dict[str, float] | None = None  # stays None when the tuner's callback ended the call early
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
         path = _choose(trainer, run, name, call).path
         if path is not None:
@@ -299,6 +303,8 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
         loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
+    if metrics is None:
+        return []
     results = split_by_loader(metrics, len(loaders), loop.owners)
     if call.verbose and trainer.is_global_zero:
         print_results(name, results)

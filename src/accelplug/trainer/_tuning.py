@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from ..core.module import LightningModule
+from ..data.sources import resolve_loaders
 from ..distributed.rank_zero import rank_zero_info, rank_zero_warn
 from ..errors import MisconfigurationException
 from ..strategies.optimizers import LRSchedulerConfig
@@ -37,7 +38,9 @@ from .checkpointing.format import capture_rng_state, restore_rng_state
 from .dispatch.hooks import HookDispatcher
 from .display.progress import ProgressDisplay
 from .loops._fit_data import train_loader_source, validation_loop
+from .loops.evaluation import EvaluationLoop
 from .loops.fit import FitLoop
+from .loops.prediction import PredictionLoop
 from .state import LoopState, Stage
 
 __all__ = ["check_batch_size_setup", "lr_find", "scale_batch_size"]
@@ -58,9 +61,7 @@ def _running(trainer: Any, what: str) -> Run:
 # ---- the state around the trials ---------------------------------------------------------------------
 def _snapshot(state: LoopState) -> dict[str, Any]:
     saved = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    for name in ("callback_metrics", "logged_metrics", "progress_bar_metrics", "data"):
-        saved[name] = dict(saved[name])
-    return saved
+    return {name: dict(value) if isinstance(value, dict) else value for name, value in saved.items()}
 
 
 def _put_back(state: LoopState, saved: dict[str, Any]) -> None:
@@ -187,6 +188,18 @@ def lr_find(
 
 
 # ---- the batch-size finder -----------------------------------------------------------------------------------
+def _dataset_length(loaders: Sequence[Any]) -> int | None:
+    """The largest data set among ``loaders`` (a combined loader's too), None when none has a length."""
+    lengths = []
+    for given in loaders:
+        for loader in getattr(given, "flattened", None) or [given]:
+            try:
+                lengths.append(len(loader.dataset))
+            except (TypeError, AttributeError):
+                continue
+    return max(lengths) if lengths else None
+
+
 class _FitTrials:
     """:class:`accelplug.tuner.batch_size_scaling.Trials` for a fit: ``steps_per_trial`` steps from the start."""
 
@@ -201,14 +214,7 @@ class _FitTrials:
         self.loader = train_loader_source(self.trainer, None, self.module, self.run.datamodule)()[0]
 
     def dataset_length(self) -> int | None:
-        loaders = getattr(self.loader, "flattened", None) or [self.loader]
-        lengths = []
-        for loader in loaders:
-            try:
-                lengths.append(len(loader.dataset))
-            except (TypeError, AttributeError):
-                continue
-        return max(lengths) if lengths else None
+        return _dataset_length([self.loader])
 
     def run_trial(self) -> None:
         _put_back(self.run.state, self.start)
@@ -216,18 +222,84 @@ class _FitTrials:
         _trial_fit(self.run, [], self.loader, **limits)
 
 
+class _EvaluationTrials:
+    """:class:`accelplug.tuner.batch_size_scaling.Trials` for validate, test or predict: ``steps_per_trial``
+    batches of the call's loop, without callbacks or loggers (nothing is trained, so nothing is put back)."""
+
+    def __init__(self, trainer: Any, run: Run, steps_per_trial: int) -> None:
+        self.trainer, self.run, self.module = trainer, run, run.module
+        self.steps = steps_per_trial
+        self.name = _EVALUATION_CALLS[run.stage]
+        self.loaders: list[Any] = []
+        self.reset_loaders()
+
+    def reset_loaders(self) -> None:
+        found, _, _ = resolve_loaders(self.name, None, self.module, self.run.datamodule, required=True)
+        self.loaders = self.run.prepare_loaders(found, shuffle=self.name != "predict")
+
+    def dataset_length(self) -> int | None:
+        return _dataset_length(self.loaders)
+
+    def run_trial(self) -> None:
+        run = self.run
+        router = run.router
+
+        def enter(fx: str) -> None:
+            router.fx = fx
+
+        hooks = HookDispatcher(run.trainer, run.module, [], on_enter=enter)
+        trial = dataclasses.replace(run, hooks=hooks, loggers=[], csv_path=None, chatty=False)
+        if run.stage is Stage.PREDICTING:
+            PredictionLoop(trial, self.loaders, limit=self.steps).predict()
+        else:
+            EvaluationLoop(trial, self.loaders, run.stage, limit=self.steps).evaluate(publish=False)
+
+
+#: The calls whose batch size the finder tunes besides fit, by stage: the loader method's stage name.
+_EVALUATION_CALLS = {Stage.VALIDATING: "validate", Stage.TESTING: "test", Stage.PREDICTING: "predict"}
+#: Lightning's names of the loaders of each, for the message about several loaders.
+_LOADER_PREFIXES = {Stage.VALIDATING: "val", Stage.TESTING: "test", Stage.PREDICTING: "predict"}
+
+
+def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: int, batch_arg_name: str) -> int:
+    """The search for a validate, test or predict call, from its start hook; the call's loop then takes the
+    loaders made at the size found (``run.tuned_loaders``)."""
+    trials = _EvaluationTrials(trainer, run, steps_per_trial)
+    if len(trials.loaders) > 1:
+        raise MisconfigurationException(
+            f"The Batch size finder cannot be used with multiple {_LOADER_PREFIXES[run.stage]} dataloaders "
+            f"({len(trials.loaders)} given); tune with one, then pass the size to the call with all of them."
+        )
+    _check_attribute(run.module, batch_arg_name)
+    saved = _snapshot(run.state)
+    try:
+        size: int = search(trials)
+    finally:
+        _put_back(run.state, saved)
+    trials.reset_loaders()
+    run.tuned_loaders = trials.loaders
+    return size
+
+
 def check_batch_size_setup(trainer: Any, module: torch.nn.Module, stage: str | None, batch_arg_name: str) -> None:
     """What ``BatchSizeFinder.setup`` refuses (Lightning's rules): distributed runs, loaders handed straight to the
     call, and a ``batch_arg_name`` found nowhere."""
-    if trainer.strategy.is_distributed and trainer.world_size > 1:
-        raise MisconfigurationException("The Batch size finder is not supported with distributed strategies.")
-    if stage != "fit":
-        return  # only fits are tuned (see BatchSizeFinder); the other calls run with the size they have
+    if trainer.strategy.is_distributed:  # as configured (Lightning's rule), on one device too
+        raise MisconfigurationException(
+            f"The Batch size finder is not supported with distributed strategies (strategy={trainer.strategy.name!r}); "
+            "find the size on one device, then pass it to the distributed run."
+        )
+    if stage not in (None, "fit"):
+        return  # validate/test/predict: checked when the call's loaders are known (see _scale_for_evaluation)
     if trainer.state.fit_given[0] is not None:
         raise MisconfigurationException(
             "The Batch size finder cannot be used with dataloaders passed directly to `.fit()`. Please disable the "
             "feature or incorporate the dataloader into your LightningModule or LightningDataModule."
         )
+    _check_attribute(module, batch_arg_name)
+
+
+def _check_attribute(module: torch.nn.Module, batch_arg_name: str) -> None:
     if not lightning_hasattr(module, batch_arg_name):
         raise MisconfigurationException(
             f"Field {batch_arg_name} not found in `model`, `datamodule`, nor their `hparams` attributes."
@@ -257,11 +329,17 @@ def scale_batch_size(
     if trainer.fast_dev_run:
         rank_zero_warn("Skipping batch size scaler since `fast_dev_run` is enabled.")
         return None
+
+    def search(trials: Any) -> int:
+        return search_batch_size(trials, mode, init_val, max_trials, batch_arg_name, margin, max_val)
+
+    current: Run | None = getattr(trainer, "_stage_run", None)
+    if current is not None and current.stage in _EVALUATION_CALLS:
+        return _scale_for_evaluation(trainer, current, search, steps_per_trial, batch_arg_name)
     run = _running(trainer, "scale_batch_size")
     try:
         with _kept(trainer, run, "scale_batch_size"):
-            trials = _FitTrials(trainer, run, steps_per_trial)
-            size = search_batch_size(trials, mode, init_val, max_trials, batch_arg_name, margin, max_val)
+            size = search(_FitTrials(trainer, run, steps_per_trial))
     finally:  # the fit goes on with loaders of the size reached (made when it asks for them)
         trainer.state.train_source = train_loader_source(trainer, None, module, run.datamodule)
     _record_scaled_loaders(trainer, run)

@@ -218,6 +218,7 @@ class Trainer:
         root = os.fspath(root_given) if root_given is not None and is_url(root_given) else self.default_root_dir
         self._loggers: list[Any] = trainer_loggers(self.options.logger, root)
         self._run: Run | None = None
+        self._stage_run: Run | None = None  # the call running now (fit, validate, test or predict)
         #: The datamodule of the current (or last) call, set before its first hook (``setup``).
         self._datamodule: Any = None
         self._display_bar: DisplayProgressBar | None = None

@@ -13,14 +13,23 @@ and rebuilding the loaders is the Trainer's (:mod:`accelplug.trainer._tuning`), 
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
 
 from ..callbacks.batch_size_finder import BATCH_SIZE_MODES, check_batch_size_arguments
-from ..distributed.rank_zero import rank_zero_info
+from ..distributed.rank_zero import is_rank_zero
 from ..hardware.memory import garbage_collection_cuda, is_oom_error
 from .attributes import lightning_getattr, lightning_setattr
 
 __all__ = ["BATCH_SIZE_MODES", "Trials", "check_batch_size_arguments", "search_batch_size"]
+
+log = logging.getLogger(__name__)
+
+
+def _info(message: str) -> None:
+    """The search's progress, logged at INFO on rank 0 (Lightning logs the same lines)."""
+    if is_rank_zero():
+        log.info(message)
 
 
 class Trials(Protocol):
@@ -54,15 +63,15 @@ def _adjust(
     current = lightning_getattr(trials.module, name)
     length = trials.dataset_length()
     if length is not None and current >= length:
-        rank_zero_info(f"The batch size {current} is greater or equal than the length of your dataset: {length}.")
+        _info(f"The batch size {current} is greater or equal than the length of your dataset: {length}.")
         return current, False
     new_size = value if value is not None else int(current * factor)
     if new_size > max_val:
         if desc:
-            rank_zero_info(f"Batch size {new_size} exceeds max_val limit {max_val}, capping at {max_val}")
+            _info(f"Batch size {new_size} exceeds max_val limit {max_val}, capping at {max_val}")
         new_size = max_val
     if desc:
-        rank_zero_info(f"Batch size {current} {desc}, trying batch size {new_size}")
+        _info(f"Batch size {current} {desc}, trying batch size {new_size}")
     lightning_setattr(trials.module, name, new_size)
     return new_size, new_size != current
 
@@ -77,7 +86,7 @@ def search_batch_size(
     else:
         size = _binsearch(trials, size, name, max_trials, margin, max_val)
     garbage_collection_cuda()
-    rank_zero_info(f"Finished batch size finder, will continue with full run using batch size {size}")
+    _info(f"Finished batch size finder, will continue with full run using batch size {size}")
     return size
 
 
@@ -86,7 +95,7 @@ def _power(trials: Trials, size: int, name: str, max_trials: int, max_val: int) 
     for trial in range(max_trials):
         garbage_collection_cuda()
         if size >= max_val:
-            rank_zero_info(f"Reached the maximum batch size limit of {max_val}. Stopping search.")
+            _info(f"Reached the maximum batch size limit of {max_val}. Stopping search.")
             break
         try:
             trials.run_trial()
@@ -115,7 +124,7 @@ def _binsearch(trials: Trials, size: int, name: str, max_trials: int, margin: fl
     while True:
         garbage_collection_cuda()
         if size >= max_val:
-            rank_zero_info(f"Reached the maximum batch size limit of {max_val}. Stopping search.")
+            _info(f"Reached the maximum batch size limit of {max_val}. Stopping search.")
             break
         try:
             trials.run_trial()
@@ -145,7 +154,7 @@ def _binsearch(trials: Trials, size: int, name: str, max_trials: int, margin: fl
     if margin > 0:
         reduced = max(1, int(size * (1 - margin)))
         if reduced != size:
-            rank_zero_info(f"Applying margin of {margin:.1%}, reducing batch size from {size} to {reduced}")
+            _info(f"Applying margin of {margin:.1%}, reducing batch size from {size} to {reduced}")
             size = reduced
             lightning_setattr(trials.module, name, size)
     return size

@@ -51,16 +51,12 @@ class Tuner:
         """The largest batch size (``power``: doubling; ``binsearch``: then bisecting, less ``margin``) whose
         ``steps_per_trial`` steps run without running out of memory; ``batch_arg_name`` is left at it."""
         _check_tuner_configuration(train_dataloaders, val_dataloaders, dataloaders, method)
-        if method != "fit":
-            raise MisconfigurationException(
-                f"scale_batch_size(method={method!r}): accelplug tunes the batch size of fits only; use method='fit' "
-                "and pass the size to the other calls."
-            )
         check_batch_size_arguments(mode, steps_per_trial, init_val, max_trials, margin, max_val)
         trainer = self._trainer
-        if trainer.strategy.is_distributed and trainer.world_size > 1:
+        if trainer.strategy.is_distributed:  # as configured (Lightning's rule): before any process is started
             raise MisconfigurationException(
-                "Tuning the batch size is currently not supported with distributed strategies."
+                f"Tuning the batch size is currently not supported with distributed strategies "
+                f"(strategy={trainer.strategy.name!r}); tune on one device, then pass the size to the distributed run."
             )
         if any(isinstance(c, BatchSizeFinder) for c in trainer.callbacks):
             raise MisconfigurationException(
@@ -69,7 +65,11 @@ class Tuner:
             )
         finder = BatchSizeFinder(mode, steps_per_trial, init_val, max_trials, batch_arg_name, margin, max_val)
         finder._early_exit = True
-        self._run_with(finder, lambda: trainer.fit(model, train_dataloaders, val_dataloaders, datamodule))
+        if method == "fit":
+            call = lambda: trainer.fit(model, train_dataloaders, val_dataloaders, datamodule)  # noqa: E731
+        else:
+            call = lambda: getattr(trainer, method)(model, dataloaders, datamodule=datamodule)  # noqa: E731
+        self._run_with(finder, call)
         return finder.optimal_batch_size
 
     def lr_find(

@@ -237,6 +237,9 @@ class EvaluationLoop:
         else:
             hooks.call_module(f"on_{self.prefix}_model_eval")  # the module's own way into eval mode
         hooks.call(f"on_{self.prefix}_start")
+        if self.run.tuned_loaders is not None:  # BatchSizeFinder made them again at the size it found
+            self._loaders, self.run.tuned_loaders, self._recorded = list(self.run.tuned_loaders), None, False
+            loaders, limits = self.loaders, self.limits
         collector = LogCollector(bar=self.run.state.progress_bar_metrics)
         self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
         hooks.call(f"on_{self.prefix}_epoch_start")

@@ -70,6 +70,8 @@ class FitLoop:
         self.started = time.monotonic()
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
+        #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order)
+        self._plateau_step_due = False
         self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
@@ -209,7 +211,8 @@ class FitLoop:
             state.count_batch()
         if not self.opt.schedulers:
             return
-        self.opt.step_schedulers("step", state.global_step, state.callback_metrics)
+        self.opt.step_schedulers("step", state.global_step, state.callback_metrics, plateau=False)
+        self._plateau_step_due = True
         length = self.limits.epoch_length
         if length is not None and batch_idx + 1 >= length and not self._epoch_schedulers_stepped:
             self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=False)
@@ -236,7 +239,14 @@ class FitLoop:
                 self._validate()
         elif self._val_every_s is not None and time.monotonic() - self._last_val >= self._val_every_s:
             self._validate()
+        length = self.limits.epoch_length
+        if self._plateau_step_due and (length is None or batch_idx + 1 < length):  # the last: after its validation
+            self._step_plateau_schedulers()
         state.stepped_in_batch = 0
+
+    def _step_plateau_schedulers(self) -> None:
+        self._plateau_step_due = False
+        self.opt.step_schedulers("step", self.state.global_step, self.state.callback_metrics, plateau=True)
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""
@@ -299,6 +309,8 @@ class FitLoop:
                 state.stepped_in_batch = min(state.batches_stepped, 1)  # Lightning validates before counting it
                 self._validate()
                 state.stepped_in_batch = 0
+            if self._plateau_step_due:
+                self._step_plateau_schedulers()
             if not self._epoch_schedulers_stepped:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -90,7 +91,9 @@ class Optimization:
             return False
         distributed_accumulation = self.wrapped is not None and self.accumulate > 1
         own_step = self.strategy.customizes_optimizer_step
-        return not (self.precision.needs_help_with_steps or self.clip_val or distributed_accumulation or own_step)
+        if self.precision.needs_help_with_steps or self.clip_val or distributed_accumulation or own_step:
+            return False
+        return all(_steps_without_closure(optimizer) for optimizer in self.optimizers)
 
     def boundary(self, batch_idx: int, epoch_length: int | None) -> bool:
         """Whether this batch ends an accumulation window (an optimizer step follows it)."""
@@ -122,6 +125,7 @@ class Optimization:
         window_start = self.accumulate == 1 or batch_idx % self.accumulate == 0
         boundary = self.boundary(batch_idx, epoch_length)
 
+        @torch.enable_grad()  # an optimizer whose step runs under no_grad (Hugging Face's AdamW) still trains
         def closure() -> torch.Tensor | None:
             result["output"] = output = self.forward(batch, batch_idx)
             loss = loss_of(output)
@@ -142,6 +146,12 @@ class Optimization:
                 closure()
             return result.get("output")
         self.step_optimizers(epoch, batch_idx, closure)
+        if "output" not in result:
+            raise MisconfigurationException(
+                "The closure hasn't been executed: no training_step ran for this batch. HINT: call "
+                "`optimizer_closure()` in your `optimizer_step` hook (or pass it on: `optimizer.step(closure="
+                "optimizer_closure)`), and make sure your optimizer's `step(closure)` calls it."
+            )
         return result.get("output")
 
     def step_optimizers(self, epoch: int, batch_idx: int, closure: Callable[[], Any]) -> None:
@@ -280,6 +290,12 @@ class Optimization:
                 f"{sorted(metrics)}. Log it with "
                 f"self.log({monitor!r}, value) in training_step or validation_step, or set 'strict': False."
             )
+        warnings.warn(
+            f"ReduceLROnPlateau conditioned on metric {monitor} which is not available but strict is set to `False`. "
+            f"Skipping learning rate update (logged metrics: {sorted(metrics)}).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
 
     def check_finite(self, metrics: dict[str, float]) -> None:
@@ -306,3 +322,17 @@ class Optimization:
 
 def _no_closure() -> None:
     return None
+
+
+def _steps_without_closure(optimizer: torch.optim.Optimizer) -> bool:
+    """Whether the lean path may call ``optimizer.step()`` after its own backward: one of torch's optimizers whose
+    closure is optional. LBFGS needs its closure, and a custom ``step`` may not call the closure it is given, which
+    the general path notices (Lightning's check)."""
+    step = type(optimizer).step
+    if not (getattr(step, "__module__", None) or "").startswith("torch.optim"):
+        return False
+    try:
+        closure = inspect.signature(step).parameters.get("closure")
+    except (TypeError, ValueError):  # no signature to read: take the general path, which passes the closure
+        return False
+    return closure is None or closure.default is not inspect.Parameter.empty

@@ -31,13 +31,17 @@ class PredictionLoop:
 
     def __init__(self, run: Run, loaders: Sequence[Any], *, limit: float | int) -> None:
         self.run = run
-        self.loaders = list(loaders)
-        self.limits = [batch_limit(limit, loader, "limit_predict_batches") for loader in self.loaders]
-        counts = [count_batches(loader, limit, "limit_predict_batches") for loader in self.loaders]
-        run.state.data["predict"] = (list(self.loaders), counts)
+        self._limit = limit
+        self._take(loaders)
         writers = [c for c in run.hooks.callbacks if isinstance(c, BasePredictionWriter)]
         self.on_batch = any(w.interval.on_batch for w in writers)
         self.on_epoch = any(w.interval.on_epoch for w in writers)
+
+    def _take(self, loaders: Sequence[Any]) -> None:
+        self.loaders = list(loaders)
+        self.limits = [batch_limit(self._limit, loader, "limit_predict_batches") for loader in self.loaders]
+        counts = [count_batches(loader, self._limit, "limit_predict_batches") for loader in self.loaders]
+        self.run.state.data["predict"] = (list(self.loaders), counts)
 
     def predict(self) -> list[Any] | list[list[Any]]:
         """Every loader's outputs in order; all of it (the hooks too) under ``inference_mode``, as in Lightning."""
@@ -61,6 +65,12 @@ class PredictionLoop:
         else:
             hooks.call_module("on_predict_model_eval")
         hooks.call("on_predict_start")
+        if run.tuned_loaders is not None:  # BatchSizeFinder made them again at the size it found (its trials
+            self._take(run.tuned_loaders)  # predicted into the same record: start it afresh)
+            run.tuned_loaders = None
+            record.outputs = [[] for _ in self.loaders]
+            record.epoch_batch_indices = [[] for _ in self.loaders]
+            record.current_batch_indices = []
         run.state.eval_batches["predict"] = done = 0
         hooks.call("on_predict_epoch_start")
         several = len(self.loaders) > 1
