@@ -363,9 +363,16 @@ class DDPStrategy(ParallelStrategy):
 
     @property
     def world_size(self) -> int:
+        """The run's process count: the process group's, else the launcher's ``WORLD_SIZE``, else the plan (this
+        node's devices x nodes), which Lightning answers before its processes start and a spawning parent keeps."""
         import torch.distributed as dist
 
-        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        if dist.is_initialized():
+            return dist.get_world_size()
+        if "WORLD_SIZE" in os.environ:
+            return int(os.environ["WORLD_SIZE"])
+        devices = self.parallel_devices
+        return len(devices) * max(1, self._num_nodes) if devices else 1
 
     @property
     def global_rank(self) -> int:

@@ -42,6 +42,8 @@ from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import RunSetup, Selection, build
 from ..strategies.base import plugin_of
+from ..strategies.ddp import DDPStrategy
+from ..strategies.parallel import ParallelStrategy
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .options.arguments import (
     check_checkpointing,
@@ -87,12 +89,18 @@ def _one_or_all(loaders: list[Any] | None) -> Any:
 _V = TypeVar("_V")
 
 
-def _give_strategy_its_device(strategy: Strategy, device: torch.device) -> None:
+def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_nodes: int) -> None:
     """What Lightning's strategy knows from the Trainer's construction on: its device (``root_device``; a strategy
-    built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``, keeps its own)."""
+    built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``, keeps its own), and for a parallel
+    one the run's plan (this node's devices, the node count), so ``trainer.world_size`` answers before any process
+    starts, and after ``ddp_spawn`` in the parent, as Lightning's does."""
     own = strategy.root_device
-    if own is None or own.type != device.type:
-        strategy.root_device = device
+    if own is None or own.type != selection.root_device.type:
+        strategy.root_device = selection.root_device
+    if isinstance(strategy, ParallelStrategy) and strategy.parallel_devices is None:
+        strategy.parallel_devices = list(selection.devices)
+    if isinstance(strategy, DDPStrategy):
+        strategy.num_nodes = num_nodes
 
 
 class Trainer:
@@ -201,7 +209,7 @@ class Trainer:
         self._strategy = self._setup.strategy
         self._precision = self._setup.precision
         attach_environment(self._strategy, self._cluster_environment)
-        _give_strategy_its_device(self._strategy, self.root_device)
+        _give_strategy_its_device(self._strategy, self.selection, self.options.num_nodes)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):
