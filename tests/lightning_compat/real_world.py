@@ -210,7 +210,7 @@ def build(framework: Any) -> dict[str, type]:
             self.calls.append("prepare_data")
 
         def setup(self, stage: str) -> None:
-            self.calls.append(f"setup:{stage}")
+            self.calls.append(f"setup:{getattr(stage, 'value', stage)}")
             generator = torch.Generator().manual_seed(1)
             x = torch.randn(240, 3, generator=generator)
             y = x @ torch.tensor([[1.0], [2.0], [-1.0]])
@@ -228,7 +228,7 @@ def build(framework: Any) -> dict[str, type]:
             return DataLoader(self.test_set, batch_size=self.batch_size)
 
         def teardown(self, stage: str) -> None:
-            self.calls.append(f"teardown:{stage}")
+            self.calls.append(f"teardown:{getattr(stage, 'value', stage)}")
 
         def state_dict(self) -> dict[str, Any]:
             return {"batch_size": self.batch_size}

@@ -9,6 +9,7 @@ so an optimizer built on the originals gets the replacements swapped in before i
 
 from __future__ import annotations
 
+import inspect
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -103,7 +104,10 @@ class Preparation:
         before = dict(original.named_parameters())
         if move_to_device:
             _warn_mixed_devices(original)
-        prepared = self.strategy.setup_module(original, self.precision, move_to_device=move_to_device)
+        if _lightning_form(self.strategy.setup_module):
+            prepared = self._lightning_form_module(original, move_to_device, device)
+        else:
+            prepared = self.strategy.setup_module(original, self.precision, move_to_device=move_to_device)
         for name, param in prepared.module.named_parameters():
             old = before.get(name)
             if old is not None and old is not param:
@@ -111,6 +115,25 @@ class Preparation:
         self.models += 1
         placed = device if move_to_device else None
         return FabricModule(prepared, self.strategy, self.precision, compiled=compiled, device=placed)
+
+    def _lightning_form_module(self, module: torch.nn.Module, move_to_device: bool, device: torch.device) -> Any:
+        """A strategy written to Lightning's ``setup_module(module)``: Lightning's order (the precision converts,
+        Fabric moves, the strategy sets up). One that hands back another object (a wrapper of its own) is refused:
+        accelplug's Fabric routes calls through wrappers it made itself (``setup_module(module, precision, *,
+        move_to_device)`` is accelplug's form)."""
+        from ..strategies.prepared import PreparedModule, training_step_caller
+
+        module = self.precision.convert_module(module)
+        if move_to_device:
+            module.to(device)
+        returned: object = self.strategy.setup_module(module)  # type: ignore[call-arg]
+        if returned is not module:
+            raise MisconfigurationException(
+                f"{type(self.strategy).__name__}.setup_module(module) returned a {type(returned).__name__}, not the "
+                "module: accelplug's Fabric wraps modules through the strategy's setup_module(module, precision, *, "
+                "move_to_device) form; override that one to wrap the module."
+            )
+        return PreparedModule(module, training_step_caller(module))
 
     def optimizers(self, optimizers: Sequence[torch.optim.Optimizer]) -> list[FabricOptimizer]:
         from ..strategies.optimizers import OptimizerSetup
@@ -188,3 +211,13 @@ def _warn_mixed_devices(module: torch.nn.Module) -> None:
             UserWarning,
             stacklevel=4,
         )
+
+
+def _lightning_form(setup_module: Any) -> bool:
+    """Whether a strategy's ``setup_module`` has Lightning's signature (the module only): a strategy written to
+    Lightning's API, or one whose method was replaced (``strategy.setup_module = lambda module: module``)."""
+    try:
+        parameters = inspect.signature(setup_module).parameters
+    except (TypeError, ValueError):
+        return False
+    return "precision" not in parameters and not any(p.kind is p.VAR_KEYWORD for p in parameters.values())

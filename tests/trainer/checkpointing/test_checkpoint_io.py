@@ -176,8 +176,6 @@ def test_strategy_constructors_take_lightnings_arguments() -> None:
     trainer = accelplug.Trainer(accelerator="cpu", strategy=strategy, logger=False)
     assert trainer.strategy.checkpoint_io is io
     assert isinstance(io.checkpoint_io, TorchCheckpointIO), "the wrapper got the strategy's default writer"
-    with pytest.raises(MisconfigurationException, match=r"precision_plugin=.*Trainer\(precision=\.\.\.\)"):
-        SingleDeviceStrategy(precision_plugin=object())  # type: ignore[arg-type]
     with pytest.raises(MisconfigurationException, match="is not a device"):
         SingleDeviceStrategy(device="quantum:0")
     plain = SingleDeviceStrategy()
