@@ -292,3 +292,30 @@ def test_auto_resumes_from_the_newest_checkpoint_of_any_earlier_version_or_start
         resumed.fit(_module(accelplug), ckpt_path="auto")
     assert _relative(resumed.ckpt_path, tmp_path) == "lightning_logs/version_0/checkpoints/epoch=0-step=4.ckpt"
     assert resumed.global_step == 8
+
+
+@pytest.mark.parametrize("max_epochs", [1, 2, 3])
+def test_resuming_a_run_already_past_max_epochs_is_refused_as_in_lightning(tmp_path: Path, max_epochs: int) -> None:
+    import lightning
+    from lightning.pytorch.demos.boring_classes import BoringModel as LightningBoringModel
+
+    from accelplug.demos.boring_classes import BoringModel
+    from tests.callbacks.parity import quiet_lightning
+
+    def outcome(framework: Any, model_cls: Any, folder: Path) -> str:
+        options: dict[str, Any] = dict(limit_train_batches=2, limit_val_batches=0, logger=False, log_every_n_steps=1)
+        options.update(enable_progress_bar=False, enable_model_summary=False, default_root_dir=folder)
+        first = framework.Trainer(max_epochs=3, **options)
+        first.fit(model_cls())
+        first.save_checkpoint(folder / "done.ckpt")
+        again = framework.Trainer(max_epochs=max_epochs, enable_checkpointing=False, **options)
+        try:
+            again.fit(model_cls(), ckpt_path=folder / "done.ckpt")
+        except Exception as exc:
+            return f"{type(exc).__name__}: {str(exc).split(':')[0].split(' but')[0]}"
+        return f"epoch {again.current_epoch}"
+
+    with quiet_lightning():
+        theirs = outcome(lightning, LightningBoringModel, tmp_path / "lightning")
+    ours = outcome(accelplug, BoringModel, tmp_path / "accelplug")
+    assert ours == theirs

@@ -321,14 +321,18 @@ class DeepSpeedStrategy(DDPStrategy):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        **fabric_form: Any,
     ) -> None:
         """Every rank saves its partition with ``engine.save_checkpoint`` into a fresh folder; then rank 0 writes
         the file naming it (atomically, last, so the file always names a complete folder)."""
+        if write is None:  # Lightning Fabric's form: the base class gathers the states, then calls back with a writer
+            super().save_checkpoint(checkpoint, path, write, **fabric_form)
+            return
         token = self.broadcast_object(uuid.uuid4().hex[:12])
         folder = path.parent / f"{path.name}{_FOLDER_SUFFIX}{token}"
         self._engine().save_checkpoint(

@@ -128,13 +128,17 @@ class SingleXLAStrategy(Strategy):
 
     def save_checkpoint(
         self,
-        checkpoint: dict[str, Any],
-        path: Path,
-        write: Callable[[dict[str, Any], Path], object],
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
         *,
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        **fabric_form: Any,
     ) -> None:
         """Run what is pending, then write CPU copies of every tensor (the file loads without torch_xla)."""
+        if write is None:  # Lightning Fabric's form: the base class gathers the states, then calls back with a writer
+            super().save_checkpoint(checkpoint, path, write, **fabric_form)
+            return
         runtime.mark_step(self._device())
         super().save_checkpoint(to_cpu(checkpoint), path, write, tensor_keys=tensor_keys)
 

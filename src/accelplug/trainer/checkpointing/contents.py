@@ -252,6 +252,14 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     loop = checkpoint["loop"]
     state = run.state
     state.current_epoch = int(loop["epoch"])
+    max_epochs = run.trainer.max_epochs
+    finished = state.current_epoch + (1 if loop["epoch_done"] else 0)  # Lightning's current_epoch of the file
+    if max_epochs is not None and max_epochs != -1 and finished > max_epochs:
+        raise MisconfigurationException(
+            f"You restored a checkpoint with current_epoch={finished}, but you have set "
+            f"Trainer(max_epochs={max_epochs}): the run it continues is already past that limit. Raise max_epochs "
+            "to train on, or load the weights alone (model.load_state_dict, or validate/test with ckpt_path)."
+        )
     state.global_step = int(loop["global_step"])
     state.batches_stepped = int(loop.get("batches_stepped", state.global_step))  # older files: one optimizer
     state.batches_done = int(loop["batches_done"])
