@@ -160,3 +160,43 @@ def test_a_missing_monitored_metric_with_strict_false_warns_and_skips(tmp_path: 
     with pytest.warns(RuntimeWarning, match="which is not available but strict is set to `False`"):
         _trainer(tmp_path).fit(model, _loader(2))
     assert model.lr_schedulers().last_epoch == 0  # type: ignore[union-attr]
+
+
+class _SGDWithAStepArgument(torch.optim.SGD):
+    """An optimizer whose ``step`` takes an argument of its own (a custom optimizer's habit)."""
+
+    def __init__(self, params: Any) -> None:
+        super().__init__(params, lr=0.1)
+        self.scales: list[float] = []
+
+    def step(self, closure: Any = None, scale: float = 1.0) -> Any:  # type: ignore[override]
+        self.scales.append(scale)
+        return super().step(closure)
+
+
+class _ManualWithStepArguments(_Module):
+    def __init__(self) -> None:
+        super().__init__(_SGDWithAStepArgument)
+        self.automatic_optimization = False
+
+    def training_step(self, batch: Any, batch_idx: int) -> None:  # type: ignore[override]
+        optimizer = self.optimizers()
+        assert not isinstance(optimizer, list)
+
+        def closure() -> torch.Tensor:
+            loss: torch.Tensor = self.layer(batch[0]).pow(2).mean()
+            self.manual_backward(loss)
+            return loss
+
+        optimizer.step(closure=closure, scale=float(batch_idx + 2))
+        optimizer.zero_grad()
+
+
+@pytest.mark.parametrize("precision", ["32-true", "bf16-mixed"])
+def test_manual_step_arguments_reach_the_optimizers_own_step(tmp_path: Path, precision: str) -> None:
+    module = _ManualWithStepArguments()
+    _trainer(tmp_path, precision=precision, limit_train_batches=3).fit(module, _loader())
+    optimizer = module.optimizers()
+    assert not isinstance(optimizer, list)
+    assert optimizer.optimizer.scales == [2.0, 3.0, 4.0]  # type: ignore[attr-defined]
+    assert "step" not in vars(optimizer.optimizer)  # the instance is left as it was
