@@ -12,33 +12,19 @@ is one full file).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..accelerator import Accelerator
-from ..environments.base import ClusterEnvironment
 from ..errors import MisconfigurationException
-from ..precision.base import NumericPrecision
 from ..registry import get_registry
-from ..selection import Choices, Selection, build, select, sort_plugins
+from ..selection import Choices, RunSetup, Selection, build, select, sort_plugins
 from ..strategies.base import Strategy, accelerator_of
 
-__all__ = ["FabricPlan", "plan"]
+__all__ = ["plan"]
 
 #: Lightning's DDP spellings that start processes from ``launch(function)`` (multiprocessing start methods).
 START_METHODS = {"ddp_spawn": "spawn", "ddp_fork": "fork", "ddp_notebook": "fork"}
-
-
-@dataclass(frozen=True)
-class FabricPlan:
-    selection: Selection
-    strategy: Strategy
-    precision: NumericPrecision
-    num_nodes: int
-    #: "popen" (a plain script re-launches itself, as ``Trainer(strategy="ddp")``), "spawn" or "fork".
-    start_method: str
-    #: The ``ClusterEnvironment`` given in ``plugins`` (None: the one detected at ``launch()``).
-    cluster_environment: ClusterEnvironment | None = None
 
 
 def _check_num_nodes(num_nodes: object) -> int:
@@ -54,8 +40,9 @@ def plan(
     num_nodes: int,
     precision: str | int | None,
     plugins: Any,
-) -> FabricPlan:
-    """Validate Fabric's arguments and resolve them into strategy and precision objects."""
+) -> RunSetup:
+    """Validate Fabric's arguments and resolve them into the run's record (:class:`~accelplug.selection.RunSetup`,
+    the Trainer's too), with the start method its DDP spelling asked for."""
     num_nodes = _check_num_nodes(num_nodes)
     accelerator = accelerator_of(strategy, accelerator, given=True)  # a strategy built with one: Lightning's rule
     start_method = "popen"
@@ -79,10 +66,9 @@ def plan(
         adjust=None if own_precision else _cpu_half_as_bf16,
         select_with=_select,
     )
-    selection, strategy_object, precision_object = setup.selection, setup.strategy, setup.precision
-    if start_method != "popen" and not strategy_object.is_distributed:
+    if start_method != "popen" and not setup.strategy.is_distributed:
         start_method = "popen"  # one device: nothing to start
-    return FabricPlan(selection, strategy_object, precision_object, num_nodes, start_method, setup.cluster_environment)
+    return replace(setup, start_method=start_method)
 
 
 def _cpu_half_as_bf16(selection: Selection) -> Selection:

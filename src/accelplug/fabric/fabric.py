@@ -32,8 +32,9 @@ import torch
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException
 from ..seed import seed_everything as _seed_everything
+from ..selection import RunSetup
 from . import collectives
-from .connector import FabricPlan, plan
+from .connector import plan
 from .preparation import Preparation
 from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
 
@@ -69,7 +70,7 @@ class Fabric:
         callbacks: Any = None,
         loggers: Any = None,
     ) -> None:
-        self._plan: FabricPlan = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
+        self._plan: RunSetup = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
         from ..launcher import attach_environment, cluster_environment
 

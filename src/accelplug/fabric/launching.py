@@ -22,13 +22,13 @@ from typing import Any
 
 from ..errors import MisconfigurationException
 from ..launcher import adopt_environment, cluster_environment, main_script, relaunch_if_needed
+from ..selection import RunSetup
 from ..strategies.ddp import launched_by_torchrun
-from .connector import FabricPlan
 
 __all__ = ["launch"]
 
 
-def launch(plan: FabricPlan, bring_up: Callable[[], None], function: Callable[[], Any] | None) -> Any:
+def launch(plan: RunSetup, bring_up: Callable[[], None], function: Callable[[], Any] | None) -> Any:
     """Run ``function`` (the user's, bound to its Fabric and arguments) here or in the processes started for
     it, after ``bring_up`` (the process group) in each; rank 0's result."""
     strategy = plan.strategy
