@@ -458,6 +458,13 @@ class Strategy(ABC):
             optimizer.load_state_dict(state)
 
     @property
+    def restore_checkpoint_after_setup(self) -> bool:
+        """Whether the Trainer puts a checkpoint back only once this strategy prepared the module (Lightning's switch):
+        a strategy that loads into the wrapped, sharded module answers True; otherwise the module, datamodule and
+        callbacks are restored before ``configure_optimizers()``, as Lightning does."""
+        return False
+
+    @property
     def lightning_restore_optimizer(self) -> bool:
         """Whether the Trainer restores optimizers and schedulers from a checkpoint it resumes (Lightning's switch: a
         strategy whose engine restores them itself answers False)."""
