@@ -32,6 +32,7 @@ import torch
 from ..checkpoint import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import is_url
 from ..errors import MisconfigurationException
+from ..overrides import default_method
 from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
 from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_shard_folders
@@ -387,6 +388,7 @@ class Strategy(ABC):
         own = type(self)
         return own.optimizer_step is not Strategy.optimizer_step or own.backward is not Strategy.backward
 
+    @default_method  # a distributed strategy that keeps it cannot skip the sync: Fabric warns as Lightning does
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
         """Skip gradient synchronisation for micro-batches that only accumulate."""
