@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,10 @@ if TYPE_CHECKING:
     from ..process.interrupts import SignalGuard
     from .evaluation import EvaluationLoop
 
-__all__ = ["FitLoop"]
+__all__ = ["NO_BATCH", "FitLoop"]
+
+#: What a batch "step" gives when the loader yielded ``None``: ``on_train_batch_end`` then gets ``None``.
+NO_BATCH = object()
 
 
 class FitLoop:
@@ -89,6 +93,7 @@ class FitLoop:
         self._val_every_s: float | None = None  # this epoch's time-based val_check_interval (seconds)
         self._last_val = 0.0  # time.monotonic() at the last validation or the start of training
         #: ``training_step(self, dataloader_iter)``: each step fetches its own batches (``_dataloader_iter.py``)
+        self._warned_no_batch = False
         self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
         if self.fetches_itself:
             warn_dataloader_iter("training_step")
@@ -131,7 +136,9 @@ class FitLoop:
         else:
             batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
-            output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
+            # batch_step read each time: a compiled fit swaps it after one batch; a None batch: the loader had nothing
+            # for this step (a collate_fn that drops bad samples)
+            output = self.batch_step(batch, batch_idx) if batch is not None else self._no_batch()
             if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
                 skipped = self._epoch_has_batches = True
                 break
@@ -247,6 +254,19 @@ class FitLoop:
             restore_rng_state(saved_rng, self.run_.strategy.accelerator)
         source = DataloaderIter(single_loader(loader, length), length)
         return iterator_steps(source, first=skip)
+
+    def _no_batch(self) -> Any:
+        """A ``None`` batch: no step and no ``on_train_batch_start``; ``on_train_batch_end`` gets ``None`` as the
+        outputs and the batch (Lightning's handling, and its warning once a fit)."""
+        if not self._warned_no_batch:
+            self._warned_no_batch = True
+            warnings.warn(
+                "train_dataloader yielded None for a batch: its training step is skipped (if the loader or its "
+                "collate_fn returns None on purpose, ignore this warning).",
+                UserWarning,
+                stacklevel=3,
+            )
+        return NO_BATCH
 
     def _batch_start(self, batch: Any, batch_idx: int) -> Any:
         """Transfer hooks, then ``on_train_batch_start``: the batch, or SKIP_REST_OF_EPOCH when the module said -1."""
@@ -404,6 +424,8 @@ def _batch_end_outputs(output: Any) -> Any:
     the graph (a returned tensor is ``{"loss": ...}``, None is ``{}``); other values as returned."""
     if output is None:
         return {}
+    if output is NO_BATCH:
+        return None
     if isinstance(output, torch.Tensor):
         return {"loss": output.detach()}
     if isinstance(output, dict) and isinstance(output.get("loss"), torch.Tensor):
