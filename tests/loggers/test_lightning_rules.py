@@ -144,7 +144,7 @@ def _rows_with_a_logged_step(framework: Any, root: Path) -> list[tuple[dict[str,
         limit_train_batches=2,
         limit_val_batches=0,
         logger=logger,
-        log_every_n_steps=50,
+        log_every_n_steps=1,
         enable_progress_bar=False,
         enable_model_summary=False,
         enable_checkpointing=False,
@@ -153,7 +153,6 @@ def _rows_with_a_logged_step(framework: Any, root: Path) -> list[tuple[dict[str,
     return logger.rows
 
 
-@pytest.mark.filterwarnings("ignore:The number of training batches .* is smaller than the logging interval")
 def test_a_logged_step_is_the_rows_step_and_leaves_the_row_as_in_lightning(tmp_path: Path) -> None:
     ours = _rows_with_a_logged_step(__import__("accelplug"), tmp_path / "accelplug")
     with quiet_lightning():
