@@ -290,6 +290,7 @@ def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module, stage
     router.has_logger = bool(trainer.loggers)
     router.collecting = stage is not Stage.PREDICTING
     router.barebones = bool(trainer.options.barebones)
+    router.sync_device = trainer.root_device if trainer.strategy.is_distributed else None
     log = getattr(module, "log", None)
     log_dict = getattr(module, "log_dict", None)
     for callback in callbacks:
