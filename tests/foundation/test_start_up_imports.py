@@ -57,15 +57,15 @@ NEEDED: dict[str, tuple[str, ...]] = {
         "single_device",
         "state_dicts",
     ),
-    "environments": ("", "base", "kubeflow", "lightning", "lsf", "mpi", "slurm", "torchelastic"),  # detection
+    # detection, and adopting the one detected (not the launcher, which starts processes at fit)
+    "environments": ("", "adoption", "base", "kubeflow", "lightning", "lsf", "mpi", "slurm", "torchelastic"),
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
     "selection": ("",),
-    "launcher": ("",),  # the cluster environment a Trainer adopts
-    "distributed": ("", "local_processes", "rank_zero"),  # set_rank; free_port, which the launcher re-exports
+    "distributed": ("", "rank_zero"),  # set_rank
     "seed": ("",),
     "overrides": ("",),
-    # the callbacks every Trainer adds (checkpoint, summary) and the progress-bar check
-    "callbacks": ("", "base", "model_checkpoint", "model_summary", "progress"),
+    # the callbacks every Trainer adds (checkpoint, summary) and the progress-bar check (its base, not the bars)
+    "callbacks": ("", "base", "model_checkpoint", "model_summary", "progress_bar"),
     # the default logger (TensorBoard's when tensorboard is installed, else CSV); neither writes before a fit
     "loggers": ("", "_files", "_params", "_requirements", "csv_logs", "logger", "protocol", "tensorboard"),
     "profilers": ("", "base"),  # trainer.profiler, a PassThroughProfiler
@@ -88,7 +88,6 @@ NEEDED: dict[str, tuple[str, ...]] = {
 #: Other packages and standard-library modules that path loads beyond ``import torch``'s, and why.
 NEEDED_PACKAGES: dict[str, str] = {
     "pluggy": "the plugin registry is pluggy's (the contract)",
-    "platformdirs": "where the config file would be, to know whether there is one",
 }
 #: Never on that path, whatever the lists above say.
 NEVER: dict[str, str] = {
@@ -101,6 +100,9 @@ NEVER: dict[str, str] = {
     "tensorboard": "the TensorBoard logger makes its SummaryWriter at its first write",
     "jsonargparse": "LightningCLI only",
     "rich": "looked up by RichModelSummary, imported when a table or bar is drawn",
+    "tqdm": "TQDMProgressBar's, imported when it draws",
+    # asked for the config folder only off Linux: there envvars.config_path answers XDG's rule itself
+    **({"platformdirs": "the config folder is found without it on Linux"} if sys.platform == "linux" else {}),
 }
 
 #: A small fit with a CSV logger and no display: what it must not load, and why.

@@ -32,8 +32,8 @@ from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
+from ..environments.adoption import adopt_environment, attach_environment, cluster_environment
 from ..errors import MisconfigurationException
-from ..launcher import adopt_environment, attach_environment, cluster_environment, relaunch_if_needed
 from ..loggers.csv_logs import CSVLogger
 from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
@@ -341,6 +341,8 @@ class Trainer:
             from .process.spawning import run_in_local_processes
 
             return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
+        from ..launcher import relaunch_if_needed
+
         relaunch_if_needed(
             self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
         )
