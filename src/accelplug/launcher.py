@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .distributed.local_processes import free_port
-from .environments.adoption import adopt_environment, attach_environment, cluster_environment
 from .environments.base import MAX_PROCESSES
 from .errors import MisconfigurationException, did_you_mean
 from .precision.names import ACCEPTED_PRECISIONS
 
 if TYPE_CHECKING:
     from .environments.base import ClusterEnvironment
+    from .selection import adopt_environment, attach_environment, cluster_environment
     from .strategies.base import Strategy
 
 __all__ = [
@@ -634,6 +634,7 @@ def relaunch_if_needed(
     the processes it started, so a mismatch is named before any collective hangs, and its ranks and
     rendezvous address are exported for ``init_process_group``.
     """
+    from .selection import adopt_environment, cluster_environment
     from .strategies.ddp import launched_by_torchrun
 
     if adopt_environment(cluster_environment(environment), num_devices, num_nodes):
@@ -689,3 +690,15 @@ def main_script() -> Path | None:
         return None
     path = Path(main_file).resolve()
     return path if path.is_file() and path.suffix == ".py" else None
+
+
+#: What a run adopts, now in :mod:`accelplug.selection` (Trainer() loads it, not the launcher); still answered here.
+_MOVED_TO_SELECTION = frozenset({"adopt_environment", "attach_environment", "cluster_environment"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_TO_SELECTION:
+        from . import selection
+
+        return getattr(selection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

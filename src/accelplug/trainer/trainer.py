@@ -32,13 +32,12 @@ from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
-from ..environments.adoption import adopt_environment, attach_environment, cluster_environment
 from ..errors import MisconfigurationException
 from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
 from ..profilers import Profiler
-from ..selection import RunSetup, Selection, build
+from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
 from ..strategies.ddp import DDPStrategy
 from ..strategies.parallel import ParallelStrategy
