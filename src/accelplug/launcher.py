@@ -45,15 +45,11 @@ from .precision.names import ACCEPTED_PRECISIONS
 
 if TYPE_CHECKING:
     from .environments.base import ClusterEnvironment
-    from .selection import adopt_environment, attach_environment, cluster_environment
     from .strategies.base import Strategy
 
 __all__ = [
     "RDZV_BACKENDS",
     "LaunchPlan",
-    "adopt_environment",
-    "attach_environment",
-    "cluster_environment",
     "free_port",
     "launch",
     "main_script",
@@ -566,6 +562,8 @@ def launch(script: str | os.PathLike[str], script_args: list[str] | tuple[str, .
     :func:`run_in_task`).
     """
     plan = plan_launch(script, script_args, **options)  # type: ignore[arg-type]
+    from .selection import cluster_environment
+
     environment = cluster_environment()
     if environment is not None and environment.creates_processes_externally:
         return run_in_task(plan, environment, given=options)
