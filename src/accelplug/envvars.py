@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -210,6 +211,23 @@ def config_path() -> Path:
     override = os.environ.get("ACCELPLUG_CONFIG_FILE", "").strip()
     if override:
         return Path(os.path.expanduser(override))
+    folder = _xdg_config_home()
+    if folder is not None:
+        return Path(folder, "accelplug", "config.toml")
     from platformdirs import user_config_path
 
     return user_config_path("accelplug", appauthor=False) / "config.toml"
+
+
+def _xdg_config_home() -> str | None:
+    """platformdirs' user config folder on Linux (``$XDG_CONFIG_HOME`` when absolute, else ``$HOME/.config``),
+    without importing it: platformdirs costs more allocations than the rest of ``Trainer()``'s defaults, enough
+    to tip ``import accelplug; Trainer()`` into a full garbage collection. None where platformdirs has more to
+    say (another system, Android, a relative or missing ``HOME``); a test holds the two answers equal."""
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel") or "ANDROID_DATA" in os.environ:
+        return None
+    configured = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(configured):
+        return configured
+    home = os.environ.get("HOME", "")
+    return os.path.join(home, ".config") if os.path.isabs(home) else None

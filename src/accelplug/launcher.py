@@ -50,9 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RDZV_BACKENDS",
     "LaunchPlan",
-    "adopt_environment",
-    "attach_environment",
-    "cluster_environment",
     "free_port",
     "launch",
     "main_script",
@@ -565,6 +562,8 @@ def launch(script: str | os.PathLike[str], script_args: list[str] | tuple[str, .
     :func:`run_in_task`).
     """
     plan = plan_launch(script, script_args, **options)  # type: ignore[arg-type]
+    from .selection import cluster_environment
+
     environment = cluster_environment()
     if environment is not None and environment.creates_processes_externally:
         return run_in_task(plan, environment, given=options)
@@ -618,47 +617,6 @@ def relaunch_script(script: Path, script_args: list[str], nproc: int, accelerato
     return run_plan(plan)
 
 
-def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvironment | None:
-    """The environment a run uses: ``given`` (``plugins=[SLURMEnvironment()]``), else the one detected
-    (:meth:`AcceleratorRegistry.detect_environment`), else None (the Trainer starts its own processes)."""
-    if given is not None:
-        return given
-    from .registry import get_registry
-
-    found = get_registry().detect_environment()
-    return found() if found is not None else None
-
-
-def attach_environment(strategy: Strategy, environment: ClusterEnvironment | None) -> None:
-    """Give a one-process-per-device strategy the environment its process identity is asked of.
-
-    Trainer and Fabric ask the strategy (``node_rank``...), the strategy asks this environment: the one that
-    started the processes, else Lightning's local one (the Trainer or Fabric starts them, or torchrun's
-    variables are read). A strategy of one process has none, as in Lightning.
-    """
-    from .strategies.parallel import ParallelStrategy
-
-    if isinstance(strategy, ParallelStrategy):
-        from .environments.lightning import LightningEnvironment
-
-        strategy.cluster_environment = environment if environment is not None else LightningEnvironment()
-
-
-def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, num_nodes: int) -> bool:
-    """When ``environment`` started the processes: check ``devices``/``num_nodes`` against it and export its
-    ranks and rendezvous for torch (:func:`~accelplug.environments.rendezvous.export_rendezvous`); True then.
-
-    False when nothing started the processes, so the caller may start them itself.
-    """
-    if environment is None or not environment.creates_processes_externally:
-        return False
-    from .environments.rendezvous import export_rendezvous
-
-    environment.validate_settings(num_devices, num_nodes)
-    export_rendezvous(environment)
-    return True
-
-
 def relaunch_if_needed(
     strategy: Strategy,
     accelerator: str,
@@ -674,6 +632,7 @@ def relaunch_if_needed(
     the processes it started, so a mismatch is named before any collective hangs, and its ranks and
     rendezvous address are exported for ``init_process_group``.
     """
+    from .selection import adopt_environment, cluster_environment
     from .strategies.ddp import launched_by_torchrun
 
     if adopt_environment(cluster_environment(environment), num_devices, num_nodes):
@@ -729,3 +688,15 @@ def main_script() -> Path | None:
         return None
     path = Path(main_file).resolve()
     return path if path.is_file() and path.suffix == ".py" else None
+
+
+#: What a run adopts, now in :mod:`accelplug.selection` (Trainer() loads it, not the launcher); still answered here.
+_MOVED_TO_SELECTION = frozenset({"adopt_environment", "attach_environment", "cluster_environment"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_TO_SELECTION:
+        from . import selection
+
+        return getattr(selection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,8 +41,11 @@ __all__ = [
     "RunPlugins",
     "RunSetup",
     "Selection",
+    "adopt_environment",
+    "attach_environment",
     "build",
     "check_precision_runs",
+    "cluster_environment",
     "normalize_precision",
     "select",
     "sort_plugins",
@@ -533,3 +536,43 @@ def _attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None
             f"{type(own).__name__}(...)) both name the checkpoint writer; choose one."
         )
     strategy.checkpoint_io = checkpoint_io
+
+
+# ---- the cluster environment a run adopts (Trainer and Fabric, at construction) ---------------------------
+def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvironment | None:
+    """The environment a run uses: ``given`` (``plugins=[SLURMEnvironment()]``), else the one detected
+    (:meth:`AcceleratorRegistry.detect_environment`), else None (the Trainer starts its own processes)."""
+    if given is not None:
+        return given
+    found = get_registry().detect_environment()
+    return found() if found is not None else None
+
+
+def attach_environment(strategy: Strategy, environment: ClusterEnvironment | None) -> None:
+    """Give a one-process-per-device strategy the environment its process identity is asked of.
+
+    Trainer and Fabric ask the strategy (``node_rank``...), the strategy asks this environment: the one that
+    started the processes, else Lightning's local one (the Trainer or Fabric starts them, or torchrun's
+    variables are read). A strategy of one process has none, as in Lightning.
+    """
+    from .strategies.parallel import ParallelStrategy
+
+    if isinstance(strategy, ParallelStrategy):
+        from .environments.lightning import LightningEnvironment
+
+        strategy.cluster_environment = environment if environment is not None else LightningEnvironment()
+
+
+def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, num_nodes: int) -> bool:
+    """When ``environment`` started the processes: check ``devices``/``num_nodes`` against it and export its
+    ranks and rendezvous for torch (:func:`~accelplug.environments.rendezvous.export_rendezvous`); True then.
+
+    False when nothing started the processes, so the caller may start them itself.
+    """
+    if environment is None or not environment.creates_processes_externally:
+        return False
+    from .environments.rendezvous import export_rendezvous
+
+    environment.validate_settings(num_devices, num_nodes)
+    export_rendezvous(environment)
+    return True

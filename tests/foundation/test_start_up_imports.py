@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from accelplug.loggers.tensorboard import tensorboard_available
+
 REPO = Path(__file__).resolve().parents[2]
 
 #: The start-up path of issue 28, and ``Trainer()`` with its defaults.
@@ -27,6 +29,9 @@ accelplug.get_registry().available()
 accelplug.Trainer(accelerator="auto")
 accelplug.Trainer()
 """
+
+#: The default logger is CSV's where no TensorBoard writer can be made (the Trainer asks the same question).
+_CSV_IF_NO_TENSORBOARD = () if tensorboard_available() else ("csv_logs",)
 
 #: accelplug's modules that path needs, by room ("" is the room's own ``__init__`` or module).
 NEEDED: dict[str, tuple[str, ...]] = {
@@ -42,7 +47,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "enums": ("",),  # trainer.state's TrainerFn/RunningStage are Lightning's case-insensitive string enums
     "accelerator": ("",),
     "accelerators": ("", "cpu", "cuda", "mps"),  # the built-in accelerators available() lists
-    "hardware": ("", "_nvml", "cuda_visible", "devices", "runtime"),  # CUDA counted without initialising it
+    "hardware": ("", "devices", "runtime"),  # (the driver is asked, through _nvml, only where torch has CUDA)
     "precision": ("", "base", "bf16_true", "fp16_true", "full", "mixed", "names"),  # the built-in precisions
     "strategies": (  # the built-in strategies, and what the Strategy base makes in its constructor
         "",
@@ -55,19 +60,17 @@ NEEDED: dict[str, tuple[str, ...]] = {
         "parallel",
         "prepared",
         "single_device",
-        "state_dicts",
     ),
     "environments": ("", "base", "kubeflow", "lightning", "lsf", "mpi", "slurm", "torchelastic"),  # detection
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
-    "selection": ("",),
-    "launcher": ("",),  # the cluster environment a Trainer adopts
-    "distributed": ("", "local_processes", "rank_zero"),  # set_rank; free_port, which the launcher re-exports
+    "selection": ("",),  # and the environment a run adopts (not the launcher, which starts processes at fit)
+    "distributed": ("", "rank_zero"),  # set_rank
     "seed": ("",),
     "overrides": ("",),
-    # the callbacks every Trainer adds (checkpoint, summary) and the progress-bar check
-    "callbacks": ("", "base", "model_checkpoint", "model_summary", "progress"),
-    # the default logger (TensorBoard's when tensorboard is installed, else CSV); neither writes before a fit
-    "loggers": ("", "_files", "_params", "_requirements", "csv_logs", "logger", "protocol", "tensorboard"),
+    # the callbacks every Trainer adds (checkpoint, summary) and the progress-bar check (its base, not the bars)
+    "callbacks": ("", "base", "model_checkpoint", "model_summary", "progress_bar"),
+    # the default logger (TensorBoard's when it can write, else CSV's); it writes nothing before a fit
+    "loggers": ("", "_files", "_params", "_requirements", "logger", "protocol", "tensorboard", *_CSV_IF_NO_TENSORBOARD),
     "profilers": ("", "base"),  # trainer.profiler, a PassThroughProfiler
     "trainer": (
         "",
@@ -88,7 +91,6 @@ NEEDED: dict[str, tuple[str, ...]] = {
 #: Other packages and standard-library modules that path loads beyond ``import torch``'s, and why.
 NEEDED_PACKAGES: dict[str, str] = {
     "pluggy": "the plugin registry is pluggy's (the contract)",
-    "platformdirs": "where the config file would be, to know whether there is one",
 }
 #: Never on that path, whatever the lists above say.
 NEVER: dict[str, str] = {
@@ -101,6 +103,9 @@ NEVER: dict[str, str] = {
     "tensorboard": "the TensorBoard logger makes its SummaryWriter at its first write",
     "jsonargparse": "LightningCLI only",
     "rich": "looked up by RichModelSummary, imported when a table or bar is drawn",
+    "tqdm": "TQDMProgressBar's, imported when it draws",
+    # asked for the config folder only off Linux: there envvars.config_path answers XDG's rule itself
+    **({"platformdirs": "the config folder is found without it on Linux"} if sys.platform == "linux" else {}),
 }
 
 #: A small fit with a CSV logger and no display: what it must not load, and why.

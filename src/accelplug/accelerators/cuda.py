@@ -10,7 +10,6 @@ import sys
 import torch
 
 from ..accelerator import Accelerator
-from ..hardware import _nvml
 
 __all__ = [
     "CUDAAccelerator",
@@ -67,6 +66,8 @@ def _probe_cached(visible: str | None, initialized: bool) -> tuple[int, str | No
     if initialized or torch.version.hip is not None:
         count = torch.cuda.device_count()  # already initialised (or ROCm): asking costs nothing
         return count, None if count else "torch sees no GPU in this process"
+    from ..hardware import _nvml  # the driver's view, asked only where torch can use CUDA at all
+
     note = None
     try:
         gpus = _nvml.visible_gpus()

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from .monitors import DeviceStatsMonitor, LearningRateMonitor
     from .on_exception_checkpoint import OnExceptionCheckpoint
     from .prediction_writer import BasePredictionWriter
-    from .progress import ProgressBar, RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+    from .progress import RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+    from .progress_bar import ProgressBar
     from .pruning import ModelPruning
     from .spike import SpikeDetection
     from .stochastic_weight_avg import StochasticWeightAveraging
@@ -83,7 +84,7 @@ _DEFINED_IN = {
     "ModelPruning": "pruning",
     "ModelSummary": "model_summary",
     "OnExceptionCheckpoint": "on_exception_checkpoint",
-    "ProgressBar": "progress",
+    "ProgressBar": "progress_bar",
     "RichModelSummary": "model_summary",
     "RichProgressBar": "progress",
     "RichProgressBarTheme": "progress",
@@ -111,6 +112,7 @@ __getattr__ = lazy_submodules(
         "on_exception_checkpoint",
         "prediction_writer",
         "progress",
+        "progress_bar",
         "pruning",
         "spike",
         "stochastic_weight_avg",

@@ -73,7 +73,7 @@ class Fabric:
     ) -> None:
         self._plan: RunSetup = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
-        from ..launcher import attach_environment, cluster_environment
+        from ..selection import attach_environment, cluster_environment
 
         attach_environment(self._strategy, cluster_environment(self._plan.cluster_environment))
         self._precision: NumericPrecision = self._plan.precision

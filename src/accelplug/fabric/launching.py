@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import MisconfigurationException
-from ..launcher import adopt_environment, cluster_environment, main_script, relaunch_if_needed
-from ..selection import RunSetup
+from ..launcher import main_script, relaunch_if_needed
+from ..selection import RunSetup, adopt_environment, cluster_environment
 from ..strategies.ddp import launched_by_torchrun
 
 __all__ = ["launch"]

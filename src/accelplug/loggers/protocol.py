@@ -66,19 +66,24 @@ def trainer_loggers(spec: Any, default_root_dir: str | os.PathLike[str]) -> list
     ``"csv"`` and ``"tensorboard"`` are accelplug's short forms (a CSV logger; a CSV and a TensorBoard
     logger sharing one version folder).
     """
-    from ..environments.slurm import SLURMEnvironment
-    from .csv_logs import CSVLogger
-    from .tensorboard import TensorBoardLogger, tensorboard_available
-
     if spec is False or spec is None:
         return []
+    # each logger's module is imported only where that logger is made: a Trainer loads the one it makes
     if spec is True:
+        from .tensorboard import TensorBoardLogger, tensorboard_available
+
         if tensorboard_available():  # a Slurm job's runs are named by its job id, as in Lightning
+            from ..environments.slurm import SLURMEnvironment
+
             return [TensorBoardLogger(save_dir=default_root_dir, version=SLURMEnvironment.job_id())]
-        return [CSVLogger(save_dir=default_root_dir)]
-    if spec == "csv":
+    if spec is True or spec == "csv":
+        from .csv_logs import CSVLogger
+
         return [CSVLogger(save_dir=default_root_dir)]
     if spec == "tensorboard":
+        from .csv_logs import CSVLogger
+        from .tensorboard import TensorBoardLogger
+
         csv_logger = CSVLogger(save_dir=default_root_dir)
         return [csv_logger, TensorBoardLogger(save_dir=default_root_dir, version=csv_logger.version)]
     return list(spec)

@@ -35,7 +35,6 @@ from ..errors import MisconfigurationException
 from ..overrides import default_method
 from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
-from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_shard_folders
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -454,6 +453,8 @@ class Strategy(ABC):
         self, module: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
     ) -> None:
         """Restore an optimizer; also from a state keyed by parameter names (what FSDP saves in full)."""
+        from .state_dicts import keyed_by_name, load_named_optimizer_state  # checkpoint code, loaded at a resume
+
         if keyed_by_name(state):
             load_named_optimizer_state(module, optimizer, state)
         else:
@@ -531,6 +532,8 @@ class Strategy(ABC):
 
         torch's loader reshards to this run's layout, so one process loads what several saved.
         """
+        from .state_dicts import load_sharded
+
         load_sharded(module, optimizers, folder)
 
     def remove_checkpoint(self, path: str | os.PathLike[str]) -> None:
@@ -539,6 +542,8 @@ class Strategy(ABC):
         if self.is_global_zero:
             self.checkpoint_io.remove_checkpoint(path)
             if not is_url(path):
+                from .state_dicts import remove_shard_folders
+
                 remove_shard_folders(Path(os.fspath(path)))
 
     @property

@@ -33,14 +33,11 @@ from ..callbacks.model_checkpoint import ModelCheckpoint
 from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
-from ..launcher import adopt_environment, attach_environment, cluster_environment, relaunch_if_needed
-from ..loggers.csv_logs import CSVLogger
 from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
-from ..loggers.tensorboard import TensorBoardLogger
 from ..overrides import overrides
 from ..profilers import Profiler
-from ..selection import RunSetup, Selection, build
+from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
 from ..strategies.ddp import DDPStrategy
 from ..strategies.parallel import ParallelStrategy
@@ -87,6 +84,17 @@ def _one_or_all(loaders: list[Any] | None) -> Any:
 
 
 _V = TypeVar("_V")
+
+
+def _is_file_logger(logger: Any) -> bool:
+    """A ``CSVLogger`` or ``TensorBoardLogger``: each module is looked up, not imported, since a logger of a class
+    not loaded cannot be one of its instances (``Trainer()`` loads only the logger it makes)."""
+    import sys
+
+    csv, tensorboard = (sys.modules.get(f"accelplug.loggers.{name}") for name in ("csv_logs", "tensorboard"))
+    return (csv is not None and isinstance(logger, csv.CSVLogger)) or (
+        tensorboard is not None and isinstance(logger, tensorboard.TensorBoardLogger)
+    )
 
 
 def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_nodes: int) -> None:
@@ -341,6 +349,8 @@ class Trainer:
             from .process.spawning import run_in_local_processes
 
             return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
+        from ..launcher import relaunch_if_needed
+
         relaunch_if_needed(
             self._strategy, self.accelerator.name, self.num_devices, self.options.num_nodes, self._cluster_environment
         )
@@ -536,7 +546,7 @@ class Trainer:
             first = self._loggers[0]
             # Lightning's rule: a file logger's log_dir, any other logger's save_dir; failing those (None, or not
             # a path: a stand-in object), the first logger that has a log_dir folder
-            attribute = "log_dir" if isinstance(first, (CSVLogger, TensorBoardLogger)) else "save_dir"
+            attribute = "log_dir" if _is_file_logger(first) else "save_dir"
             chosen = getattr(first, attribute, None)
             folders = [chosen, *(getattr(logger, "log_dir", None) for logger in self._loggers)]
             folder = next((f for f in folders if isinstance(f, (str, os.PathLike))), None)

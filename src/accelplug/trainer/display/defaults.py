@@ -13,7 +13,7 @@ from typing import Any
 
 from ...callbacks.base import Checkpoint
 from ...callbacks.model_summary import ModelSummary, RichModelSummary
-from ...callbacks.progress import ProgressBar
+from ...callbacks.progress_bar import ProgressBar
 from ...errors import MisconfigurationException
 
 __all__ = ["DisplayProgressBar", "configure_callbacks", "progress_bar_callback"]
