@@ -150,9 +150,9 @@ def restore_checkpoint(
 ) -> dict[str, Any]:
     """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs.
 
-    Lightning's order: the module's ``on_load_checkpoint``, its weights, then (resuming a fit only) the
-    callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts the
-    training weights back over the averaged ones the checkpoint's ``state_dict`` holds), and their state,
+    Lightning's order: the module's ``on_load_checkpoint``, its weights, the datamodule's state, then (resuming
+    a fit only) the callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts
+    the training weights back over the averaged ones the checkpoint's ``state_dict`` holds), and their state,
     ``then()`` (the Trainer's ``on_fit_start``), and last the optimizers, schedulers and loop.
     """
     strategy = run.strategy
@@ -176,6 +176,7 @@ def restore_checkpoint(
         raise MisconfigurationException(
             f"ckpt_path={shown!r} does not fit this model: {str(exc).splitlines()[0]}"
         ) from None
+    _restore_datamodule(run, checkpoint)  # after the weights, for every call (Lightning's order)
     if not training:
         return checkpoint
     _call_load_hooks(lambda view: run.hooks.call_callbacks("on_load_checkpoint", view), checkpoint)
