@@ -5,11 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from accelplug import Trainer
 from accelplug.callbacks import Callback
 from tests.modules import LinearRegression, quiet, regression_data
+
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
 
 
 def test_callback_hooks_run_in_order(tmp_path: Path) -> None:

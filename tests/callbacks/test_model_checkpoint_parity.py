@@ -11,6 +11,12 @@ import torch
 
 from .parity import fit_both
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 
 def _same_bookkeeping(sides: dict[str, Any]) -> None:
     theirs, ours = sides["lightning"], sides["accelplug"]

@@ -13,6 +13,12 @@ from accelplug.errors import MisconfigurationException
 
 from .parity import fit_both, lightning
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 
 def _callbacks(framework: Any) -> Any:
     return importlib.import_module(

@@ -18,6 +18,12 @@ from torch.utils.data import DataLoader, TensorDataset
 import accelplug
 from tests.callbacks.parity import quiet_lightning
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
 
 

@@ -15,6 +15,12 @@ import accelplug as L
 from accelplug import MisconfigurationException
 from accelplug.errors import PossibleUserWarning
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 
 class Counting(L.LightningModule):
     """Counts what ran: training batches, validation batches, test batches, epochs."""
@@ -77,7 +83,8 @@ def test_fast_dev_run_with_a_number_runs_that_many_batches(tmp_path: Path) -> No
 def test_overfit_batches_trains_and_validates_on_the_same_first_batches_unshuffled(tmp_path: Path) -> None:
     model = Counting()
     trainer = _trainer(tmp_path, overfit_batches=2, max_epochs=3, num_sanity_val_steps=0)
-    trainer.fit(model, _data(shuffle=True), _data())
+    with pytest.warns(UserWarning, match="You requested to overfit but enabled train dataloader shuffling"):
+        trainer.fit(model, _data(shuffle=True), _data())
     assert model.train_batches == [(e, i) for e in range(3) for i in range(2)]
     assert model.val_batches == 3 * 2
 

@@ -11,6 +11,12 @@ import torch
 from accelplug import MisconfigurationException, Trainer
 from tests.modules import LinearRegression, quiet, regression_data
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 HALF = {"bf16-true": torch.bfloat16, "16-true": torch.float16}
 
 

@@ -112,8 +112,7 @@ class EarlyStopping(Callback):
     # ---- when ---------------------------------------------------------------------------------------
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
         if self._check_on_train_epoch_end is None:  # validation once per epoch: check with the epoch's end
-            options = trainer.options
-            once_per_epoch = options.val_check_interval in (None, 1.0) and options.check_val_every_n_epoch == 1
+            once_per_epoch = trainer.val_check_interval == 1.0 and trainer.check_val_every_n_epoch == 1
             self._check_on_train_epoch_end = once_per_epoch
 
     def _skip(self, trainer: Any) -> bool:
@@ -130,7 +129,7 @@ class EarlyStopping(Callback):
     # ---- the check ------------------------------------------------------------------------------------
     def _check(self, trainer: Any) -> None:
         metrics = trainer.callback_metrics
-        if trainer.options.fast_dev_run:
+        if trainer.fast_dev_run:
             return
         if self.monitor not in metrics:
             message = (

@@ -252,7 +252,7 @@ class ModelCheckpoint(Checkpoint):
     # ---- when -----------------------------------------------------------------------------------------
     def _skip(self, trainer: Any) -> bool:
         return (
-            bool(trainer.options.fast_dev_run)
+            bool(trainer.fast_dev_run)
             or trainer.state.fn != "fit"
             or trainer.sanity_checking
             or self._last_global_step_saved == trainer.global_step
@@ -262,16 +262,15 @@ class ModelCheckpoint(Checkpoint):
         """Lightning's choice: at the epoch's end unless validation runs on its own schedule within it."""
         if self._save_on_train_epoch_end is not None:
             return self._save_on_train_epoch_end
-        options = trainer.options
-        if options.check_val_every_n_epoch != 1:
+        if trainer.check_val_every_n_epoch != 1:
             return False
-        validates = overrides(pl_module, "validation_step") and options.limit_val_batches != 0
+        validates = overrides(pl_module, "validation_step") and trainer.limit_val_batches != 0
         num_val_batches = getattr(trainer, "num_val_batches", None)
         if num_val_batches is not None:
             validates = bool(sum(num_val_batches) if isinstance(num_val_batches, list) else num_val_batches)
         if not validates:
             return True
-        return options.val_check_interval in (None, 1.0)  # None: Lightning's default, once per epoch
+        return bool(trainer.val_check_interval == 1.0)  # once per epoch (the property reads an unset interval as 1.0)
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         self._last_time_checked = time.monotonic()
@@ -309,9 +308,9 @@ class ModelCheckpoint(Checkpoint):
 
     @staticmethod
     def _validates_after_this_epoch(trainer: Any, pl_module: Any) -> bool:
-        if not overrides(pl_module, "validation_step") or trainer.options.limit_val_batches == 0:
+        if not overrides(pl_module, "validation_step") or trainer.limit_val_batches == 0:
             return False
-        every = trainer.options.check_val_every_n_epoch
+        every = trainer.check_val_every_n_epoch
         return every is None or (trainer.current_epoch + 1) % every == 0
 
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
@@ -345,7 +344,7 @@ class ModelCheckpoint(Checkpoint):
     def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         if (
             not self.save_on_exception
-            or bool(trainer.options.fast_dev_run)
+            or bool(trainer.fast_dev_run)
             or trainer.sanity_checking
             or self._last_global_step_saved == trainer.global_step
         ):

@@ -21,6 +21,12 @@ import accelplug
 from accelplug.errors import CheckpointNotFoundError, MisconfigurationException
 from tests.callbacks.parity import FRAMEWORKS, quiet_lightning
 
+# These fits use loaders of a few batches: the advice that an epoch is shorter than the logging interval
+# (Lightning's, given by both frameworks) is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:The number of training batches \(\d+\) is smaller than the logging interval"
+)
+
 lightning = pytest.importorskip("lightning", reason="the parity tests compare with Lightning, not installed here")
 
 BEST_OF_FIT = r"`\.(validate|test|predict)\(ckpt_path=None\)` was called without a model\. The best model of the prev"
