@@ -85,6 +85,23 @@ def _table(
     return lines
 
 
+#: Sections of the page written by hand from other measurements (named there), kept when the page is rewritten.
+KEPT_SECTIONS = ("## Plain redirect: what still does not import",)
+
+
+def _kept_sections(markdown: Path) -> list[str]:
+    """The hand-written sections of the page as it stands, each to the next heading of its level."""
+    if not markdown.exists():
+        return []
+    lines, kept = markdown.read_text(encoding="utf-8").splitlines(), []
+    for heading in KEPT_SECTIONS:
+        if heading in lines:
+            start = lines.index(heading)
+            end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+            kept += [*lines[start:end], ""] if lines[end - 1] else lines[start:end]
+    return kept
+
+
 def write_report(args: argparse.Namespace) -> int:
     tests_dir = args.cache / "tests"
     sections = []
@@ -202,6 +219,7 @@ def write_report(args: argparse.Namespace) -> int:
         doc += ["## What placeholder mode filled in", "", "| kind: name | files importing it |", "|---|---|"]
         doc += [f"| `{name}` | {len(users)} |" for name, users in sorted(substitutions.items())]
         doc.append("")
+    doc += _kept_sections(args.markdown)
     args.markdown.write_text("\n".join(doc), encoding="utf-8")
     # one failing test per line: small, and a re-run's diff shows which tests changed
     lines = [json.dumps(failure, ensure_ascii=False) for failure in failures]

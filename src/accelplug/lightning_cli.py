@@ -13,9 +13,11 @@ building a parser or a CLI raises :class:`CLINotInstalledError`, naming the pack
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from functools import partial, update_wrapper
 from pathlib import Path
@@ -30,10 +32,13 @@ from torch.optim.lr_scheduler import ReduceLROnPlateau as _TorchReduceLROnPlatea
 from . import __version__
 from .callbacks import Callback
 from .core.datamodule import LightningDataModule
+from .core.hparams import hyperparameters_given
 from .core.module import LightningModule
+from .core.saving import instantiate_module
 from .distributed.rank_zero import rank_zero_warn
 from .errors import MisconfigurationException
 from .loggers.logger import Logger
+from .profilers import Profiler
 from .seed import seed_everything
 from .trainer import Trainer
 from .trainer.options.defaults import is_unset
@@ -81,13 +86,18 @@ __all__ = [
     "ArgsType",
     "CLINotInstalledError",
     "ConfigExistsError",
+    "LRSchedulerCallable",
+    "LRSchedulerType",
+    "LRSchedulerTypeTuple",
     "LRSchedulerTypeUnion",
     "LightningArgumentParser",
     "LightningCLI",
+    "OptimizerCallable",
     "ReduceLROnPlateau",
     "SaveConfigCallback",
     "cli_lightning_logo",
     "instantiate_class",
+    "instantiate_module",
 ]
 
 ArgsType = list[str] | dict[str, Any] | Namespace | None
@@ -119,10 +129,19 @@ class ReduceLROnPlateau(_TorchReduceLROnPlateau):
         self.monitor = monitor
 
 
+#: The schedulers the CLI offers (``add_lr_scheduler_args``' default): torch's, with torch's ReduceLROnPlateau
+#: only as the subclass above (one class answers to the name ``ReduceLROnPlateau``).
+LRSchedulerTypeTuple = (LRScheduler, ReduceLROnPlateau)
+#: A scheduler object of those kinds.
 LRSchedulerTypeUnion = LRScheduler | ReduceLROnPlateau
-#: the schedulers the CLI offers: torch's, with torch's ReduceLROnPlateau only as the subclass above (one class
-#: answers to the name ``ReduceLROnPlateau``)
-_SCHEDULER_BASES = (LRScheduler, ReduceLROnPlateau)
+#: A scheduler class of those kinds.
+LRSchedulerType = type[LRScheduler] | type[ReduceLROnPlateau]
+#: A model argument typed this way receives an optimizer factory from the CLI (``--model.optim=Adam``): the model
+#: calls it with its parameters in ``configure_optimizers``.
+OptimizerCallable = Callable[[Iterable[Any]], Optimizer]
+#: As ``OptimizerCallable``, for a scheduler: called with the optimizer.
+LRSchedulerCallable = Callable[[Optimizer], LRScheduler | ReduceLROnPlateau]
+_SCHEDULER_BASES = LRSchedulerTypeTuple
 
 
 class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
@@ -149,12 +168,13 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
     def add_lightning_class_args(
         self,
         lightning_class: Callable[..., Any] | type,
-        nested_key: str,
+        nested_key: str | None,
         subclass_mode: bool = False,
         required: bool = True,
     ) -> list[str]:
         """The ``__init__`` arguments of a Trainer, module, data module or callback class under ``nested_key``
-        (any subclass of it given by ``class_path`` with ``subclass_mode``); returns the names added."""
+        (any subclass of it given by ``class_path`` with ``subclass_mode``; at the top level with ``None``);
+        returns the names added."""
         if callable(lightning_class) and not isinstance(lightning_class, type):
             lightning_class = class_from_function(lightning_class)
         kinds = (Trainer, LightningModule, LightningDataModule, Callback)
@@ -163,11 +183,20 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
                 f"add_lightning_class_args({lightning_class!r}): expected a callable, or a subclass of Trainer, "
                 "LightningModule, LightningDataModule or Callback."
             )
+        if nested_key is None and (subclass_mode or issubclass(lightning_class, Callback)):
+            raise MisconfigurationException(
+                f"add_lightning_class_args({lightning_class.__name__}, nested_key=None): a callback, or a class picked "
+                "by class_path (subclass_mode=True), needs a nested_key to live under; only the arguments of one "
+                "fixed Trainer, module or data module class can go at the top level."
+            )
         if issubclass(lightning_class, Callback):
-            self.callback_keys.append(nested_key)
+            self.callback_keys.append(nested_key)  # type: ignore[arg-type]  # None refused above
         if subclass_mode:
             added: list[str] = self.add_subclass_arguments(
-                lightning_class, nested_key, fail_untyped=False, required=required
+                lightning_class,
+                nested_key,  # type: ignore[arg-type]  # None refused above
+                fail_untyped=False,
+                required=required,
             )
             return added
         if issubclass(lightning_class, Trainer):
@@ -175,12 +204,13 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
         added = self.add_class_arguments(lightning_class, nested_key, fail_untyped=False, sub_configs=True)
         return added
 
-    def _add_trainer_arguments(self, trainer_class: type[Trainer], nested_key: str) -> list[str]:
-        """The Trainer's arguments, with ``callbacks`` and ``logger`` typed as classes to build from a config
-        (accelplug's signature accepts any object there; the CLI needs to know what ``class_path`` may name)."""
+    def _add_trainer_arguments(self, trainer_class: type[Trainer], nested_key: str | None) -> list[str]:
+        """The Trainer's arguments, with ``callbacks``, ``logger`` and ``profiler`` typed as classes to build from a
+        config (accelplug's signature accepts any object there; the CLI needs to know what ``class_path`` may name)."""
         typed: dict[str, Any] = {
             "callbacks": Union[list[Callback], Callback, None],  # noqa: UP007 - jsonargparse reads it at runtime
             "logger": Union[Logger, list[Logger], bool, None],  # noqa: UP007
+            "profiler": Union[Profiler, str, None],  # noqa: UP007
         }
         present = inspect.signature(trainer_class).parameters
         skip = {name for name in typed if name in present}
@@ -190,17 +220,17 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
         # accelplug marks a default the caller did not pass (so saved settings may fill it); jsonargparse wants
         # the plain value, and the CLI hands the mark back when the value stays the default (_unset_kept)
         self.set_defaults(
-            {f"{nested_key}.{name}": _plain(p.default) for name, p in present.items() if is_unset(p.default)}
+            {_under(nested_key, name): _plain(p.default) for name, p in present.items() if is_unset(p.default)}
         )
         for name in sorted(skip):
             default = present[name].default
             self.add_argument(
-                f"--{nested_key}.{name}",
+                f"--{_under(nested_key, name)}",
                 type=typed[name],
                 default=None if default is inspect.Parameter.empty else default,
                 help=f"Trainer({name}=...)",
             )
-            added.append(f"{nested_key}.{name}")
+            added.append(_under(nested_key, name))
         return added
 
     def add_optimizer_args(
@@ -296,7 +326,11 @@ class SaveConfigCallback(Callback):
             if trainer.is_global_zero:
                 folder.mkdir(parents=True, exist_ok=True)
                 self.parser.save(
-                    self.config, str(path), skip_none=False, overwrite=self.overwrite, multifile=self.multifile
+                    self.config,
+                    str(path),
+                    **_keep_none(),
+                    overwrite=self.overwrite,
+                    multifile=self.multifile,
                 )
         if trainer.is_global_zero:
             self.save_config(trainer, pl_module, stage)
@@ -351,6 +385,11 @@ def _refuse_nul_bytes(parser: ArgumentParser, args: Iterable[Any]) -> None:
         previous = value
 
 
+def _under(nested_key: str | None, name: str) -> str:
+    """An argument's key: ``name`` inside ``nested_key``'s group, or at the top level."""
+    return name if nested_key is None else f"{nested_key}.{name}"
+
+
 def _plain(value: Any) -> Any:
     """An unset-marked default as the built-in value it stands for (``False``, ``1``, ``"auto"``)."""
     if isinstance(value, str):
@@ -369,6 +408,69 @@ def _unset_kept(trainer_class: Any, config: dict[str, Any]) -> dict[str, Any]:
         if name in kept and is_unset(parameter.default) and kept[name] == _plain(parameter.default):
             kept[name] = parameter.default
     return kept
+
+
+def _built_type(target: Any) -> type:
+    """The class a model/data argument builds: the class, or what a factory function is annotated to return."""
+    if callable(target) and not isinstance(target, type):
+        annotation = inspect.signature(target).return_annotation
+        return annotation if isinstance(annotation, type) else object
+    return target  # type: ignore[no-any-return]
+
+
+#: The ``_instantiator`` a configured class records: Lightning's path, so the checkpoint also loads in Lightning
+#: (accelplug's ``load_from_checkpoint`` takes it as accelplug's ``instantiate_module``).
+_INSTANTIATOR_PATH = "lightning.pytorch.cli.instantiate_module"
+
+
+def _keep_none() -> dict[str, bool]:
+    """``dump``/``save``'s keyword that writes None values too: ``skip_unset`` (``skip_none`` before 4.49)."""
+    import jsonargparse
+
+    release = tuple(int(part) for part in jsonargparse.__version__.split(".")[:2] if part.isdigit())
+    return {"skip_unset" if release >= (4, 49) else "skip_none": False}
+
+
+_ADD_INSTANTIATOR_DEPRECATED = "``ArgumentParser.add_instantiator`` was deprecated"
+
+
+def _instantiated(parser: ArgumentParser, config: Namespace) -> Namespace:
+    """The config with its classes built: jsonargparse's ``instantiate`` (``instantiate_classes`` before 4.49)."""
+    instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes
+    built: Namespace = instantiate(config)
+    return built
+
+
+class _BuiltFromConfig:
+    """jsonargparse's instantiator for the model (or data) class: builds it while its ``save_hyperparameters()``
+    records the configuration (``_class_path`` for a class picked by ``class_path``, then its arguments, with the
+    values instantiation links gave) instead of the objects the configuration became."""
+
+    def __init__(self, cli: LightningCLI, key: str) -> None:
+        self.cli = cli
+        self.key = key
+
+    def __call__(self, class_type: type, *args: Any, applied_instantiation_links: dict[str, Any], **kwargs: Any) -> Any:
+        hparams = self.cli._configuration_of(self.key)
+        if "class_path" in hparams:
+            hparams = {
+                "_class_path": hparams["class_path"],
+                **(hparams.get("init_args") or {}),
+                **(hparams.get("dict_kwargs") or {}),
+            }
+        prefix = f"{self.key}."
+        for target, value in applied_instantiation_links.items():
+            if target.startswith(prefix):
+                _set_nested(hparams, target.removeprefix(prefix).removeprefix("init_args."), value)
+        with hyperparameters_given(class_type, hparams, _INSTANTIATOR_PATH):
+            return class_type(*args, **kwargs)
+
+
+def _set_nested(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    for key in parents:
+        data = data.setdefault(key, {})
+    data[last] = value
 
 
 def _first_doc_line(component: Any) -> str | None:
@@ -413,6 +515,7 @@ class LightningCLI:
         self.datamodule_class = datamodule_class
         self._datamodule_class = datamodule_class or LightningDataModule
         self.subclass_mode_data = datamodule_class is None or subclass_mode_data
+        self._dumped: dict[str, Any] | None = None
 
         names = self.subcommands()
         main_kwargs = {k: v for k, v in self.parser_kwargs.items() if k not in names}
@@ -422,6 +525,8 @@ class LightningCLI:
         self._read_hparams_of_ckpt_path()
         self.subcommand: str | None = self.config["subcommand"] if run else None
         self._seed()
+        if load_from_checkpoint_support:
+            self._record_configurations_as_hparams()
         self.before_instantiate_classes()
         self.instantiate_classes()
         self.after_instantiate_classes()
@@ -555,10 +660,38 @@ class LightningCLI:
         try:
             self.config = self.parser.parse_object({subcommand: {"model": hparams}}, self.config)
         except SystemExit:
-            sys.stderr.write(f"The hyper-parameters saved in {ckpt_path} do not fit the model's arguments.\n")
+            sys.stderr.write(
+                f"Parsing of ckpt_path hyperparameters failed: the hyper-parameters saved in {ckpt_path} do not fit "
+                "the model's arguments.\n"
+            )
             raise
 
     # ---- building --------------------------------------------------------------------------------------
+    def _record_configurations_as_hparams(self) -> None:
+        """The model and data module record, in ``save_hyperparameters()``, the configuration they were built from
+        (see :class:`_BuiltFromConfig`), so ``load_from_checkpoint`` can rebuild what was injected into them."""
+        for key, target, subclasses in (
+            ("model", self._model_class, self.subclass_mode_model),
+            ("data", self._datamodule_class, self.subclass_mode_data),
+        ):
+            with warnings.catch_warnings():
+                # jsonargparse 4.49+ deprecates a parser's own instantiators (for instantiate(instantiators=...)),
+                # but a script's own instantiate_classes() builds through the parser alone, so they stay there
+                for deprecation in ("By default only one JsonargparseDeprecationWarning", _ADD_INSTANTIATOR_DEPRECATED):
+                    warnings.filterwarnings("ignore", message=rf"\s*{deprecation}")
+                self.parser.add_instantiator(_BuiltFromConfig(self, key), _built_type(target), subclasses=subclasses)
+
+    def _configuration_of(self, key: str) -> dict[str, Any]:
+        """The parsed ``model`` or ``data`` section as plain YAML values, links applied (dumped once per run)."""
+        if self._dumped is None:
+            import yaml  # jsonargparse's dependency, as the CLI is
+
+            text = self.parser.dump(self.config, skip_link_targets=False, **_keep_none(), format="yaml")
+            dumped = yaml.safe_load(text)
+            self._dumped = dumped[self.config["subcommand"]] if "subcommand" in self.config else dumped
+        section = self._dumped.get(key) or {}
+        return copy.deepcopy(section) if isinstance(section, dict) else {}
+
     def _seed(self) -> None:
         seed = self._get(self.config, "seed_everything")
         if seed is False:
@@ -572,7 +705,7 @@ class LightningCLI:
 
     def instantiate_classes(self) -> None:
         """Build the model, data module and Trainer from the parsed config."""
-        self.config_init = self.parser.instantiate_classes(self.config)
+        self.config_init = _instantiated(self.parser, self.config)
         self.datamodule = self._get(self.config_init, "data")
         self.model = self._get(self.config_init, "model")
         self._install_configure_optimizers(self.subcommand)

@@ -55,7 +55,9 @@ def test_accumulation_scheduler_refusals(tmp_path: Path) -> None:
         callbacks=[GradientAccumulationScheduler({1: 2})],
         default_root_dir=tmp_path,
     )
-    with pytest.raises(ValueError, match="accumulate_grad_batches"):
+    # Lightning's ValueError and key phrase, with the value set
+    match = r"`accumulate_grad_batches` and are using the `GradientAccumulationScheduler`.*accumulate_grad_batches=2\)"
+    with pytest.raises(ValueError, match=match):
         trainer.fit(make_module(accelplug, validation=False))
     manual = make_module(accelplug, validation=False)
     manual.automatic_optimization = False

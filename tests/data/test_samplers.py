@@ -138,3 +138,49 @@ def test_a_bad_global_seed_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         sampler_seed()
     monkeypatch.delenv("PL_GLOBAL_SEED")
     assert sampler_seed() == 0
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("size", [20, 21, 3])
+def test_the_unrepeated_sampler_gives_every_index_once_across_ranks_as_lightnings(shuffle: bool, size: int) -> None:
+    from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSampler as LightningSampler
+
+    from accelplug.data.samplers import UnrepeatedDistributedSampler
+
+    dataset = range(size)
+    shares = []
+    for rank in range(3):
+        ours = UnrepeatedDistributedSampler(dataset, num_replicas=3, rank=rank, shuffle=shuffle, seed=5)
+        theirs = LightningSampler(dataset, num_replicas=3, rank=rank, shuffle=shuffle, seed=5)
+        ours.set_epoch(2)
+        theirs.set_epoch(2)
+        assert list(ours) == list(theirs)
+        assert len(ours) == len(theirs)
+        shares.append(list(ours))
+    assert sorted(index for share in shares for index in share) == list(range(size))  # none twice, none left out
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_the_unrepeated_wrapper_shares_a_custom_order_without_padding_as_lightnings(rank: int) -> None:
+    from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSamplerWrapper as LightningWrapper
+
+    from accelplug.data.samplers import UnrepeatedDistributedSamplerWrapper
+
+    ours = UnrepeatedDistributedSamplerWrapper(EvensFirst(21), num_replicas=2, rank=rank, shuffle=False)
+    theirs = LightningWrapper(EvensFirst(21), num_replicas=2, rank=rank, shuffle=False)
+    assert list(ours) == list(theirs)
+    assert len(ours) == (11 if rank == 0 else 10)
+
+
+def test_the_unrepeated_sampler_refuses_a_dataset_without_length_with_lightnings_type() -> None:
+    from accelplug.data.samplers import UnrepeatedDistributedSampler
+
+    with pytest.raises(TypeError, match="must implement the `__len__` method"):
+        UnrepeatedDistributedSampler(iter(range(4)), num_replicas=2, rank=0)  # type: ignore[arg-type]
+
+
+def test_the_unrepeated_sampler_refuses_to_leave_a_process_without_a_sample() -> None:
+    from accelplug.data.samplers import UnrepeatedDistributedSampler
+
+    with pytest.raises(AssertionError, match="2 samples cannot give each of 3 processes one"):
+        UnrepeatedDistributedSampler(range(2), num_replicas=3, rank=2)

@@ -1,7 +1,9 @@
 """Eight kinds of misbehaving plugin, each a real distribution installed by pip, run three ways.
 
 Each kind is asked by ``accelplug list --json``, ``Trainer(accelerator="auto")`` and
-``get_registry().available()`` in a fresh process (24 runs, a few in parallel). A run is *good* when
+``get_registry().available()`` in a process of its own (24 runs, a few in parallel), forked from a server
+that imported torch once (``tests/warm_python.py``): accelplug, its registry and the plugin are imported
+fresh in every run, and the runs do not each pay torch's import. A run is *good* when
 it ends on its own, well inside the time the plugin would have cost (no hang), exits 0 (no crash),
 names the plugin and the cause where the plugin broke its contract (not unreported) and ``auto``
 picks a working accelerator. Used by ``test_misbehaving_plugins.py``; run it as a script to print the
@@ -22,6 +24,10 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.warm_python import WarmPython
 
 REPO = Path(__file__).resolve().parents[2]
 DISTS = REPO / "tests" / "plugin_dists" / "misbehaving"
@@ -143,18 +149,11 @@ def child_env(site: Path, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Run:
+def run(python: WarmPython, args: list[str], env: dict[str, str], cwd: Path = REPO) -> Run:
+    """``python ARGS`` with stdin empty (a command that prompts reads end-of-file), timed, killed if it hangs."""
     begin = time.perf_counter()
     try:
-        done = subprocess.run(
-            [sys.executable, *args],
-            env=env,
-            stdin=subprocess.DEVNULL,  # a command that prompts reads end-of-file, not the test runner's terminal
-            capture_output=True,
-            text=True,
-            timeout=RUN_LIMIT_S + 30,
-            cwd=cwd,
-        )
+        done = python.run(args, env=env, timeout=RUN_LIMIT_S + 30, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
@@ -162,12 +161,18 @@ def run(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Run:
     return Run(done.returncode, done.stdout, done.stderr, time.perf_counter() - begin)
 
 
-def run_all(site: Path, jobs: Iterable[tuple[str, list[str], dict[str, str]]], workers: int = 4) -> dict[str, Run]:
-    """Run ``(key, args, env)`` jobs, ``workers`` at a time; results by key."""
+def run_all(jobs: Iterable[tuple[str, list[str], dict[str, str]]], workers: int = 4) -> dict[str, Run]:
+    """Run ``(key, args, env)`` jobs, ``workers`` at a time (most of a run is a plugin's sleep); results by key."""
+    from tests.warm_python import WarmPython
+
     jobs = list(jobs)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {key: pool.submit(run, args, env) for key, args, env in jobs}
-        return {key: future.result() for key, future in futures.items()}
+    python = WarmPython()
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {key: pool.submit(run, python, args, env) for key, args, env in jobs}
+            return {key: future.result() for key, future in futures.items()}
+    finally:
+        python.close()
 
 
 def matrix_jobs(site: Path) -> list[tuple[str, list[str], dict[str, str]]]:
@@ -221,10 +226,11 @@ def verdict(kind: Kind, command: str, result: Run) -> str:
 
 
 def main() -> int:
+    sys.path.insert(0, str(REPO))  # run as a script: ``tests`` importable from the checkout
     with tempfile.TemporaryDirectory() as tmp:
         site = install(Path(tmp))
         begin = time.perf_counter()
-        results = run_all(site, matrix_jobs(site))
+        results = run_all(matrix_jobs(site))
         wall = time.perf_counter() - begin
     bad = 0
     print(f"{'kind':32} {'command':15} {'exit':>4} {'seconds':>7}  verdict")

@@ -1,7 +1,8 @@
 """Entry-point discovery with real, separately pip-installed plugin distributions.
 
-Each test runs a child Python whose ``PYTHONPATH`` holds the distributions pip installed (see the
-``plugin_site`` fixture), so discovery goes through ``importlib.metadata`` exactly as in the field.
+Each test reads what a child Python reports whose ``PYTHONPATH`` holds the distributions pip installed (see
+the ``plugin_site`` fixture), so discovery goes through ``importlib.metadata`` exactly as in the field; tests
+that read the same report with the same environment share one child (``_report``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,19 @@ print(json.dumps({
 """
 
 
+#: Reports already asked for, by plugin site and environment: seven tests read the same child's report, and
+#: a child costs a torch import (seconds on the 2-core CI machine), so it runs once for all of them.
+_REPORTS: dict[tuple[Path, tuple[tuple[str, str], ...]], tuple[dict, str]] = {}  # type: ignore[type-arg]
+
+
 def _report(run_python, plugin_site: Path, **env: str) -> tuple[dict, str]:  # type: ignore[no-untyped-def, type-arg]
-    result = run_python(REPORT, pythonpath=plugin_site, env=env)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout), result.stderr
+    key = (plugin_site, tuple(sorted(env.items())))
+    if key not in _REPORTS:
+        result = run_python(REPORT, pythonpath=plugin_site, env=env)
+        assert result.returncode == 0, result.stderr
+        _REPORTS[key] = json.loads(result.stdout), result.stderr
+    report, stderr = _REPORTS[key]
+    return json.loads(json.dumps(report)), stderr  # a copy: no test sees another's changes
 
 
 def _failure(report: dict, plugin: str) -> dict:  # type: ignore[type-arg]

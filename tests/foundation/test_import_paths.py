@@ -25,7 +25,7 @@ LIGHTNING_PATHS = (
     "plugins",
     "utilities",
     "fabric/accelerators",
-    "fabric/loggers.py",
+    "fabric/loggers",
     "fabric/plugins",
     "fabric/strategies",
     "fabric/utilities",
@@ -140,6 +140,8 @@ def test_no_two_public_classes_share_a_name() -> None:
         ("fabric.utilities.exceptions", "MisconfigurationException", "errors"),
         ("fabric.utilities.warnings", "PossibleUserWarning", "errors"),
         ("fabric.utilities.seed", "pl_worker_init_function", "data.workers"),
+        ("fabric.loggers.logger", "Logger", "loggers.logger"),
+        ("fabric.loggers.logger", "rank_zero_experiment", "loggers.logger"),
     ],
 )
 def test_lightning_fabrics_utility_paths_give_accelplugs_one_object(path: str, name: str, home: str) -> None:
@@ -149,3 +151,20 @@ def test_lightning_fabrics_utility_paths_give_accelplugs_one_object(path: str, n
     ours = getattr(importlib.import_module(f"accelplug.{path}"), name)
     expected_name = "worker_init_function" if name == "pl_worker_init_function" else name
     assert ours is getattr(importlib.import_module(f"accelplug.{home}"), expected_name)
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "home"),
+    [
+        ("fabric.loggers.csv_logs", "CSVLogger", "loggers.csv_logs.FabricCSVLogger"),
+        ("fabric.loggers.tensorboard", "TensorBoardLogger", "loggers.tensorboard.FabricTensorBoardLogger"),
+    ],
+)
+def test_lightning_fabrics_logger_modules_give_fabrics_loggers(path: str, name: str, home: str) -> None:
+    """Lightning Fabric's loggers at their module paths are the ones ``accelplug.fabric.loggers`` gives (not the
+    Trainer's classes of the same names, which save hyper-parameters)."""
+    assert hasattr(importlib.import_module(f"lightning.{path}"), name)
+    module, class_name = home.rsplit(".", 1)
+    ours = getattr(importlib.import_module(f"accelplug.{path}"), name)
+    assert ours is getattr(importlib.import_module(f"accelplug.{module}"), class_name)
+    assert ours is getattr(importlib.import_module("accelplug.fabric.loggers"), name)

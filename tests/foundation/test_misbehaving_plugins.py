@@ -2,7 +2,7 @@
 
 Eight real distributions (``tests/plugin_dists/misbehaving``), installed by pip once for the module,
 each asked by ``accelplug list --json``, ``Trainer(accelerator="auto")`` and
-``get_registry().available()`` in fresh processes run four at a time (see ``misbehaving_plugins.py``,
+``get_registry().available()`` in processes of their own run four at a time (see ``misbehaving_plugins.py``,
 which also prints the matrix as a script). A few more runs check what the matrix does not: the time
 of a slow import in the table, ``accelplug launch`` with defaults, the allowlist and the trace switch.
 """
@@ -75,7 +75,7 @@ def runs(site: Path) -> dict[str, Run]:
             child_env(site, {"ACCELPLUG_PLUGINS": "noisy_import,raising_probe"}),
         ),
     ]
-    return run_all(site, [*matrix_jobs(site), *extra])
+    return run_all([*matrix_jobs(site), *extra])
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -2,10 +2,11 @@
 imports swapped, under accelplug, with the same arguments; what each run trains and writes is compared.
 
 Left out of the comparison, each for a reason outside the CLI: the folder ``config.yaml`` goes to (the
-Trainer's ``log_dir``: Lightning's default logger and ``lightning_logs``), the Trainer arguments only one side
-has (accelplug's ``mps_fallback``, ``seed``, ...) and the ``_instantiator`` and ``_class_path`` entries Lightning
-adds to the hyper-parameters (its ``load_from_checkpoint_support``; accelplug's ``save_hyperparameters`` records what
-``__init__`` received, which for these classes is the same set of values).
+Trainer's ``log_dir``: Lightning's default logger and ``lightning_logs``) and the Trainer arguments only one side
+has (accelplug's ``mps_fallback``, ``seed``, ...). The hyper-parameters are compared whole, with the
+``_instantiator`` (and ``_class_path``) both record for a class the CLI built (``load_from_checkpoint_support``).
+
+Below them, in-process tests of what a script sees of the CLI.
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ import yaml
 pytest.importorskip("lightning", reason="the CLI is compared against Lightning's, not installed here")
 pytest.importorskip("jsonargparse", reason="LightningCLI needs jsonargparse (the test extra installs it)")
 
+from accelplug import LightningModule, Trainer
+from accelplug.demos import BoringModel
+from accelplug.errors import MisconfigurationException
+from accelplug.pytorch.cli import (
+    LightningArgumentParser,
+    LightningCLI,
+    LRSchedulerCallable,
+    LRSchedulerTypeTuple,
+    OptimizerCallable,
+)
 from tests.lightning_compat.test_real_projects import to_accelplug
 
 SCRIPT = Path(__file__).resolve().parent / "cli_scripts" / "train_cli.py"
@@ -75,8 +86,6 @@ def _both(tmp_path: Path, args: list[str], mode: str = "subcommands") -> dict[st
 
 def _results(tmp_path: Path, framework: str) -> dict[str, Any]:
     results: dict[str, Any] = json.loads((tmp_path / framework / "results.json").read_text())
-    results["hparams"].pop("_instantiator", None)
-    results["hparams"].pop("_class_path", None)
     return results
 
 
@@ -115,7 +124,8 @@ def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_
     _both(tmp_path, args)
     mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
     _close(mine, lightnings)
-    assert mine["hparams"] == {"hidden": 4, "out_dim": 2}  # data.targets linked into model.out_dim
+    # data.targets linked into model.out_dim; the instantiator rebuilds the model from these in load_from_checkpoint
+    assert mine["hparams"] == {"hidden": 4, "out_dim": 2, "_instantiator": "lightning.pytorch.cli.instantiate_module"}
     assert (mine["optimizer"], mine["schedulers"], mine["lr"]) == ("Adam", ["StepLR"], pytest.approx(1e-4))
     keys = ("max_epochs", "logger", "enable_checkpointing", "enable_progress_bar", "accelerator", "devices")
     assert _comparable(_saved_config(tmp_path, "accelplug"), keys) == _comparable(
@@ -243,3 +253,160 @@ def test_a_nul_byte_under_exit_on_error_false_is_a_misconfiguration_naming_it(mo
     # a ValueError, as Lightning's CLI raises here, that names the value
     with pytest.raises(MisconfigurationException, match=r"--config 'con\\x00fig.yaml' contains a NUL byte"):
         _nul_config_cli(["--config", "con\x00fig.yaml"], exit_on_error=False)
+
+
+# ---- in-process: what a script sees ------------------------------------------------------------------------
+class _InjectedModel(LightningModule):
+    """A model whose parts come from the CLI: an activation object and optimizer/scheduler factories."""
+
+    def __init__(
+        self,
+        optimizer: OptimizerCallable = torch.optim.Adam,
+        scheduler: LRSchedulerCallable = torch.optim.lr_scheduler.ConstantLR,
+        activation: torch.nn.Module | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.activation = activation
+        self.layer = torch.nn.Linear(2, 1)
+
+    def configure_optimizers(self) -> Any:
+        optimizer = self.optimizer(self.parameters())
+        return {"optimizer": optimizer, "lr_scheduler": self.scheduler(optimizer)}
+
+
+def _injected_cli(tmp_path: Path, *args: str, **kwargs: Any) -> LightningCLI:
+    return LightningCLI(
+        _InjectedModel,
+        run=False,
+        auto_configure_optimizers=False,
+        args=[f"--trainer.default_root_dir={tmp_path}", "--trainer.logger=false", *args],
+        **kwargs,
+    )
+
+
+def _checkpoint_of(cli: LightningCLI, path: Path) -> Path:
+    torch.save({"state_dict": cli.model.state_dict(), "hyper_parameters": dict(cli.model.hparams)}, path)
+    return path
+
+
+@pytest.fixture
+def argv_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["train.py"])  # args= is the whole command line
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_a_model_built_by_the_cli_records_the_configuration_of_what_was_injected(tmp_path: Path) -> None:
+    cli = _injected_cli(tmp_path, "--model.activation=torch.nn.LeakyReLU", "--model.activation.negative_slope=0.2")
+    hparams = cli.model.hparams
+    assert hparams["_instantiator"] == "lightning.pytorch.cli.instantiate_module"  # Lightning loads it too
+    assert hparams["activation"] == {
+        "class_path": "torch.nn.LeakyReLU",
+        "init_args": {"negative_slope": 0.2, "inplace": False},
+    }
+    assert hparams["optimizer"] == "torch.optim.Adam" or hparams["optimizer"]["class_path"] == "torch.optim.Adam"
+    assert isinstance(cli.model.activation, torch.nn.LeakyReLU)  # the model itself got the objects
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_load_from_checkpoint_builds_the_injected_objects_again_from_the_recorded_configuration(
+    tmp_path: Path,
+) -> None:
+    cli = _injected_cli(tmp_path, "--model.activation=torch.nn.LeakyReLU", "--model.activation.negative_slope=0.2")
+    # rebuilt from its arguments, the model records the activation object itself (as in Lightning, which warns)
+    with pytest.warns(UserWarning, match="Attribute 'activation' is an instance of `nn.Module`"):
+        loaded = _InjectedModel.load_from_checkpoint(_checkpoint_of(cli, tmp_path / "m.ckpt"))
+    assert isinstance(loaded.activation, torch.nn.LeakyReLU) and loaded.activation.negative_slope == 0.2
+    optimizers = loaded.configure_optimizers()
+    assert isinstance(optimizers["optimizer"], torch.optim.Adam)
+    assert isinstance(optimizers["lr_scheduler"], torch.optim.lr_scheduler.ConstantLR)
+    assert torch.equal(loaded.layer.weight, cli.model.layer.weight)
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_in_subclass_mode_the_base_class_loads_the_subclass_the_configuration_names(tmp_path: Path) -> None:
+    cli = _injected_cli(tmp_path, f"--model={__name__}._InjectedModel", subclass_mode_model=True)
+    assert cli.model.hparams["_class_path"] == f"{__name__}._InjectedModel"
+    loaded = LightningModule.load_from_checkpoint(_checkpoint_of(cli, tmp_path / "m.ckpt"))
+    assert type(loaded) is _InjectedModel
+
+
+@pytest.mark.parametrize(
+    ("saved", "named"),
+    [
+        ({"_instantiator": "os.system"}, "'os.system'"),
+        ({"_instantiator": "lightning.pytorch.cli.instantiate_module", "_class_path": "a.b.Model"}, "'a.b.Model'"),
+    ],
+)
+def test_a_checkpoint_naming_code_that_is_not_trusted_is_refused_as_a_value_error(
+    tmp_path: Path, saved: dict[str, str], named: str
+) -> None:
+    from accelplug.core.saving import UntrustedCheckpointError
+
+    path = tmp_path / "m.ckpt"
+    torch.save({"state_dict": {}, "hyper_parameters": saved}, path)
+    with pytest.raises(UntrustedCheckpointError, match=f"{named}.*blocked") as refused:
+        LightningModule.load_from_checkpoint(path)
+    assert isinstance(refused.value, ValueError)
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_optimizer_and_scheduler_callables_are_model_options_built_from_the_command_line(tmp_path: Path) -> None:
+    cli = _injected_cli(
+        tmp_path,
+        "--model.optimizer=SGD",
+        "--model.optimizer.lr=0.07",
+        "--model.scheduler=StepLR",
+        "--model.scheduler.step_size=2",
+    )
+    built = cli.model.configure_optimizers()
+    assert isinstance(built["optimizer"], torch.optim.SGD) and built["optimizer"].param_groups[0]["lr"] == 0.07
+    assert isinstance(built["lr_scheduler"], torch.optim.lr_scheduler.StepLR)
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_the_hparams_of_a_ckpt_path_that_do_not_fit_the_model_end_in_lightnings_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "other.ckpt"
+    torch.save({"state_dict": {}, "hyper_parameters": {"width": 3}}, path)
+    with pytest.raises(SystemExit):
+        LightningCLI(BoringModel, args=["predict", f"--ckpt_path={path}"])
+    assert "Parsing of ckpt_path hyperparameters failed" in capsys.readouterr().err
+
+
+def test_the_trainer_arguments_can_go_at_the_top_level_of_a_parser() -> None:
+    parser = LightningArgumentParser()
+    parser.add_lightning_class_args(Trainer, None)
+    assert parser.parse_args(["--max_epochs=3", "--accelerator=cpu"]).max_epochs == 3
+    with pytest.raises(MisconfigurationException, match="needs a nested_key"):
+        parser.add_lightning_class_args(Trainer, None, subclass_mode=True)
+
+
+def test_add_lr_scheduler_args_takes_lightnings_tuple_of_scheduler_types() -> None:
+    parser = LightningArgumentParser()
+    parser.add_lr_scheduler_args(LRSchedulerTypeTuple)
+    parsed = parser.parse_args(["--lr_scheduler=ReduceLROnPlateau", "--lr_scheduler.monitor=val_loss"])
+    assert parsed.lr_scheduler.class_path.endswith("ReduceLROnPlateau")
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_a_profiler_class_takes_arguments_its_signature_does_not_name_as_dict_kwargs() -> None:
+    from accelplug.profilers import PyTorchProfiler
+
+    args = ["--trainer.profiler=PyTorchProfiler", "--trainer.profiler.dirpath=prof"]
+    args += ["--trainer.profiler.dict_kwargs.profile_memory=true"]  # torch.profiler's, through **profiler_kwargs
+    cli = LightningCLI(BoringModel, run=False, args=["--trainer.logger=false", *args])
+    assert isinstance(cli.trainer.profiler, PyTorchProfiler) and cli.trainer.profiler.dirpath == "prof"
+    assert cli.config.trainer.profiler.dict_kwargs == {"profile_memory": True}
+
+
+@pytest.mark.usefixtures("argv_alone")
+def test_tensorboard_logger_offers_the_summary_writers_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tensorboard", reason="the SummaryWriter's arguments come from tensorboard")
+    args = ["--trainer.logger=TensorBoardLogger", "--trainer.logger.comment=run1", "--print_config"]
+    with pytest.raises(SystemExit):
+        LightningCLI(BoringModel, run=False, args=args)
+    assert yaml.safe_load(capsys.readouterr().out)["trainer"]["logger"]["init_args"]["comment"] == "run1"

@@ -118,6 +118,11 @@ MORE_NAMES = (
     "lightning.pytorch.utilities.types.OptimizerLRScheduler",
     "lightning.pytorch.utilities.combined_loader.CombinedLoader",
     "lightning.pytorch.utilities.exceptions.MisconfigurationException",
+    # public names of public modules that Lightning's own tests import (scripts/lightning_tests, plain redirect)
+    "lightning.pytorch.accelerators.cpu.get_cpu_stats",
+    "lightning.pytorch.utilities.memory.recursive_detach",
+    "lightning.pytorch.overrides.distributed.UnrepeatedDistributedSampler",
+    "lightning.pytorch.overrides.distributed.UnrepeatedDistributedSamplerWrapper",
 )
 
 #: Lightning modules a project imports from, each checked at accelplug's matching path (``pytorch_lightning``

@@ -1,5 +1,6 @@
 """Logger behaviours Lightning's own tests check: folders through ``name``/``version``, the graph before ``fit``, the
-Trainer's ``log_dir`` with a logger that is not a file logger, and ``LearningRateMonitor``'s names as groups grow."""
+Trainer's ``log_dir`` with a logger that is not a file logger, ``LearningRateMonitor``'s names as groups grow, and
+a ``step`` the module logs becoming its row's step."""
 
 from __future__ import annotations
 
@@ -108,3 +109,52 @@ def test_lr_monitor_names_a_grown_optimizer_as_lightning_does(tmp_path: Path) ->
         theirs = _growing_fit(lightning, tmp_path / "lightning")
     assert list(ours) == list(theirs) == ["lr-SGD/pg1", "lr-SGD/pg2"]
     assert ours == theirs
+
+
+def _rows_with_a_logged_step(framework: Any, root: Path) -> list[tuple[dict[str, float], int | None]]:
+    """The rows a logger receives when the module logs a ``step`` of its own at each epoch's end."""
+
+    import importlib
+
+    theirs = framework is lightning
+    base_logger = lightning.pytorch.loggers.Logger if theirs else Logger
+    base = importlib.import_module("lightning.pytorch.demos.boring_classes").BoringModel if theirs else BoringModel
+
+    class Rows(base_logger):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[tuple[dict[str, float], int | None]] = []
+
+        name, version = "rows", 0
+
+        def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+            self.rows.append((dict(metrics), step))
+
+        def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+            pass
+
+    class LogsAStep(base):  # type: ignore[misc, valid-type]
+        def on_train_epoch_end(self) -> None:
+            self.log_dict({"step": 10.0 * (self.current_epoch + 1), "train_acc": 0.5})
+
+    logger = Rows()
+    trainer = framework.Trainer(
+        default_root_dir=root,
+        max_epochs=2,
+        limit_train_batches=2,
+        limit_val_batches=0,
+        logger=logger,
+        log_every_n_steps=1,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+    )
+    trainer.fit(LogsAStep())
+    return logger.rows
+
+
+def test_a_logged_step_is_the_rows_step_and_leaves_the_row_as_in_lightning(tmp_path: Path) -> None:
+    ours = _rows_with_a_logged_step(__import__("accelplug"), tmp_path / "accelplug")
+    with quiet_lightning():
+        theirs = _rows_with_a_logged_step(lightning, tmp_path / "lightning")
+    assert ours == theirs == [({"train_acc": 0.5}, 10), ({"train_acc": 0.5}, 20)]

@@ -78,9 +78,9 @@ class GradientAccumulationScheduler(Callback):
             )
         if trainer.accumulate_grad_batches != 1:
             raise MisconfigurationException(
-                f"Trainer(accumulate_grad_batches={trainer.accumulate_grad_batches}) and the "
-                "`GradientAccumulationScheduler` callback both set the accumulation. Either remove "
-                "`accumulate_grad_batches` from the Trainer or remove the callback."
+                "You have set `accumulate_grad_batches` and are using the `GradientAccumulationScheduler` callback: "
+                f"Trainer(accumulate_grad_batches={trainer.accumulate_grad_batches}) and the callback both set the "
+                "accumulation. Either remove `accumulate_grad_batches` from the Trainer or remove the callback."
             )
 
     def on_train_epoch_start(self, trainer: Any, *_: Any) -> None:

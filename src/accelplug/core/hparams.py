@@ -22,6 +22,10 @@ module and the datamodule record hyper-parameters by the same rules, Lightning's
 What goes into ``hparams`` must survive ``pickle`` to be written into a checkpoint or handed to a spawned
 process (:func:`is_picklable`); :func:`clean_namespace` drops what does not, with Lightning's warning, when a
 Trainer call starts.
+
+A class built by ``LightningCLI`` records the configuration it was built from instead of its arguments' values
+(:func:`hyperparameters_given`): an injected object (an activation module, an optimizer factory) is written as
+its ``class_path``/``init_args`` and ``load_from_checkpoint`` builds it again from there.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ import inspect
 import pickle
 import types
 from argparse import Namespace
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import fields, is_dataclass
 from typing import Any, ClassVar
 
@@ -45,6 +51,7 @@ __all__ = [
     "clean_namespace",
     "collect_init_args",
     "get_init_args",
+    "hyperparameters_given",
     "is_picklable",
     "parse_class_init_keys",
     "save_hyperparameters",
@@ -213,14 +220,41 @@ def _chosen(obj: Any, args: tuple[Any, ...], arguments: dict[str, Any]) -> Any:
     return {arg: arguments[arg] for arg in args if isinstance(arg, str)}
 
 
+#: The class being built by a builder that knows its configuration, and that configuration (see below).
+_GIVEN: ContextVar[tuple[type, dict[str, Any]] | None] = ContextVar("accelplug_given_hyperparameters", default=None)
+
+
+@contextmanager
+def hyperparameters_given(class_type: type, hparams: dict[str, Any], instantiator: str) -> Iterator[None]:
+    """While building ``class_type``, its ``save_hyperparameters()`` records ``hparams`` (plus ``_instantiator``:
+    the import path of the function that builds the class from them) instead of the ``__init__`` arguments.
+
+    ``LightningCLI`` builds the model and data module under it, so a checkpoint holds the configuration of
+    injected objects, which ``load_from_checkpoint`` can build again, rather than the objects. Only an object of
+    exactly ``class_type`` reads it: another mixin class built inside its ``__init__`` records its own arguments.
+    """
+    token = _GIVEN.set((class_type, {**hparams, "_instantiator": instantiator}))
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
+
+
+def _given_for(obj: Any) -> dict[str, Any] | None:
+    given = _GIVEN.get()
+    return dict(given[1]) if given is not None and type(obj) is given[0] else None
+
+
 def save_hyperparameters(
     obj: Any,
     *args: Any,
     ignore: Sequence[str] | str | None = None,
     frame: types.FrameType | None = None,
+    given_hparams: dict[str, Any] | None = None,
 ) -> None:
     """Record ``obj``'s hyper-parameters in ``obj.hparams`` (the rules are this module's docstring);
-    :meth:`HyperparametersMixin.save_hyperparameters` is the method users call."""
+    :meth:`HyperparametersMixin.save_hyperparameters` is the method users call. ``given_hparams`` stands for the
+    ``__init__`` arguments (a builder that knows the configuration passes it)."""
     if len(args) == 1 and not isinstance(args[0], str) and not args[0]:
         return  # an empty container: nothing to record
     if frame is None:
@@ -229,7 +263,8 @@ def save_hyperparameters(
     if not isinstance(frame, types.FrameType):
         raise AttributeError("There is no `frame` available while being required.")
     ignored = _normalized_ignore(ignore)
-    arguments = {k: v for k, v in _recorded_arguments(obj, frame).items() if k not in ignored}
+    recorded = _recorded_arguments(obj, frame) if given_hparams is None else given_hparams
+    arguments = {k: v for k, v in recorded.items() if k not in ignored}
     obj._set_hparams(_chosen(obj, args, arguments))
     obj.remove_ignored_hparams(ignored)
     import torch
@@ -272,7 +307,7 @@ class HyperparametersMixin:
         if frame is None:
             caller = inspect.currentframe()
             frame = caller.f_back if caller is not None else None
-        save_hyperparameters(self, *args, ignore=ignore, frame=frame)
+        save_hyperparameters(self, *args, ignore=ignore, frame=frame, given_hparams=_given_for(self))
 
     def _set_hparams(self, hp: Any) -> None:
         hp = self._to_hparams_dict(hp)

@@ -10,6 +10,11 @@ this machine lacks are loaded on the CPU.
 ``save_hparams_to_yaml``/``load_hparams_from_yaml`` (and the CSV pair) are the files the loggers write
 (``hparams.yaml``) and ``hparams_file=`` reads: YAML as Lightning writes it, a value YAML cannot hold left
 out with a warning.
+
+A module or datamodule ``LightningCLI`` built records its configuration and ``_instantiator``, the import path of
+:func:`instantiate_module`; loading such a checkpoint builds it with that function (jsonargparse turns each
+``class_path``/``init_args`` back into an object). Only the paths in :data:`TRUSTED_INSTANTIATORS` are followed,
+and a ``_class_path`` must name a subclass already imported: a checkpoint cannot make the loader import code.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 import csv
 import inspect
 import os
+import sys
 import warnings
 from argparse import Namespace
 from collections.abc import Iterator
@@ -32,12 +38,15 @@ from ..overrides import overrides
 
 __all__ = [
     "CHECKPOINT_PAST_HPARAMS_KEYS",
+    "TRUSTED_INSTANTIATORS",
     "MissingPackageError",
+    "UntrustedCheckpointError",
     "convert",
     "export_onnx",
     "export_tensorrt",
     "export_torchscript",
     "hparams_yaml_text",
+    "instantiate_module",
     "jit_reading",
     "load_from_checkpoint",
     "load_hparams_from_tags_csv",
@@ -49,6 +58,20 @@ __all__ = [
 
 #: Where checkpoints of Lightning 0.7 kept the hyper-parameters (still read, as Lightning does).
 CHECKPOINT_PAST_HPARAMS_KEYS = ("hparams", "module_arguments")
+
+#: The ``_instantiator`` paths a checkpoint may name (each means :func:`instantiate_module`): Lightning's, which
+#: accelplug writes so its checkpoints load in Lightning too, and accelplug's own. Add a path only for code you trust:
+#: loading calls it.
+TRUSTED_INSTANTIATORS: set[str] = {
+    "lightning.pytorch.cli.instantiate_module",
+    "pytorch_lightning.cli.instantiate_module",
+    "accelplug.pytorch.cli.instantiate_module",
+    "accelplug.lightning_cli.instantiate_module",
+}
+
+
+class UntrustedCheckpointError(MisconfigurationException):
+    """A checkpoint names code to run that is not trusted (a ``ValueError``, as Lightning raises)."""
 
 
 def _filesystem(path: str | os.PathLike[str]) -> Any:
@@ -250,14 +273,62 @@ def _saved_arguments(cls: Any, checkpoint: dict[str, Any], init_names: list[str]
     return dict(saved)
 
 
+def instantiate_module(class_type: type, config: dict[str, Any]) -> Any:
+    """``class_type`` (or the subclass ``config["_class_path"]`` names) built from a configuration as
+    ``LightningCLI`` records it: each ``{"class_path", "init_args"}`` value becomes the object it describes."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(exit_on_error=False)
+    if "_class_path" in config:
+        parser.add_subclass_arguments(class_type, "module", fail_untyped=False)
+        rest = {k: v for k, v in config.items() if k != "_class_path"}
+        config = {"class_path": config["_class_path"], "dict_kwargs": rest}
+    else:
+        parser.add_class_arguments(class_type, "module", fail_untyped=False)
+    parsed = parser.parse_object({"module": config})
+    instantiate = getattr(parser, "instantiate", None) or parser.instantiate_classes  # its name before 4.49
+    return instantiate(parsed).module
+
+
+def _imported_subclass(class_path: Any, cls: type) -> bool:
+    """Whether ``class_path`` names a subclass of ``cls`` in a module imported already (nothing is imported)."""
+    if not isinstance(class_path, str):
+        return False
+    module_name, _, name = class_path.rpartition(".")
+    found = getattr(sys.modules.get(module_name), name, None)
+    return isinstance(found, type) and issubclass(found, cls)
+
+
+def _checked_instantiator(cls: Any, arguments: dict[str, Any]) -> bool:
+    """Whether the checkpoint asks for :func:`instantiate_module` (refusing any other code it names)."""
+    path = arguments.pop("_instantiator", None)
+    if path is None:
+        return False
+    if not isinstance(path, str) or path not in TRUSTED_INSTANTIATORS:
+        raise UntrustedCheckpointError(
+            f"load_from_checkpoint: the checkpoint's instantiator {path!r} is not in the allowlist of trusted "
+            f"instantiators ({sorted(TRUSTED_INSTANTIATORS)}), so it was blocked: calling it would run code the "
+            "checkpoint names. If you trust this checkpoint, add the path to "
+            "accelplug.core.saving.TRUSTED_INSTANTIATORS before loading."
+        )
+    class_path = arguments.get("_class_path")
+    if class_path is not None and not _imported_subclass(class_path, cls):
+        raise UntrustedCheckpointError(
+            f"load_from_checkpoint: the class {class_path!r} the checkpoint asks for does not resolve to an already "
+            f"imported subclass of {cls.__name__}, so it was blocked (importing it would run code the checkpoint "
+            "names). If you trust this checkpoint, import the module that defines the class before loading."
+        )
+    return True
+
+
 def _build(cls: Any, checkpoint: dict[str, Any], given: dict[str, Any]) -> Any:
     parameters = inspect.signature(cls.__init__).parameters
     init_names = [n for n, p in list(parameters.items())[1:] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     arguments = {**_saved_arguments(cls, checkpoint, init_names), **given}
-    arguments.pop("_instantiator", None)  # LightningCLI's marker: accelplug builds the class itself
+    from_config = _checked_instantiator(cls, arguments)
     if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         arguments = {k: v for k, v in arguments.items() if k in init_names}
-    return cls(**arguments)
+    return instantiate_module(cls, arguments) if from_config else cls(**arguments)
 
 
 def load_from_checkpoint(

@@ -27,7 +27,7 @@ from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 from ..errors import MisconfigurationException, did_you_mean
 from .lengths import sized_len
 
-__all__ = ["MODES", "CombinedLoader", "TrainingBatches"]
+__all__ = ["MODES", "CombinedLoader", "TrainingBatches", "holds_only_primitives"]
 
 MODES = ("min_size", "max_size_cycle", "max_size", "sequential")
 
@@ -47,7 +47,7 @@ class CombinedLoader(Iterator[tuple[Any, int, int]]):
             )
         self._iterables = iterables
         self._mode = mode
-        self._flattened, self._spec = tree_flatten(iterables, is_leaf=_holds_only_primitives)
+        self._flattened, self._spec = tree_flatten(iterables, is_leaf=holds_only_primitives)
         self._limits: list[int | float] | None = None
         self._iterator: _Steps | None = None
 
@@ -136,7 +136,7 @@ class CombinedLoader(Iterator[tuple[Any, int, int]]):
         return {**self.__dict__, "_iterator": None}
 
 
-def _holds_only_primitives(node: Any) -> bool:
+def holds_only_primitives(node: Any) -> bool:
     """A list, tuple or dict of numbers and strings (``[1, 2, 3]``) is one iterable, not a nesting of them (as in
     Lightning, where such a list is a loader of its own)."""
     if isinstance(node, Mapping):

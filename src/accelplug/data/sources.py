@@ -28,6 +28,8 @@ __all__ = [
 
 _METHOD = {"fit": "train_dataloader", "validate": "val_dataloader", "test": "test_dataloader",
            "predict": "predict_dataloader"}  # fmt: skip
+#: The stages that go over their data once a call (validation runs again every epoch of a fit).
+_ONE_PASS = ("test", "predict")
 _ARGUMENT = {"fit": "train_dataloaders", "validate": "val_dataloaders / dataloaders", "test": "dataloaders",
              "predict": "dataloaders"}  # fmt: skip
 
@@ -100,13 +102,17 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
     """
     from .combined_loader import CombinedLoader
 
-    several = (isinstance(value, (list, tuple)) and value and all(isinstance(v, DataLoader) for v in value)) or (
-        isinstance(value, dict) and value and all(isinstance(v, DataLoader) for v in value.values())
+    # A dict is never itself a loader (iterating it gives its keys): every value is one, a DataLoader or any
+    # re-iterable (``{"a": [0, 1], "b": [2, 3]}``, as Lightning's CombinedLoader takes it).
+    # Nor is a list of iterators, or of lists of numbers (``[[0, 1], [2, 3]]``: two loaders, as Lightning reads it).
+    several = (isinstance(value, (list, tuple)) and value and all(_loader_in_list(v) for v in value)) or (
+        isinstance(value, dict) and value and all(_iterable_loader(v) for v in value.values())
     )
+    once = stage in _ONE_PASS
     if stage == "fit" and several:
         value = CombinedLoader(value, "max_size_cycle")
     if isinstance(value, CombinedLoader):
-        value.flattened = [check_loader(loader, what) for loader in value.flattened]
+        value.flattened = [check_loader(loader, what, once=once) for loader in value.flattened]
         if stage == "predict" and value.mode != "sequential":
             raise _SequentialOnly(
                 f"{what} is a CombinedLoader(mode={value.mode!r}): `trainer.predict()` only supports the "
@@ -116,9 +122,24 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
             return [value]
         return list(value.flattened)
     if stage == "fit" or not several:
-        return [check_loader(value, what)]
+        return [check_loader(value, what, once=once)]
     loaders = list(value.values()) if isinstance(value, dict) else list(value)
-    return [check_loader(loader, what) for loader in loaders]
+    return [check_loader(loader, what, once=once) for loader in loaders]
+
+
+def _iterable_loader(value: Any) -> bool:
+    """A DataLoader, or another iterable that is not a string, a mapping or a Dataset (which yields samples)."""
+    if isinstance(value, DataLoader):
+        return True
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping, Dataset))
+
+
+def _loader_in_list(value: Any) -> bool:
+    """An item that makes a list a list of loaders rather than of batches."""
+    from .combined_loader import holds_only_primitives
+
+    numbers = isinstance(value, (list, tuple)) and bool(value) and holds_only_primitives(value)
+    return isinstance(value, DataLoader) or _one_shot(value) or numbers
 
 
 def refuse_sequential_fit(loader: Any) -> None:
@@ -138,12 +159,13 @@ class _SequentialOnly(MisconfigurationException, ValueError):
     configuration error."""
 
 
-def check_loader(loader: Any, what: str) -> Any:
+def check_loader(loader: Any, what: str, *, once: bool = False) -> Any:
     """``loader`` if it can be iterated once per epoch; a clear error for what cannot.
 
     A generator or iterator would be empty from the second epoch on, a ``Dataset`` would yield
     unbatched samples, and a number or None is a mistake in the call: each is refused with what to
-    pass instead, rather than training on the wrong data without a word.
+    pass instead, rather than training on the wrong data without a word. ``once``: the stage goes over its data
+    once (``test``, ``predict``), so a generator or iterator is taken, as Lightning takes it.
     """
     if isinstance(loader, DataLoader):
         return loader
@@ -152,7 +174,7 @@ def check_loader(loader: Any, what: str) -> Any:
             f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
             f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
         )
-    if _one_shot(loader):
+    if _one_shot(loader) and not once:
         raise MisconfigurationException(
             f"{what} got a {type(loader).__name__} (a one-shot iterator or generator): it would be empty from the "
             "second epoch on. Pass a DataLoader, or a list of batches, which can be iterated once per epoch."

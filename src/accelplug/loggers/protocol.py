@@ -2,7 +2,9 @@
 
 A logger is anything with ``log_metrics(metrics, step)`` (:func:`is_logger`): a subclass of
 :class:`~accelplug.loggers.Logger`, a Lightning logger, or a hand-written object; the rest of the protocol is
-called where present.
+called where present. The Trainer makes these calls on every process, as Lightning does (all but
+``after_save_checkpoint``); a logger that must write once decorates its methods with ``rank_zero_only``, as the
+built-in ones do, and one that records every rank (a per-process file, say) leaves them plain.
 
 - ``Trainer()``: the loggers are made (:func:`trainer_loggers`), so ``trainer.logger._log_graph = True``
   works before ``fit``;

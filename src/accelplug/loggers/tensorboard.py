@@ -37,10 +37,9 @@ def tensorboard_available() -> bool:
     return module_found("numpy") and any(module_found(name) for name in ("tensorboard", "tensorboardX"))
 
 
-def _summary_writer() -> Any:
-    """torch's ``SummaryWriter`` (needs tensorboard), else tensorboardX's, as Lightning picks."""
-    name = "torch.utils.tensorboard" if importlib.util.find_spec("tensorboard") is not None else "tensorboardX"
-    return importlib.import_module(name).SummaryWriter
+#: Whether torch's ``SummaryWriter`` can be used (its ``tensorboard`` package is installed); else tensorboardX's.
+#: A module-level name: jsonargparse (LightningCLI) reads the branch it selects to find where ``**kwargs`` go.
+_TORCH_WRITER = importlib.util.find_spec("tensorboard") is not None
 
 
 def _hparams_summaries(params: dict[str, Any], metrics: dict[str, Any]) -> Any:
@@ -118,7 +117,13 @@ class FabricTensorBoardLogger(VersionedFolders, Logger):
         if self._experiment is None:
             if self.root_dir:
                 self._fs.makedirs(self.root_dir, exist_ok=True)
-            self._experiment = _summary_writer()(log_dir=self.log_dir, **self._kwargs)
+            # torch's SummaryWriter, else tensorboardX's, as Lightning picks; imported by name here so LightningCLI
+            # (jsonargparse) finds where **kwargs go and offers SummaryWriter's arguments (--trainer.logger.comment)
+            if _TORCH_WRITER:
+                from torch.utils.tensorboard import SummaryWriter
+            else:
+                from tensorboardX import SummaryWriter  # type: ignore[no-redef,import-not-found,unused-ignore]
+            self._experiment = SummaryWriter(log_dir=self.log_dir, **self._kwargs)
         return self._experiment
 
     @rank_zero_only

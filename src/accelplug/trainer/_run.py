@@ -83,9 +83,15 @@ class Run:
     def log_metrics(self, metrics: dict[str, float], step: int, epoch: int | None = None) -> None:
         """Each logger's ``log_metrics(metrics=..., step=...)`` then its ``save()``, as Lightning's logger connector
         calls them. ``logged_metrics`` keeps the values as tensors (Lightning's); ``epoch`` (an int) joins the row
-        but not ``logged_metrics``, unless the user logged an ``epoch`` of their own, which wins."""
+        but not ``logged_metrics``, unless the user logged an ``epoch`` of their own, which wins. Where an ``epoch``
+        is given (the rows Lightning writes without a step of its own: training steps, epoch ends), a ``step`` the
+        user logged is the row's step instead, taken out of the row, and no ``epoch`` is added (Lightning's rule)."""
         self.state.logged_metrics.update({k: torch.tensor(v) for k, v in metrics.items()})
-        row = metrics if epoch is None or "epoch" in metrics else {**metrics, "epoch": int(epoch)}
+        if epoch is not None and "step" in metrics:
+            row = {k: v for k, v in metrics.items() if k != "step"}
+            step = int(metrics["step"])
+        else:
+            row = metrics if epoch is None or "epoch" in metrics else {**metrics, "epoch": int(epoch)}
         for logger in self.loggers:
             logger.log_metrics(metrics=row, step=step)
             save = getattr(logger, "save", None)

@@ -101,11 +101,7 @@ def start_run(
         replaced = {type(c) for c in extra}
         callbacks = [c for c in callbacks if type(c) not in replaced] + extra
     router = _lend_log(trainer, callbacks, module, stage)
-    if profiler is None:
-        hooks = HookDispatcher(trainer, module, callbacks, on_enter=_enter(router))
-    else:
-        hooks = ProfiledHookDispatcher(trainer, module, callbacks, profiler=profiler, on_enter=_enter(router))
-        hooks.timed_methods = timed
+    hooks = _dispatcher(trainer, module, callbacks, router, datamodule, profiler, timed)
     strategy.attach_module(module)
     if strategy.local_rank == 0:
         _call_datamodule(datamodule, "prepare_data")
@@ -145,6 +141,25 @@ def start_run(
         chatty=chatty,
         datamodule=datamodule,
     )
+
+
+def _dispatcher(
+    trainer: Any,
+    module: torch.nn.Module,
+    callbacks: list[Any],
+    router: LogRouter,
+    datamodule: Any,
+    profiler: Profiler | None,
+    timed: list[tuple[Any, str, Any]],
+) -> HookDispatcher:
+    """The run's hook dispatcher: the plain one, or the one that times every hook when a profiler records."""
+    if profiler is None:
+        return HookDispatcher(trainer, module, callbacks, on_enter=_enter(router), datamodule=datamodule)
+    hooks = ProfiledHookDispatcher(
+        trainer, module, callbacks, profiler=profiler, on_enter=_enter(router), datamodule=datamodule
+    )
+    hooks.timed_methods = timed
+    return hooks
 
 
 def _configure_model(hooks: HookDispatcher, strategy: Strategy, precision: NumericPrecision, module: Any) -> None:
@@ -278,6 +293,7 @@ def _lend_log(trainer: Any, callbacks: list[Any], module: torch.nn.Module, stage
     router.has_logger = bool(trainer.loggers)
     router.collecting = stage is not Stage.PREDICTING
     router.barebones = bool(trainer.options.barebones)
+    router.sync_device = trainer.root_device if trainer.strategy.is_distributed else None
     log = getattr(module, "log", None)
     log_dict = getattr(module, "log_dict", None)
     for callback in callbacks:

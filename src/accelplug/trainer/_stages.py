@@ -125,7 +125,11 @@ def _chatty(trainer: StageHost) -> bool:
 
 
 def _open_loggers(trainer: StageHost, run: Run) -> None:
-    """The run folder and the file loggers' versions agreed by every rank (rank 0's); loggers on rank 0 only."""
+    """The run folder and the file loggers' versions agreed by every rank (rank 0's).
+
+    Every rank calls its loggers, as Lightning does (``log_metrics``, ``save``, ``log_hyperparams``,
+    ``log_graph``, ``finalize``): whether a call does anything off rank 0 is the logger's choice (the built-in
+    ones are ``rank_zero_only``; a custom logger may record every rank). Only rank 0 reads the CSV file back."""
     file_loggers = [lg for lg in trainer._loggers if isinstance(lg, _FILE_LOGGERS)]
     if file_loggers:
         # Every rank takes part, whatever it knows already: a rank whose versions were fixed earlier (a callback
@@ -136,8 +140,8 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
         for logger, version in zip(file_loggers, chosen, strict=True):
             logger._version = version
     trainer._log_dir = Path(run.strategy.broadcast_object(trainer.log_dir))
-    run.loggers = list(trainer._loggers) if trainer.is_global_zero else []
-    csv_logger = next((lg for lg in run.loggers if isinstance(lg, CSVLogger)), None)
+    run.loggers = list(trainer._loggers)
+    csv_logger = next((lg for lg in run.loggers if isinstance(lg, CSVLogger)), None) if trainer.is_global_zero else None
     run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
 
 

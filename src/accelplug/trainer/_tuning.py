@@ -110,7 +110,7 @@ def _trial_fit(run: Run, callbacks: Sequence[object], loader: Any, **limits: Any
         router.fx = fx
 
     options = dataclasses.replace(run.options, **limits)
-    hooks = HookDispatcher(run.trainer, run.module, list(callbacks), on_enter=enter)
+    hooks = HookDispatcher(run.trainer, run.module, list(callbacks), on_enter=enter, datamodule=run.datamodule)
     trial = dataclasses.replace(run, hooks=hooks, options=options, loggers=[], csv_path=None, chatty=False)
     state = trial.state
     state.should_stop, state.stop_reason = False, None
@@ -247,7 +247,7 @@ class _EvaluationTrials:
         def enter(fx: str) -> None:
             router.fx = fx
 
-        hooks = HookDispatcher(run.trainer, run.module, [], on_enter=enter)
+        hooks = HookDispatcher(run.trainer, run.module, [], on_enter=enter, datamodule=run.datamodule)
         trial = dataclasses.replace(run, hooks=hooks, loggers=[], csv_path=None, chatty=False)
         if run.stage is Stage.PREDICTING:
             PredictionLoop(trial, self.loaders, limit=self.steps).predict()

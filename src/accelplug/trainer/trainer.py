@@ -775,7 +775,7 @@ class Trainer:
 
     @property
     def num_sanity_val_batches(self) -> list[float]:
-        return [min(self.num_sanity_val_steps, count) for count in self._counts("val")]
+        return [min(self.num_sanity_val_steps, count) for count in self._counts("fit:val")]  # the fit's validation
 
     @property
     def num_test_batches(self) -> list[float]:

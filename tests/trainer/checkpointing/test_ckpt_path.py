@@ -8,6 +8,7 @@ tested at the end.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -316,7 +317,10 @@ def test_resuming_a_run_already_past_max_epochs_is_refused_as_in_lightning(tmp_p
         first.save_checkpoint(folder / "done.ckpt")
         again = framework.Trainer(max_epochs=max_epochs, enable_checkpointing=False, **options)
         try:
-            again.fit(model_cls(), ckpt_path=folder / "done.ckpt")
+            with warnings.catch_warnings():
+                # the second Trainer leaves the first's ModelCheckpoint out on purpose (both frameworks advise)
+                warnings.filterwarnings("ignore", message=".*Please add the following callbacks: ")
+                again.fit(model_cls(), ckpt_path=folder / "done.ckpt")
         except Exception as exc:
             return f"{type(exc).__name__}: {str(exc).split(':')[0].split(' but')[0]}"
         return f"epoch {again.current_epoch}"
@@ -325,3 +329,22 @@ def test_resuming_a_run_already_past_max_epochs_is_refused_as_in_lightning(tmp_p
         theirs = outcome(lightning, LightningBoringModel, tmp_path / "lightning")
     ours = outcome(accelplug, BoringModel, tmp_path / "accelplug")
     assert ours == theirs
+
+
+def test_resuming_without_a_callback_whose_state_the_checkpoint_holds_warns_naming_it(tmp_path: Path) -> None:
+    by_epoch = accelplug.callbacks.ModelCheckpoint(monitor="epoch", dirpath=tmp_path / "a")
+    by_step = accelplug.callbacks.ModelCheckpoint(monitor="step", dirpath=tmp_path / "b")
+    options: dict[str, Any] = {"limit_val_batches": 0}
+    _trainer(accelplug, tmp_path, max_epochs=1, callbacks=[by_epoch, by_step], **options).fit(_module(accelplug))
+    path = by_epoch.best_model_path
+    with warnings.catch_warnings():
+        # the resumed runs write into the folders of the first one, on purpose
+        warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
+        resumed = _trainer(accelplug, tmp_path, max_epochs=2, callbacks=[by_step], **options)
+        with pytest.warns(
+            UserWarning, match=re.escape(f"Please add the following callbacks: [{by_epoch.state_key!r}]")
+        ):
+            resumed.fit(_module(accelplug), ckpt_path=path)
+        warnings.filterwarnings("error", message=".*Please add the following callbacks")
+        complete = _trainer(accelplug, tmp_path, max_epochs=2, callbacks=[by_step, by_epoch], **options)
+        complete.fit(_module(accelplug), ckpt_path=path)  # every state has its callback: no warning

@@ -85,3 +85,27 @@ def test_a_fraction_limit_on_a_loader_without_length_asks_for_a_number_of_batche
 
     with pytest.raises(MisconfigurationException, match=r"limit_train_batches=0.5 is a fraction of an epoch"):
         fit_one(accelplug, tmp_path, train=stream, val=None, max_epochs=1, limit_train_batches=0.5)
+
+
+@pytest.mark.parametrize("mode", ["min_size", "max_size_cycle", "max_size"])
+def test_evaluation_counts_each_loader_of_a_combined_loader_and_no_sanity_check_as_lightning(
+    tmp_path: Path, mode: str
+) -> None:
+    """``num_val_batches`` has one count per loader of a ``CombinedLoader`` (whatever its mode, as Lightning counts
+    them); ``num_sanity_val_batches`` is the fit's alone, so ``validate`` leaves it empty."""
+    from tests.callbacks.parity import quiet_lightning
+    from tests.trainer.loops.both import FRAMEWORKS
+
+    counts = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Quiet(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def validation_step(self, batch: Any, batch_idx: int) -> None:
+                pass
+
+        combined = framework.pytorch.utilities.CombinedLoader({"a": [0, 1, 2], "b": [3, 4]}, mode)
+        trainer = framework.Trainer(default_root_dir=tmp_path / name, logger=False, enable_progress_bar=False)
+        with quiet_lightning(framework):
+            trainer.validate(Quiet(), combined, verbose=False)
+        counts[name] = (trainer.num_val_batches, trainer.num_sanity_val_batches)
+    assert counts["accelplug"] == counts["lightning"] == ([3, 2], [])

@@ -1,14 +1,17 @@
 """Loaders Lightning 2.6.6 accepts that are no plain ``DataLoader``, and batch limits given in other forms.
 
 An iterator class of the user's own (its ``__iter__`` may start over) and a loader whose ``__len__`` raises
-``NotImplementedError`` are accepted, their length unknown; a generator stays refused (accelplug's difference: it
-would be empty from the second epoch on). An iterable that yields nothing in some epoch ends that epoch, without
-validation, as Lightning's loop does. A whole float above 1 as a batch limit is that many batches.
+``NotImplementedError`` are accepted, their length unknown; a generator stays refused by fit (accelplug's
+difference: it would be empty from the second epoch on), taken by test and predict, which go over their data once.
+A dict of iterables, and a list of lists of numbers, are several loaders, as Lightning reads them. An iterable that
+yields nothing in some epoch ends that epoch, without validation, as Lightning's loop does. A whole float above 1
+as a batch limit is that many batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 import accelplug
 from accelplug.errors import MisconfigurationException
+from tests.callbacks.parity import quiet_lightning
 from tests.trainer.loops.both import FRAMEWORKS, VAL_SAMPLES, fit_both, fit_one, loader
 
 
@@ -95,3 +99,74 @@ def test_a_whole_float_batch_limit_above_one_is_that_many_batches(tmp_path: Path
     records = fit_both(tmp_path, max_epochs=1, limit_train_batches=3.0, limit_val_batches=1e50)
     assert records["lightning"].story["global_step"] == 3
     assert records["accelplug"].story == records["lightning"].story
+
+
+def _predict_both(tmp_path: Path, data: Callable[[], Any]) -> dict[str, Any]:
+    """What ``predict`` returns under each framework for a step that answers ``(batch, batch_idx, dataloader_idx)``."""
+    answers = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Echo(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def predict_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> Any:
+                return (batch, batch_idx, dataloader_idx)
+
+        trainer = framework.Trainer(
+            default_root_dir=tmp_path / name, limit_predict_batches=3, logger=False, enable_progress_bar=False
+        )
+        with quiet_lightning(framework):
+            answers[name] = trainer.predict(Echo(), data())
+    return answers
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        lambda: itertools.count(),
+        lambda: [itertools.count(), itertools.count(10)],
+        lambda: {"a": [0, 1], "b": [2, 3]},
+        lambda: [[0, 1], [2, 3]],
+    ],
+    ids=["an iterator", "a list of iterators", "a dict of lists", "a list of lists of numbers"],
+)
+def test_prediction_reads_iterators_and_collections_of_iterables_as_lightning_does(
+    tmp_path: Path, data: Callable[[], Any]
+) -> None:
+    """Prediction goes over its data once, so an iterator is taken (fit still refuses one); a dict of iterables and a
+    list of lists of numbers are several loaders, one after the other."""
+    answers = _predict_both(tmp_path, data)
+    assert answers["accelplug"] == answers["lightning"]
+
+
+def test_fit_trains_on_a_dict_of_iterables_one_batch_of_each_a_step_as_lightning_does(tmp_path: Path) -> None:
+    seen: dict[str, list[Any]] = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Records(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.layer = torch.nn.Linear(1, 1)
+                self.steps: list[Any] = []
+
+            def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+                self.steps.append((batch, batch_idx))
+                return self.layer(torch.ones(1)).sum()  # type: ignore[no-any-return]
+
+            def configure_optimizers(self) -> Any:
+                return torch.optim.SGD(self.parameters(), lr=0.1)
+
+        trainer = framework.Trainer(
+            default_root_dir=tmp_path / name,
+            max_epochs=1,
+            log_every_n_steps=1,
+            logger=False,
+            enable_progress_bar=False,
+            enable_checkpointing=False,
+            enable_model_summary=False,
+        )
+        model = Records()
+        with quiet_lightning(framework):
+            trainer.fit(model, {"a": [0, 1, 2], "b": [3, 4]})
+        seen[name] = model.steps
+    assert (
+        seen["accelplug"] == seen["lightning"] == [({"a": 0, "b": 3}, 0), ({"a": 1, "b": 4}, 1), ({"a": 2, "b": 3}, 2)]
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,17 @@ def test_predict_returns_each_batch_output_in_order(tmp_path: Path) -> None:
         torch.testing.assert_close(torch.cat(outputs), model.linear(data.dataset.tensors[0]))  # type: ignore[attr-defined]
 
 
+def test_predict_warns_once_when_a_step_returns_none_and_keeps_it_as_its_prediction(tmp_path: Path) -> None:
+    class OddOnes(LinearRegression):
+        def predict_step(self, batch: Any, batch_idx: int) -> Any:
+            return None if batch_idx % 2 else self.linear(batch[0])
+
+    with pytest.warns(UserWarning, match="predict returned None") as caught:
+        outputs = Trainer(**quiet(default_root_dir=tmp_path)).predict(OddOnes(), regression_data(n=128))
+    assert [o is None for o in outputs] == [False, True, False, True]
+    assert len([w for w in caught if "predict returned None" in str(w.message)]) == 1
+
+
 def test_training_step_returning_neither_tensor_nor_loss_dict_is_explained(tmp_path: Path) -> None:
     from accelplug import MisconfigurationException
 
@@ -140,5 +152,53 @@ def test_training_step_returning_neither_tensor_nor_loss_dict_is_explained(tmp_p
         def training_step(self, batch: Any, batch_idx: int) -> Any:
             return {"not_loss": 1.0}
 
-    with pytest.raises(MisconfigurationException, match="training_step must return a loss tensor"):
+    with pytest.raises(MisconfigurationException, match="the 'loss' key needs to be present"):
         Trainer(**quiet(max_steps=1, default_root_dir=tmp_path)).fit(Bad(), regression_data())
+
+
+def test_a_training_step_returning_a_number_is_refused_with_lightnings_phrase(tmp_path: Path) -> None:
+    from accelplug import MisconfigurationException
+
+    class Number(LinearRegression):
+        def training_step(self, batch: Any, batch_idx: int) -> Any:
+            return 5.0
+
+    with pytest.raises(MisconfigurationException, match="must return a Tensor, a dict, or None"):
+        Trainer(**quiet(max_steps=1, default_root_dir=tmp_path)).fit(Number(), regression_data())
+
+
+def test_a_training_step_may_return_any_mapping_holding_the_loss(tmp_path: Path) -> None:
+    class Output(Mapping[str, Any]):
+        def __init__(self, **values: Any) -> None:
+            self.values = values
+
+        def __getitem__(self, key: str) -> Any:
+            return self.values[key]
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(self.values)
+
+        def __len__(self) -> int:
+            return len(self.values)
+
+    class MappingOutput(LinearRegression):
+        def training_step(self, batch: Any, batch_idx: int) -> Any:
+            return Output(loss=super().training_step(batch, batch_idx))
+
+    model = MappingOutput()
+    before = model.linear.weight.detach().clone()
+    Trainer(**quiet(max_steps=2, default_root_dir=tmp_path)).fit(model, regression_data())
+    assert not torch.equal(model.linear.weight, before)
+
+
+def test_a_manual_training_step_returning_a_number_is_refused_with_lightnings_phrase(tmp_path: Path) -> None:
+    from accelplug import MisconfigurationException
+
+    class Manual(LinearRegression):
+        automatic_optimization = False
+
+        def training_step(self, batch: Any, batch_idx: int) -> Any:
+            return 5
+
+    with pytest.raises(MisconfigurationException, match="must return a Tensor or have no return"):
+        Trainer(**quiet(max_steps=1, default_root_dir=tmp_path)).fit(Manual(), regression_data())

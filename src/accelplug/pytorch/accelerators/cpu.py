@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...accelerators.cpu import CPUAccelerator
+from ...accelerators.cpu import CPUAccelerator, get_cpu_stats
 
-__all__ = ["CPUAccelerator"]
+__all__ = ["CPUAccelerator", "get_cpu_stats"]

@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from ...hardware.memory import *  # noqa: F403 - the mirror follows accelplug.utilities.memory
-from ...hardware.memory import __all__ as __all__
+from ...utilities.memory import *  # noqa: F403 - the mirror follows accelplug.utilities.memory
+from ...utilities.memory import __all__ as __all__

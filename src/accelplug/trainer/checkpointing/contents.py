@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException
 from ...strategies.base import loads_optimizers_from_checkpoint
 from ...strategies.state_dicts import SHARDED_KEY
@@ -276,9 +277,20 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
 
 
 def _restore_callbacks(run: Run, checkpoint: dict[str, Any]) -> None:
+    """Each callback's saved state back into it; a state no callback of this Trainer takes is warned about (a
+    callback left out of the resumed run would silently start afresh), with Lightning's words."""
+    saved = checkpoint.get("callbacks") or {}
     seen: dict[str, int] = {}
+    keys = []
     for callback in run.hooks.callbacks:
         key = _callback_key(callback, seen)
+        keys.append(key)
         load = getattr(callback, "load_state_dict", None)
-        if key in checkpoint.get("callbacks", {}) and callable(load):
-            load(checkpoint["callbacks"][key])
+        if key in saved and callable(load):
+            load(saved[key])
+    missing = [key for key in saved if key not in keys]
+    if missing:
+        rank_zero_warn(
+            "Be aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be provided "
+            f"during `Trainer` instantiation. Please add the following callbacks: {missing}."
+        )

@@ -22,6 +22,7 @@ from ...callbacks.base import CALLBACK_HOOKS
 from ...callbacks.early_stopping import EarlyStopping
 from ...callbacks.model_checkpoint import ModelCheckpoint
 from ...core.module import MODULE_HOOKS
+from ...distributed.rank_zero import rank_zero_warn
 from ...overrides import overrides
 
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
 
     from ...profilers import Profiler
 
-__all__ = ["CALLBACK_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
+__all__ = ["CALLBACK_HOOKS", "DATA_HOOKS", "MODULE_HOOKS", "HookDispatcher"]
+
+#: The hooks a LightningDataModule may write in the module's place: around moving a batch to the device.
+DATA_HOOKS = ("on_before_batch_transfer", "transfer_batch_to_device", "on_after_batch_transfer")
 
 #: the one do-nothing span the plain dispatcher hands out (``nullcontext`` is reusable)
 _NO_SPAN: AbstractContextManager[Any] = contextlib.nullcontext()
@@ -38,6 +42,27 @@ _NO_SPAN: AbstractContextManager[Any] = contextlib.nullcontext()
 def _is_checkpointing(callback: object) -> bool:
     """Callbacks that act on monitored metrics (checkpointing, early stopping) run after the others."""
     return isinstance(callback, (ModelCheckpoint, EarlyStopping))
+
+
+def _data_hook(name: str, module: Any, datamodule: Any) -> Callable[..., Any] | None:
+    """The datamodule's ``name`` where it writes one, else the module's (Lightning's rule, with its warnings)."""
+    in_module = overrides(module, name)
+    if overrides(datamodule, name):
+        if in_module:
+            rank_zero_warn(
+                f"You have overridden `{name}` in both the LightningModule and the LightningDataModule: the "
+                "LightningDataModule's is called, the LightningModule's is not."
+            )
+        hook: Callable[..., Any] = getattr(datamodule, name)
+        return hook
+    if not in_module:
+        return None
+    rank_zero_warn(
+        f"You have overridden `{name}` in `LightningModule` and passed a LightningDataModule that does not: the "
+        "LightningModule's is called."
+    )
+    hook = getattr(module, name)
+    return hook
 
 
 class HookDispatcher:
@@ -53,10 +78,14 @@ class HookDispatcher:
         callbacks: Sequence[object],
         *,
         on_enter: Callable[[str], None] | None = None,
+        datamodule: Any = None,
     ) -> None:
 
         self._trainer = trainer
         self._module = module
+        self._datamodule = datamodule
+        #: the batch-transfer hooks, resolved once (the datamodule's win, as in Lightning)
+        self._data_hooks: dict[str, Callable[..., Any] | None] = {}
         # Checkpointing callbacks run last, so they can save what other callbacks logged or decided.
         self.callbacks = [c for c in callbacks if not _is_checkpointing(c)] + [
             c for c in callbacks if _is_checkpointing(c)
@@ -74,6 +103,10 @@ class HookDispatcher:
         return chosen
 
     def module_hook(self, name: str) -> Callable[..., Any] | None:
+        if name in DATA_HOOKS and self._datamodule is not None:
+            if name not in self._data_hooks:
+                self._data_hooks[name] = _data_hook(name, self._module, self._datamodule)
+            return self._data_hooks[name]
         if name not in MODULE_HOOKS or not overrides(self._module, name):
             return None
         hook: Callable[..., Any] = getattr(self._module, name)

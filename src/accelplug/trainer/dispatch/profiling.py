@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.module import MODULE_HOOKS
 from ...overrides import overrides
-from .hooks import HookDispatcher, _is_checkpointing
+from .hooks import DATA_HOOKS, HookDispatcher, _is_checkpointing
 
 if TYPE_CHECKING:
     import torch
@@ -71,8 +71,9 @@ class ProfiledHookDispatcher(HookDispatcher):
         *,
         profiler: Profiler,
         on_enter: Callable[[str], None] | None = None,
+        datamodule: Any = None,
     ) -> None:
-        super().__init__(trainer, module, callbacks, on_enter=on_enter)
+        super().__init__(trainer, module, callbacks, on_enter=on_enter, datamodule=datamodule)
         self.profiler = profiler
         #: the instance methods :func:`time_methods` wrapped for this call, taken off when it ends
         self.timed_methods: list[tuple[Any, str, Any]] = []
@@ -112,6 +113,10 @@ class ProfiledHookDispatcher(HookDispatcher):
         return chosen
 
     def module_hook(self, name: str) -> Callable[..., Any] | None:
+        datamodule = self._datamodule
+        if name in DATA_HOOKS and datamodule is not None and overrides(datamodule, name):
+            hook = super().module_hook(name)
+            return self._timed(f"[LightningDataModule]{type(datamodule).__name__}.{name}", hook) if hook else None
         if name in _ONLY_WHEN_OVERRIDDEN or name not in MODULE_HOOKS:
             hook = super().module_hook(name)
         else:

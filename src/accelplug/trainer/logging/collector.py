@@ -18,7 +18,16 @@ from ...errors import MisconfigurationException
 if TYPE_CHECKING:
     from ...strategies.base import Strategy
 
-__all__ = ["RULES", "LogCollector", "LogMeta", "is_metric", "is_metric_collection", "reduction_name", "settle_bar"]
+__all__ = [
+    "RULES",
+    "LogCollector",
+    "LogMeta",
+    "is_metric",
+    "is_metric_collection",
+    "reduction_name",
+    "settle_bar",
+    "sync_step_value",
+]
 
 # (default on_step, default on_epoch, on_step allowed, on_epoch allowed) per hook.
 _STEP = (True, False, True, True)
@@ -188,10 +197,19 @@ class LogCollector:
         self._step_metrics: dict[int, Any] = {}
 
     def add(
-        self, name: str, value: Any, meta: LogMeta, batch_size: int, suffix: str = "", owner: int | None = None
+        self,
+        name: str,
+        value: Any,
+        meta: LogMeta,
+        batch_size: int,
+        suffix: str = "",
+        owner: int | None = None,
+        synced: torch.Tensor | None = None,
     ) -> None:
         """Record one ``self.log`` call (``meta``: how the value is to be treated; ``suffix``: the loader's
-        ``/dataloader_idx_N``; ``owner``: the loader of a value logged with ``add_dataloader_idx=False``)."""
+        ``/dataloader_idx_N``; ``owner``: the loader of a value logged with ``add_dataloader_idx=False``;
+        ``synced``: the step value reduced across processes (``sync_dist=True``), the epoch reduction still
+        taking this process's ``value``)."""
         on_step, on_epoch, prog_bar, logger = meta.on_step, meta.on_epoch, meta.prog_bar, meta.logger
         metric = value if is_metric(value) else None
         step_key = f"{name}_step{suffix}" if on_epoch else name + suffix
@@ -199,7 +217,7 @@ class LogCollector:
         if on_step:
             if metric is not None and not on_epoch:
                 self._step_metrics.setdefault(id(metric), metric)
-            step_value = metric._forward_cache if metric is not None else value
+            step_value = metric._forward_cache if metric is not None else value if synced is None else synced
             if isinstance(step_value, torch.Tensor):
                 detached = step_value.detach()
                 self.step_values[step_key] = self.callback_step[step_key] = self.callback_step[name + suffix] = detached
@@ -278,6 +296,23 @@ def settle_bar(metrics: dict[str, Any]) -> dict[str, Any]:
         floats = [float(t) for t in tensors]
     metrics.update(zip(pending, floats, strict=True))
     return metrics
+
+
+def sync_step_value(value: torch.Tensor, reduction: str, group: Any, device: torch.device) -> torch.Tensor:
+    """A ``sync_dist=True`` step value reduced across the processes of ``group`` (all of them when None) with its
+    ``reduce_fx``, on ``device`` (NCCL reduces device tensors only), as floating point; ``value`` when no process
+    group is set up. Every process must log it: this is a collective, the cost Lightning warns of."""
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized():
+        return value
+    reduced = value.detach().to(device=device, dtype=value.dtype if value.is_floating_point() else torch.float32)
+    reduced = reduced.clone()
+    op = {"max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}.get(reduction, dist.ReduceOp.SUM)
+    dist.all_reduce(reduced, op=op, group=group)
+    if reduction == "mean":
+        reduced = reduced / dist.get_world_size(group)
+    return reduced
 
 
 def _reduce_group(

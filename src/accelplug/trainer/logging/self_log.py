@@ -9,7 +9,10 @@ and the epoch hooks it is an *epoch* value, the mean over the epoch's batches we
 used. Hooks where logging makes no sense (``on_fit_start``, ``setup``...) refuse it clearly.
 
 Values stay detached tensors on the device until a logging step or an epoch end, where all of them
-are read back (and averaged across processes) in one go; that is the only synchronisation.
+are read back (and averaged across processes) in one go. The one exception is what the user asks for: a
+step value logged with ``sync_dist=True`` under a distributed strategy is reduced across the processes with
+its ``reduce_fx`` when it is logged, as Lightning does, so ``callback_metrics`` and the loggers show the
+reduced value on every process.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from typing import Any
 import torch
 
 from ...errors import MisconfigurationException
-from .collector import RULES, LogCollector, LogMeta, is_metric, is_metric_collection, reduction_name
+from .collector import (
+    RULES,
+    LogCollector,
+    LogMeta,
+    is_metric,
+    is_metric_collection,
+    reduction_name,
+    sync_step_value,
+)
 
 __all__ = ["LogCollector", "LogRouter", "attached_log", "is_metric"]
 
@@ -46,6 +57,9 @@ class LogRouter:
         self.collecting = True
         #: ``Trainer(barebones=True)``: every value is dropped, with Lightning's warning.
         self.barebones = False
+        #: Under a distributed strategy, the device a ``sync_dist=True`` step value is reduced on (None: one
+        #: process, nothing to reduce).
+        self.sync_device: torch.device | None = None
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
         self.fx = fx
@@ -132,13 +146,16 @@ class LogRouter:
                 "one name is one value with one meaning (on_step, on_epoch, reduce_fx, prog_bar, logger); log the "
                 "other under another name."
             )
+        synced = None
+        if sync_dist and on_step and not rank_zero_only and self.sync_device is not None and not is_metric(value):
+            synced = sync_step_value(value, reduction, sync_dist_group, self.sync_device)
         index = self.dataloader_idx
         if index is None:
-            self.collector.add(name, value, meta, size)
+            self.collector.add(name, value, meta, size, synced=synced)
         elif add_dataloader_idx:
-            self.collector.add(name, value, meta, size, suffix=f"/dataloader_idx_{index}")
+            self.collector.add(name, value, meta, size, suffix=f"/dataloader_idx_{index}", synced=synced)
         else:
-            self.collector.add(name, value, meta, size, owner=index)
+            self.collector.add(name, value, meta, size, owner=index, synced=synced)
 
     def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
         """Each entry logged as ``self.log`` would; a torchmetrics ``MetricCollection`` gives its metrics under

@@ -3,13 +3,14 @@ optimization refuses."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["check_manual_options", "explain_backward", "loss_of"]
+__all__ = ["check_manual_options", "check_manual_output", "explain_backward", "loss_of"]
 
 
 def loss_of(output: Any) -> torch.Tensor | None:
@@ -18,15 +19,32 @@ def loss_of(output: Any) -> torch.Tensor | None:
         return output
     if output is None:
         return None
-    loss = output.get("loss") if isinstance(output, dict) else None
+    if not isinstance(output, Mapping):
+        raise MisconfigurationException(
+            f"training_step returned a {type(output).__name__}: in automatic optimization it must return a Tensor, a "
+            "dict, or None (the loss tensor itself, a dict with the loss under 'loss', or None to skip the batch)."
+        )
+    loss = output.get("loss")
     if isinstance(loss, torch.Tensor):
         return loss
+    if "loss" in output:
+        raise MisconfigurationException(
+            f"training_step returned a dict whose 'loss' is a {type(loss).__name__}: it must be the loss tensor, "
+            "computed from the module's parameters."
+        )
     raise MisconfigurationException(
-        "training_step must return a loss tensor, a dict with a 'loss' tensor, or None to skip the batch; "
-        f"it returned {type(output).__name__}"
-        + (f" with keys {sorted(map(str, output))}" if isinstance(output, dict) else "")
-        + "."
+        f"training_step returned a dict with keys {sorted(map(str, output))}: in automatic optimization the 'loss' "
+        "key needs to be present, holding the loss tensor (or return None to skip the batch)."
     )
+
+
+def check_manual_output(output: Any) -> None:
+    """Manual optimization: what ``training_step`` may return (Lightning refuses anything else)."""
+    if output is not None and not isinstance(output, (torch.Tensor, Mapping)):
+        raise MisconfigurationException(
+            f"training_step returned a {type(output).__name__}: with manual optimization it must return a Tensor or "
+            "have no return (a dict of values is also taken); the optimizers step inside it."
+        )
 
 
 def explain_backward(loss: torch.Tensor, step: int, exc: RuntimeError) -> Exception:

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...data.combined_loader import CombinedLoader, TrainingBatches
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
-from ..state import RunningStage, Stage
+from ..state import RunningStage, Stage, TrainerFn
 from ._counters import EvaluationRecord, forget_sanity_check
+from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
 from ._modes import ModuleModes
 from ._readback import finish_eval_epoch, log_row, output_scalars, returns_metrics
@@ -67,6 +69,14 @@ def step_accepts(method: Callable[..., Any]) -> int:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             count += 1
     return count
+
+
+def _counts(loader: Any, limit: float | int, option: str) -> list[float]:
+    """Batches per loader, as Lightning counts them: each loader of a ``CombinedLoader`` (in any mode) on its own."""
+    inner = loader.combined if isinstance(loader, TrainingBatches) else loader
+    if isinstance(inner, CombinedLoader):
+        return [count_batches(each, limit, option) for each in inner.flattened]
+    return [count_batches(loader, limit, option)]
 
 
 class DataloaderIdxError(MisconfigurationException, RuntimeError):
@@ -129,6 +139,10 @@ class EvaluationLoop:
         self._seen: dict[int, int] = {}
         self._recorded = False
         self.arity = step_accepts(self.method)
+        #: ``validation_step(self, dataloader_iter)``: the step fetches its own batches (``_dataloader_iter.py``)
+        self.fetches_itself = takes_dataloader_iter(self.method)
+        if self.fetches_itself:
+            warn_dataloader_iter(self.step_name)
         #: After :meth:`evaluate`: keys logged with ``add_dataloader_idx=False`` and the loader that logged them.
         self.owners: dict[str, int] = {}
         #: whether returned scalars are metrics (a plain module's are; a LightningModule logs with self.log only)
@@ -153,8 +167,10 @@ class EvaluationLoop:
         if not self._recorded:  # trainer.val_dataloaders/num_val_batches... (Lightning's)
             self._recorded = True
             option = f"limit_{self.short}_batches"
-            counts = [count_batches(loader, self._limit, option) for loader in self._loaders]
+            counts = [count for loader in self._loaders for count in _counts(loader, self._limit, option)]
             self.run.state.data[self.short] = (list(self._loaders), counts)
+            if self.run.state.fn is TrainerFn.FITTING:  # trainer.num_sanity_val_batches: the fit's alone
+                self.run.state.data[f"fit:{self.short}"] = (list(self._loaders), counts)
         return self._loaders
 
     def _note_loaded(self) -> None:
@@ -232,7 +248,9 @@ class EvaluationLoop:
     def _evaluate(self, *, publish: bool, max_batches: int | None) -> dict[str, float]:
         hooks, module = self.run.hooks, self.run.module
         loaders, limits = self.loaders, self.limits  # asked for first, as in Lightning
-        hook_names = (self.step_name, f"on_{self.prefix}_batch_start", f"on_{self.prefix}_batch_end")
+        hook_names: tuple[str, ...] = (self.step_name, f"on_{self.prefix}_batch_start", f"on_{self.prefix}_batch_end")
+        if self.fetches_itself:  # its batches' dataloader_idx is in what it fetches
+            hook_names = hook_names[1:]
         check_dataloader_idx(module, hook_names, self.short, several=len(loaders) > 1)
         self._set_epoch()
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
@@ -249,21 +267,17 @@ class EvaluationLoop:
         hooks.call(f"on_{self.prefix}_epoch_start")
         returned: dict[str, torch.Tensor] = {}
         counts: dict[str, int] = {}
-        progress = self.progress
+        if max_batches is not None:
+            limits = [max_batches if limit is None else min(limit, max_batches) for limit in limits]
         record = EvaluationRecord(self.run.state, self.prefix)
-        for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
-            if max_batches is not None:
-                limit = max_batches if limit is None else min(limit, max_batches)
-            if progress is not None:
-                progress.eval_start(self.short if max_batches is None else "sanity check", epoch_length(loader, limit))
-            self.run.router.dataloader_idx = index if len(loaders) > 1 else None
-            try:
-                done = self._run_loader(loader, index, limit, collector, returned, counts, publish=publish)
-            finally:
-                self.run.router.dataloader_idx = None  # the epoch hooks' values join every loader's results
-            record.add(done)
-            if progress is not None:
-                progress.eval_end()
+        label = self.short if max_batches is None else "sanity check"
+        try:
+            if self.fetches_itself:
+                record.add(self._run_iterator(limits, collector, returned, counts, label=label, publish=publish))
+            else:
+                self._run_loaders(limits, collector, returned, counts, record, label=label, publish=publish)
+        finally:
+            self.run.router.dataloader_idx = None  # the epoch hooks' values join every loader's results
         # What the steps logged is in callback_metrics before the epoch-end hooks (as Lightning's), what those
         # hooks log after them.
         # The loggers get one row with both, as Lightning writes it.
@@ -312,11 +326,7 @@ class EvaluationLoop:
             run.router.fx = f"{self.prefix}_step"
             with self.step_context(), hooks.strategy_span(self.step_name):
                 output = self._step(batch, batch_idx, extra)
-            for name, value in output_scalars(output if self.returned_metrics else None, f"{self.short}_loss").items():
-                key = name + suffix
-                value = value.to(device=run.device, dtype=torch.float32)
-                returned[key] = returned[key] + value if key in returned else value
-                counts[key] = counts.get(key, 0) + 1
+            self._add_returned(output, suffix, returned, counts)
             run.router.enter(f"on_{self.prefix}_batch_end", collector)
             hooks.call(f"on_{self.prefix}_batch_end", output, batch, batch_idx, *extra)
             if collector.step_values:
@@ -324,6 +334,83 @@ class EvaluationLoop:
             if self.progress is not None:
                 self.progress.eval_tick()
         return batch_idx + 1
+
+    def _run_loaders(
+        self,
+        limits: list[int | None],
+        collector: LogCollector,
+        returned: dict[str, torch.Tensor],
+        counts: dict[str, int],
+        record: EvaluationRecord,
+        *,
+        label: str,
+        publish: bool,
+    ) -> None:
+        """Every loader in turn, each to its limit."""
+        progress, loaders = self.progress, self.loaders
+        for index, (loader, limit) in enumerate(zip(loaders, limits, strict=True)):
+            if progress is not None:
+                progress.eval_start(label, epoch_length(loader, limit))
+            self.run.router.dataloader_idx = index if len(loaders) > 1 else None
+            record.add(self._run_loader(loader, index, limit, collector, returned, counts, publish=publish))
+            if progress is not None:
+                progress.eval_end()
+
+    def _run_iterator(
+        self,
+        limits: list[int | None],
+        collector: LogCollector,
+        returned: dict[str, torch.Tensor],
+        counts: dict[str, int],
+        *,
+        label: str,
+        publish: bool,
+    ) -> int:
+        """A step that fetches its own batches: one iterator over every loader in turn; the batch hooks get the last
+        batch fetched (``_dataloader_iter.py``). Returns the steps run."""
+        run, hooks, loaders = self.run, self.run.hooks, self.loaders
+        several = len(loaders) > 1
+        lengths = [epoch_length(loader, limit) for loader, limit in zip(loaders, limits, strict=True)]
+        fetching = [hooks.fetching(loader, f"[_EvaluationLoop].{self.short}_next") for loader in loaders]
+        total = None if None in lengths else sum(n or 0 for n in lengths)
+        source = DataloaderIter(chained(zip(fetching, lengths, strict=True)), total)
+        if self.progress is not None:
+            self.progress.eval_start(label, total)
+        steps = 0
+        for steps, _ in iterator_steps(source, first=1):
+            index = source.dataloader_idx
+            run.router.dataloader_idx = index if several else None
+            run.router.enter(f"on_{self.prefix}_batch_start", collector, source.batch)
+            hooks.call(f"on_{self.prefix}_batch_start", source.batch, source.batch_idx, *((index,) if several else ()))
+            run.router.fx = f"{self.prefix}_step"
+            try:
+                with self.step_context(), hooks.strategy_span(self.step_name):
+                    output = self.method(source)
+            except StopIteration:  # the step found the iterator exhausted: the evaluation ends (Lightning's)
+                steps -= 1
+                break
+            index = source.dataloader_idx
+            self._add_returned(output, f"/dataloader_idx_{index}" if several else "", returned, counts)
+            run.router.enter(f"on_{self.prefix}_batch_end", collector)
+            extra = (index,) if several else ()
+            hooks.call(f"on_{self.prefix}_batch_end", output, source.batch, source.batch_idx, *extra)
+            if collector.step_values:
+                self._log_step_values(collector, index, publish)
+            if self.progress is not None:
+                self.progress.eval_tick()
+        if self.progress is not None:
+            self.progress.eval_end()
+        return steps
+
+    def _add_returned(
+        self, output: Any, suffix: str, returned: dict[str, torch.Tensor], counts: dict[str, int]
+    ) -> None:
+        """A step's returned scalars, summed per name for the epoch's mean (a plain module's; ``loss`` renamed)."""
+        for name, value in output_scalars(output if self.returned_metrics else None, f"{self.short}_loss").items():
+            key = name + suffix
+            value = value.to(device=self.run.device, dtype=torch.float32)
+            returned[key] = returned[key] + value if key in returned else value
+            counts[key] = counts.get(key, 0) + 1
 
     def _log_step_values(self, collector: LogCollector, index: int, publish: bool) -> None:
         """``self.log(..., on_step=True)`` in an evaluation step: one logger row per batch (``name_step``

@@ -11,8 +11,10 @@ Resuming exactly is :mod:`._resume`; how SIGTERM/SIGINT stop the loop with no wo
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,15 +22,22 @@ import torch
 
 from ...callbacks.timer import Timer
 from ...errors import MisconfigurationException
-from ..checkpointing.format import capture_rng_state
+from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..display.progress import ProgressDisplay
 from ..logging.collector import LogCollector
 from ..state import StopReason
 from ._compile_time import timed_first_batch
 from ._counters import leave_epoch, start_training_epoch
+from ._dataloader_iter import (
+    DataloaderIter,
+    iterator_steps,
+    single_loader,
+    takes_dataloader_iter,
+    warn_dataloader_iter,
+)
 from ._forward_only import ForwardOnly
 from ._limits import Limits
-from ._losses import explain_backward, loss_of
+from ._losses import check_manual_output, explain_backward, loss_of
 from ._modes import warn_if_modules_in_eval_mode
 from ._readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
 from ._resume import epoch_batches, resume_position
@@ -40,7 +49,10 @@ if TYPE_CHECKING:
     from ..process.interrupts import SignalGuard
     from .evaluation import EvaluationLoop
 
-__all__ = ["FitLoop"]
+__all__ = ["NO_BATCH", "FitLoop"]
+
+#: What a batch "step" gives when the loader yielded ``None``: ``on_train_batch_end`` then gets ``None``.
+NO_BATCH = object()
 
 
 class FitLoop:
@@ -81,6 +93,11 @@ class FitLoop:
         self._val_offset = 0  # batches before this epoch, when val_check_interval counts across epochs
         self._val_every_s: float | None = None  # this epoch's time-based val_check_interval (seconds)
         self._last_val = 0.0  # time.monotonic() at the last validation's end or the start of training
+        #: ``training_step(self, dataloader_iter)``: each step fetches its own batches (``_dataloader_iter.py``)
+        self._warned_no_batch = False
+        self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
+        if self.fetches_itself:
+            warn_dataloader_iter("training_step")
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -116,9 +133,14 @@ class FitLoop:
         if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
             self.batch_step = ForwardOnly(self, self.batch_step)
         loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
-        batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
+        if self.fetches_itself:
+            batches: Any = self._iterator_epoch(loader, skip, saved_rng, length)
+        else:
+            batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
         for batch_idx, batch in batches:
-            output = self.batch_step(batch, batch_idx)  # read each time: a compiled fit swaps it after one batch
+            # batch_step read each time: a compiled fit swaps it after one batch; a None batch: the loader had nothing
+            # for this step (a collate_fn that drops bad samples)
+            output = self.batch_step(batch, batch_idx) if batch is not None else self._no_batch()
             if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
                 skipped = self._epoch_has_batches = True
                 break
@@ -135,7 +157,9 @@ class FitLoop:
     def _choose_batch_path(self) -> Callable[[Any, int], Any]:
         # Once per fit, so a step costs one call: the lean path unless something must run between the steps.
         fast = self.fast_batch if self.opt.can_go_fast() else self.general_batch
-        path = fast if self.opt.automatic else self.manual_batch
+        path: Callable[[Any, int], Any] = fast if self.opt.automatic else self.manual_batch
+        if self.fetches_itself:
+            path = self.iterator_batch
         if self.run_.prepared.compiled:  # the first (compiling) step timed once, then the path itself
             return timed_first_batch(path, self.run_, on_timed=lambda seconds: self._take(path, seconds))
         return path
@@ -177,6 +201,9 @@ class FitLoop:
         batch = self._batch_start(batch, batch_idx)
         if batch is SKIP_REST_OF_EPOCH:
             return batch
+        return self._automatic(batch, batch_idx)
+
+    def _automatic(self, batch: Any, batch_idx: int) -> Any:
         with self.hooks.span("run_training_batch"):
             output = self.opt.automatic_step(batch, batch_idx, self.state.current_epoch, self.limits.epoch_length)
         if self.opt.stepped:
@@ -188,13 +215,60 @@ class FitLoop:
         batch = self._batch_start(batch, batch_idx)
         if batch is SKIP_REST_OF_EPOCH:
             return batch
+        return self._manual(batch, batch_idx)
+
+    def _manual(self, batch: Any, batch_idx: int) -> Any:
         steps_before = self.opt.manual_steps
-        with self.hooks.span("run_training_batch"):
+        output = None
+        with self.hooks.span("run_training_batch"), contextlib.suppress(StopIteration):  # the batch ends (Lightning)
             output = self.opt.manual_step(batch, batch_idx)
+        check_manual_output(output)
         self.state.count_batch()  # Lightning counts every manual batch for its loggers, stepped or not
         if self.opt.manual_steps != steps_before:
             self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
         return output
+
+    def iterator_batch(self, source: DataloaderIter, step_idx: int) -> Any:
+        """One ``training_step(dataloader_iter)`` step: no transfer (the step fetches and moves its batches); the
+        batch hooks get the last batch fetched. A ``StopIteration`` out of an automatic step ends the epoch, as
+        ``on_train_batch_start`` returning -1 does; a manual step's ends only its step (Lightning's rules)."""
+        state = self.state
+        state.is_last_batch = source.done
+        batch, batch_idx = source.batch, source.batch_idx
+        self.run_.router.enter("on_train_batch_start", self.collector, batch)
+        self.hooks.call_callbacks("on_train_batch_start", batch, batch_idx)
+        if self.hooks.call_module("on_train_batch_start", batch, batch_idx) == -1:
+            return SKIP_REST_OF_EPOCH
+        if not self.opt.automatic:
+            output = self._manual(source, step_idx)
+        else:
+            try:
+                output = self._automatic(source, step_idx)
+            except StopIteration:
+                return SKIP_REST_OF_EPOCH
+        state.is_last_batch = source.done
+        return output
+
+    def _iterator_epoch(self, loader: Any, skip: int, saved_rng: dict[str, Any] | None, length: int | None) -> Any:
+        """The steps of an epoch whose ``training_step`` fetches its own batches. A resumed epoch's data starts over
+        (the steps done cannot say how many batches they took), its step count goes on."""
+        if saved_rng is not None:
+            restore_rng_state(saved_rng, self.run_.strategy.accelerator)
+        source = DataloaderIter(single_loader(loader, length), length)
+        return iterator_steps(source, first=skip)
+
+    def _no_batch(self) -> Any:
+        """A ``None`` batch: no step and no ``on_train_batch_start``; ``on_train_batch_end`` gets ``None`` as the
+        outputs and the batch (Lightning's handling, and its warning once a fit)."""
+        if not self._warned_no_batch:
+            self._warned_no_batch = True
+            warnings.warn(
+                "train_dataloader yielded None for a batch: its training step is skipped (if the loader or its "
+                "collate_fn returns None on purpose, ignore this warning).",
+                UserWarning,
+                stacklevel=3,
+            )
+        return NO_BATCH
 
     def _batch_start(self, batch: Any, batch_idx: int) -> Any:
         """Transfer hooks, then ``on_train_batch_start``: the batch, or SKIP_REST_OF_EPOCH when the module said -1."""
@@ -292,6 +366,8 @@ class FitLoop:
         self.run_.strategy.set_epoch(self.loader, epoch)
         state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
+        if self.fetches_itself:  # they get the last batch fetched, not the step's iterator
+            self._batch_end_hooks = tuple(_with_last_fetched(hook) for hook in self._batch_end_hooks)
         if skip == 0:  # an epoch resumed in its middle already started (Lightning calls the hook once per epoch)
             self.run_.router.enter("on_train_epoch_start", self.collector)
             self.hooks.call("on_train_epoch_start")
@@ -344,11 +420,20 @@ class FitLoop:
         self.run_.router.enter("training_step", self.collector)
 
 
+def _with_last_fetched(hook: Callable[..., Any]) -> Callable[..., Any]:
+    def called(outputs: Any, source: DataloaderIter, step_idx: int) -> Any:
+        return hook(outputs, source.batch, source.batch_idx)
+
+    return called
+
+
 def _batch_end_outputs(output: Any) -> Any:
     """What ``on_train_batch_end`` receives, as Lightning hands it over: always a dict, its ``"loss"`` detached from
     the graph (a returned tensor is ``{"loss": ...}``, None is ``{}``); other values as returned."""
     if output is None:
         return {}
+    if output is NO_BATCH:
+        return None
     if isinstance(output, torch.Tensor):
         return {"loss": output.detach()}
     if isinstance(output, dict) and isinstance(output.get("loss"), torch.Tensor):

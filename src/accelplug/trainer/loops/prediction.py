@@ -10,11 +10,13 @@ them; without a writer the loaders are left as they are.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...callbacks.prediction_writer import BasePredictionWriter
 from ...data.batch_indices import record_batch_indices
+from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length
 from ._modes import ModuleModes
 from ._transfer import transfer_batch
@@ -36,6 +38,7 @@ class PredictionLoop:
         writers = [c for c in run.hooks.callbacks if isinstance(c, BasePredictionWriter)]
         self.on_batch = any(w.interval.on_batch for w in writers)
         self.on_epoch = any(w.interval.on_epoch for w in writers)
+        self._warned_none = False
 
     def _take(self, loaders: Sequence[Any]) -> None:
         self.loaders = list(loaders)
@@ -56,8 +59,10 @@ class PredictionLoop:
         record.epoch_batch_indices = [[] for _ in self.loaders]
         record.current_batch_indices = []
         step = getattr(module, "predict_step", None)
-        arity = step_accepts(step) if callable(step) else 1
-        hook_names = ("predict_step", "on_predict_batch_start", "on_predict_batch_end")
+        hook_names: tuple[str, ...] = ("predict_step", "on_predict_batch_start", "on_predict_batch_end")
+        if takes_dataloader_iter(step):  # its batches' dataloader_idx is in what it fetches
+            hook_names = hook_names[1:]
+            warn_dataloader_iter("predict_step")
         check_dataloader_idx(module, hook_names, "predict", several=len(self.loaders) > 1)
         modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
         if hooks.module_hook("on_predict_model_eval") is None:
@@ -71,9 +76,27 @@ class PredictionLoop:
             record.outputs = [[] for _ in self.loaders]
             record.epoch_batch_indices = [[] for _ in self.loaders]
             record.current_batch_indices = []
-        run.state.eval_batches["predict"] = done = 0
+        run.state.eval_batches["predict"] = 0
         hooks.call("on_predict_epoch_start")
+        if takes_dataloader_iter(step):
+            self._predict_iterator(step, keep=keep)
+        else:
+            self._predict_loaders(step, keep=keep)
+        hooks.call("on_predict_epoch_end")
+        results = record.outputs
+        if not record.return_predictions:
+            record.outputs = []
+        record.epoch_batch_indices = []
+        hooks.call("on_predict_end")
+        modes.restore(module)
+        return results if len(self.loaders) > 1 else results[0]
+
+    def _predict_loaders(self, step: Any, *, keep: bool) -> None:
+        """Every loader in turn: each batch moved (with the transfer hooks), then ``predict_step`` (or the forward)."""
+        run, hooks, module, record = self.run, self.run.hooks, self.run.module, self.run.state.predict
+        arity = step_accepts(step) if callable(step) else 1
         several = len(self.loaders) > 1
+        done = 0
         for index, loader in enumerate(self.loaders):
             recorder = None
             if self.on_batch or self.on_epoch:
@@ -89,23 +112,51 @@ class PredictionLoop:
                         record.current_batch_indices = indices
                 batch = transfer_batch(run, raw, index)
                 hooks.call("on_predict_batch_start", batch, batch_idx, *extra)
-                context = getattr(run.precision, "predict_step_context", run.precision.forward_context)
-                with context(), hooks.strategy_span("predict_step"):
+                with self._context(), hooks.strategy_span("predict_step"):
                     if callable(step):
                         arguments = (batch, batch_idx, *extra)
                         output = step(*arguments[: max(1, min(arity, len(arguments)))])
                     else:
                         output = module(batch)
-                hooks.call("on_predict_batch_end", output, batch, batch_idx, *extra)
-                if keep:
-                    record.outputs[index].append(output)
+                self._finish_batch(output, batch, batch_idx, index, keep=keep)
                 done += 1
             run.state.eval_batches["predict"] = done
-        hooks.call("on_predict_epoch_end")
-        results = record.outputs
-        if not record.return_predictions:
-            record.outputs = []
-        record.epoch_batch_indices = []
-        hooks.call("on_predict_end")
-        modes.restore(module)
-        return results if several else results[0]
+
+    def _predict_iterator(self, step: Any, *, keep: bool) -> None:
+        """``predict_step(self, dataloader_iter)``: one iterator over every loader in turn; the batch hooks get the
+        last batch fetched (``_dataloader_iter.py``)."""
+        hooks = self.run.hooks
+        lengths = [epoch_length(loader, limit) for loader, limit in zip(self.loaders, self.limits, strict=True)]
+        fetching = [hooks.fetching(loader, "[_PredictionLoop].predict_next") for loader in self.loaders]
+        total = None if None in lengths else sum(n or 0 for n in lengths)
+        source = DataloaderIter(chained(zip(fetching, lengths, strict=True)), total)
+        several = len(self.loaders) > 1
+        for steps, _ in iterator_steps(source, first=1):
+            extra = (source.dataloader_idx,) if several else ()
+            hooks.call("on_predict_batch_start", source.batch, source.batch_idx, *extra)
+            try:
+                with self._context(), hooks.strategy_span("predict_step"):
+                    output = step(source)
+            except StopIteration:  # the step found the iterator exhausted: prediction ends (Lightning's)
+                break
+            self._finish_batch(output, source.batch, source.batch_idx, source.dataloader_idx, keep=keep)
+            self.run.state.eval_batches["predict"] = steps
+
+    def _context(self) -> Any:
+        precision = self.run.precision
+        return getattr(precision, "predict_step_context", precision.forward_context)()
+
+    def _finish_batch(self, output: Any, batch: Any, batch_idx: int, index: int, *, keep: bool) -> None:
+        """``on_predict_batch_end``, and the output kept (``None``: Lightning's warning, once per run)."""
+        if output is None and not self._warned_none:
+            self._warned_none = True
+            warnings.warn(
+                "predict returned None for a batch, which is its prediction (if the step has nothing to return on "
+                "purpose, ignore this warning).",
+                UserWarning,
+                stacklevel=4,
+            )
+        several = len(self.loaders) > 1
+        self.run.hooks.call("on_predict_batch_end", output, batch, batch_idx, *((index,) if several else ()))
+        if keep:
+            self.run.state.predict.outputs[index].append(output)

@@ -1,0 +1,7 @@
+"""``lightning.fabric.loggers.csv_logs``'s path (imports only): Lightning Fabric's ``CSVLogger``."""
+
+from __future__ import annotations
+
+from ...loggers.csv_logs import FabricCSVLogger as CSVLogger
+
+__all__ = ["CSVLogger"]

@@ -1,0 +1,62 @@
+"""``self.log(..., sync_dist=True)`` under two gloo processes: a step value is reduced across the processes with
+its ``reduce_fx`` as it is logged, as Lightning 2.6 does, so ``callback_metrics`` holds the group's value at once
+(no logging step needed); an epoch value is still reduced over the epoch's batches of every process.
+
+``ddp_fork`` runs the fit in two forks of this process; rank 0's ``callback_metrics`` come back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from accelplug import LightningModule, Trainer
+from tests.modules import regression_data
+
+
+class LogsRankValues(LightningModule):
+    """Each step logs values that differ by rank: rank 0 logs ``batch_idx``, rank 1 ``batch_idx + 1``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 1)
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        value = float(batch_idx + self.global_rank)
+        for reduce_fx in ("sum", "mean", "max", "min"):
+            self.log(f"step_{reduce_fx}", value, sync_dist=True, reduce_fx=reduce_fx)
+        self.log("forked", value, on_step=True, on_epoch=True, sync_dist=True)
+        self.log("unsynced", value)
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.linear(x), y)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def test_sync_dist_reduces_step_values_across_processes_with_their_reduce_fx(tmp_path: Path) -> None:
+    trainer = Trainer(
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_fork",
+        max_epochs=1,
+        limit_train_batches=3,  # fewer than log_every_n_steps: no logging step reads the values back
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.fit(LogsRankValues(), regression_data(n=48, batch_size=8))
+
+    metrics = {name: float(value) for name, value in trainer.callback_metrics.items()}
+    # the last step (batch 2) logged 2.0 on rank 0 and 3.0 on rank 1
+    assert metrics["step_sum"] == 5.0
+    assert metrics["step_mean"] == 2.5
+    assert metrics["step_max"] == 3.0
+    assert metrics["step_min"] == 2.0
+    assert metrics["unsynced"] == 2.0, "without sync_dist a step value is this process's own"
+    assert metrics["forked_step"] == 2.5
+    assert metrics["forked_epoch"] == metrics["forked"] == pytest.approx((0 + 1 + 2 + 1 + 2 + 3) / 6)
