@@ -195,6 +195,9 @@ def test_a_datamodules_hooks_are_profiled_as_lightnings(tmp_path: Path) -> None:
     assert counts["accelplug"] == counts["lightning"]
 
 
+@pytest.mark.filterwarnings(  # on purpose: the resumed Trainer leaves out the ModelCheckpoint that saved the file
+    "ignore:Be aware that when using `ckpt_path`, callbacks used to create the checkpoint:UserWarning"
+)
 def test_a_resumed_fit_profiles_the_datamodules_load_state_dict_as_lightning(tmp_path: Path) -> None:
     counts = {}
     for name, framework in FRAMEWORKS.items():

@@ -44,6 +44,9 @@ def _trainer(framework: Any, root: Path, **options: Any) -> Any:
     )
 
 
+@pytest.mark.filterwarnings(  # on purpose: the resumed Trainer leaves out the ModelCheckpoint that saved the file
+    "ignore:Be aware that when using `ckpt_path`, callbacks used to create the checkpoint:UserWarning"
+)
 @pytest.mark.parametrize("call", ["fit", "validate"])
 def test_a_call_from_a_checkpoint_gives_the_datamodule_its_saved_state(tmp_path: Path, call: str) -> None:
     loaded: dict[str, list[tuple[str, Any]]] = {name: [] for name in FRAMEWORKS}
