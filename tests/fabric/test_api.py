@@ -392,3 +392,37 @@ def test_move_to_device_false_leaves_placement_to_the_user() -> None:
     loader = fabric.setup_dataloaders(DataLoader(loops.dataset(4), batch_size=2), move_to_device=False)
     assert model.device == torch.device("cpu") and loader.device is None
     assert len(list(loader)) == 2
+
+
+def test_no_backward_sync_with_a_distributed_strategy_that_cannot_skip_the_sync_warns_as_lightning_fabric() -> None:
+    import torch.distributed as dist
+
+    from accelplug.errors import PossibleUserWarning
+    from accelplug.strategies.base import Strategy
+    from accelplug.strategies.ddp import DDPStrategy
+
+    class SyncsEveryBackward(DDPStrategy):  # a distributed strategy written without a way to skip the sync
+        no_gradient_sync = Strategy.no_gradient_sync
+        wrap_module = Strategy.wrap_module  # no DDP wrapper: this test runs no backward
+
+    fabric = Fabric(accelerator="cpu", devices=1, strategy=SyncsEveryBackward())
+    fabric.launch()
+    try:
+        model = fabric.setup(torch.nn.Linear(2, 2))
+        phrase = "The `SyncsEveryBackward` does not support skipping the gradient synchronization"
+        for enabled in (True, False):  # Lightning Fabric warns either way: the call does nothing with this strategy
+            with pytest.warns(PossibleUserWarning, match=phrase), fabric.no_backward_sync(model, enabled=enabled):
+                pass
+    finally:
+        if dist.is_initialized():  # the one-process group this test's launch made
+            dist.destroy_process_group()
+
+
+def test_no_backward_sync_on_one_device_does_nothing_and_does_not_warn() -> None:
+    import warnings
+
+    fabric = Fabric(accelerator="cpu", devices=1)
+    model = fabric.setup(torch.nn.Linear(2, 2))
+    with warnings.catch_warnings(record=True) as caught, fabric.no_backward_sync(model):
+        warnings.simplefilter("always")
+    assert caught == []

@@ -176,6 +176,72 @@ def test_to_onnx_names_the_missing_package_or_exports(tmp_path: Path) -> None:
         model.to_torchscript(method="jit")
 
 
+@pytest.mark.filterwarnings(  # torch's deprecations of the trace both exports make
+    "ignore:`torch.jit.trace` is deprecated:DeprecationWarning",
+    "ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning",
+)
+def test_the_torchscript_deprecation_is_lightnings_deprecation_category() -> None:
+    categories = {}
+    for name, framework in FRAMEWORKS.items():
+        module_class, _ = _classes(framework)
+        with pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED) as caught:
+            module_class().to_torchscript(method="trace")
+        (warning,) = [w for w in caught if TORCHSCRIPT_DEPRECATED in str(w.message)]
+        categories[name] = warning.category
+    assert categories["lightning"] is lightning.pytorch.utilities.rank_zero.LightningDeprecationWarning
+    assert categories["accelplug"] is accelplug.errors.LightningDeprecationWarning
+    assert categories["accelplug"].__name__ == categories["lightning"].__name__
+
+
+@pytest.mark.parametrize(
+    ("arguments", "phrase"),
+    [
+        ({"method": "temp"}, "only supports 'script' or 'trace'"),
+        ({"method": "trace"}, "requires either `example_inputs` or `model.example_input_array`"),
+    ],
+)
+def test_to_torchscript_refuses_a_bad_method_or_a_trace_without_input_as_lightning(
+    arguments: dict[str, str], phrase: str
+) -> None:
+    for framework in FRAMEWORKS.values():
+        module_class, _ = _classes(framework)
+        model = module_class()
+        model.example_input_array = None
+        with pytest.raises(ValueError, match=phrase), pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED):
+            model.to_torchscript(**arguments)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch's, in both exports
+def test_a_module_holding_lightning_modules_without_a_trainer_scripts_as_lightning() -> None:
+    outputs = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Inner(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.layer = torch.nn.Linear(2, 2)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.layer(x)  # type: ignore[no-any-return]
+
+        class Outer(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                torch.manual_seed(0)
+                self.inner = torch.nn.Sequential(Inner(), Inner())
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.inner(x)  # type: ignore[no-any-return]
+
+        model = Outer()
+        with pytest.warns(DeprecationWarning, match=TORCHSCRIPT_DEPRECATED):
+            scripted = model.to_torchscript()
+        outputs[name] = scripted(torch.ones(1, 2))
+        with pytest.raises(RuntimeError, match="not attached to a `Trainer`"):  # outside the export, as before
+            _ = model.inner[0].trainer
+    assert torch.equal(outputs["accelplug"], outputs["lightning"])
+
+
 def test_from_datasets_builds_the_same_loaders() -> None:
     train = TensorDataset(torch.arange(10.0).unsqueeze(1))
     val = [TensorDataset(torch.zeros(4, 1)), TensorDataset(torch.ones(6, 1))]

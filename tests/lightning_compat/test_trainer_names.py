@@ -220,3 +220,15 @@ def test_save_checkpoint_takes_lightnings_arguments(tmp_path: Path) -> None:
     assert "optimizer_states" in full and "optimizer_states" not in weights
     with pytest.raises(accelplug.MisconfigurationException, match="storage_options"):
         trainer.save_checkpoint(tmp_path / "x.ckpt", storage_options={"a": 1})
+
+
+def test_a_module_connected_to_the_strategy_by_hand_is_the_trainers_lightning_module_and_model() -> None:
+    seen = {}
+    for name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        with quiet_lightning(framework):
+            trainer = framework.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False)
+        before = trainer.lightning_module
+        model = framework.LightningModule()
+        trainer.strategy.connect(model)
+        seen[name] = (before, trainer.lightning_module is model, trainer.model is model)
+    assert seen["accelplug"] == seen["lightning"] == (None, True, True)

@@ -22,7 +22,7 @@ from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 import torch
 
-from ..errors import MisconfigurationException, PossibleUserWarning
+from ..errors import LightningDeprecationWarning, MisconfigurationException, PossibleUserWarning
 from ..overrides import default_hook, hook_names
 from .hooks import ModuleHooks
 from .hparams import AttributeDict, HyperparametersMixin
@@ -171,7 +171,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         from .saving import export_torchscript
 
         if int(getattr(rank_zero_only, "rank", 0) or 0) == 0:
-            warnings.warn(TORCHSCRIPT_DEPRECATED, DeprecationWarning, stacklevel=2)
+            warnings.warn(TORCHSCRIPT_DEPRECATED, LightningDeprecationWarning, stacklevel=2)
         return export_torchscript(self, file_path, method, example_inputs, **kwargs)
 
     def to_tensorrt(

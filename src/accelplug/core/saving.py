@@ -498,21 +498,21 @@ def export_onnx(module: Any, file_path: Any, input_sample: Any, **kwargs: Any) -
 
 @contextlib.contextmanager
 def jit_reading(module: Any) -> Iterator[None]:
-    """While the block runs, torch.jit may read every property of ``module``: a LightningModule's ``trainer``
-    answers None instead of raising when there is none (Lightning's ``_jit_is_scripting``)."""
-    cls = type(module)
-    if not hasattr(cls, "_jit_is_scripting"):  # not a LightningModule: nothing to guard
-        yield
-        return
-    before = vars(cls).get("_jit_is_scripting")
-    cls._jit_is_scripting = True
+    """While the block runs, torch.jit may read every property of ``module`` and of the modules inside it: a
+    LightningModule's ``trainer`` answers None instead of raising when there is none (Lightning's
+    ``_jit_is_scripting``), an inner LightningModule's too (torch.jit scripts children recursively)."""
+    classes = {type(m) for m in module.modules() if hasattr(type(m), "_jit_is_scripting")}
+    before = {cls: vars(cls).get("_jit_is_scripting") for cls in classes}
+    for cls in classes:
+        cls._jit_is_scripting = True
     try:
         yield
     finally:
-        if before is None:
-            del cls._jit_is_scripting
-        else:
-            cls._jit_is_scripting = before
+        for cls, value in before.items():
+            if value is None:
+                del cls._jit_is_scripting
+            else:
+                cls._jit_is_scripting = value
 
 
 @torch.no_grad()
@@ -527,10 +527,18 @@ def export_torchscript(module: Any, file_path: Any, method: str | None, example_
                     warnings.simplefilter("ignore", DeprecationWarning)
                     exported = torch.jit.script(module, **kwargs)
             elif method == "trace":
+                if example_inputs is None and module.example_input_array is None:
+                    raise MisconfigurationException(  # Lightning's ValueError and words
+                        f"{type(module).__name__}.to_torchscript(): choosing method=`trace` requires either "
+                        "`example_inputs` or `model.example_input_array` to be defined."
+                    )
                 sample = _example(module, example_inputs, "to_torchscript()")
                 exported = torch.jit.trace(module, sample, **kwargs)  # type: ignore[no-untyped-call]
             else:
-                raise MisconfigurationException(f"to_torchscript(method={method!r}): expected 'script' or 'trace'.")
+                raise MisconfigurationException(
+                    f"to_torchscript(method={method!r}): the 'method' parameter only supports 'script' or 'trace', "
+                    f"but value given was: {method}"
+                )
     finally:
         module.train(training)
     if file_path is not None:

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, PossibleUserWarning
+from ..overrides import overrides
 from ..seed import seed_everything as _seed_everything
 from ..selection import RunSetup
 from . import collectives
@@ -344,9 +345,19 @@ class Fabric:
                 f"model = fabric.setup(model, ...), then pass what setup returned (got a {type(module).__name__})."
             )
         wrapper: FabricModule = unwrap_compiled(module)[0]
-        if not enabled or not self._strategy.is_distributed:
+        strategy = self._strategy
+        if strategy.is_distributed and not overrides(strategy, "no_gradient_sync"):
+            from ..distributed.rank_zero import rank_zero_warn
+
+            rank_zero_warn(  # Lightning's warning, enabled or not: the call does nothing with this strategy
+                f"The `{type(strategy).__name__}` does not support skipping the gradient synchronization. Remove "
+                "`.no_backward_sync()` from your code or choose a different strategy.",
+                category=PossibleUserWarning,
+            )
             return nullcontext()
-        return self._strategy.no_gradient_sync(wrapper._prepared.wrapped)
+        if not enabled or not strategy.is_distributed:
+            return nullcontext()
+        return strategy.no_gradient_sync(wrapper._prepared.wrapped)
 
     # ---- collectives ---------------------------------------------------------------------------------
     def barrier(self, name: str | None = None) -> None:

@@ -32,6 +32,7 @@ import torch
 from ..checkpoint import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import is_url
 from ..errors import MisconfigurationException
+from ..overrides import default_method
 from .compiling import compile_module
 from .prepared import PreparedModule, StepRouter, training_step_caller
 from .state_dicts import keyed_by_name, load_named_optimizer_state, load_sharded, remove_shard_folders
@@ -387,6 +388,7 @@ class Strategy(ABC):
         own = type(self)
         return own.optimizer_step is not Strategy.optimizer_step or own.backward is not Strategy.backward
 
+    @default_method  # a distributed strategy that keeps it cannot skip the sync: Fabric warns as Lightning does
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
         """Skip gradient synchronisation for micro-batches that only accumulate."""
@@ -456,6 +458,13 @@ class Strategy(ABC):
             load_named_optimizer_state(module, optimizer, state)
         else:
             optimizer.load_state_dict(state)
+
+    @property
+    def restore_checkpoint_after_setup(self) -> bool:
+        """Whether the Trainer puts a checkpoint back only once this strategy prepared the module (Lightning's switch):
+        a strategy that loads into the wrapped, sharded module answers True; otherwise the module, datamodule and
+        callbacks are restored before ``configure_optimizers()``, as Lightning does."""
+        return False
 
     @property
     def lightning_restore_optimizer(self) -> bool:

@@ -543,6 +543,11 @@ class FSDPStrategy(DDPStrategy):
             state = named_optimizer_state(module, optimizer, state)
         load_named_optimizer_state(module, optimizer, state)
 
+    @property
+    def restore_checkpoint_after_setup(self) -> bool:
+        """True, as Lightning's FSDP: the full weights load into the sharded module."""
+        return True
+
     def checkpoint_map_location(self) -> torch.device:
         return torch.device("cpu")  # the full model may not fit one device; shards are copied from the CPU
 

@@ -80,11 +80,14 @@ def start_run(
     with_optimizers: bool,
     compile_options: dict[str, Any] | None = None,
     chatty: bool = False,
+    restore_first: Callable[[HookDispatcher], None] | None = None,
 ) -> Run:
     """Set up one call in Lightning's order, up to (not including) ``on_fit_start``.
 
     The preparation itself is :mod:`accelplug.strategies.preparation`'s two steps, the path a custom loop shares;
     what is the Trainer's own here is the callbacks and the hooks Lightning runs between them.
+    ``restore_first`` runs after ``configure_model`` and before the preparation (``configure_optimizers()``
+    included): where Lightning puts a checkpoint's module, datamodule and callbacks back.
     """
     strategy: Strategy = trainer.strategy
     device: torch.device = trainer.root_device
@@ -111,6 +114,8 @@ def start_run(
     _call_datamodule(datamodule, "setup", stage=TrainerFn(stage.value))  # by keyword, Lightning's enum (a str)
     hooks.call_stage("setup", TrainerFn(stage.value))
     _configure_model(hooks, strategy, trainer.precision_plugin, module)
+    if restore_first is not None:
+        _restore_first(restore_first, hooks, trainer, datamodule, stage, timed)
     state.clear_metrics()
     precision = trainer.precision_plugin
     getattr(precision, "numerics", precision).cache_casts = False  # Lightning's Trainer: no weight-cast cache
@@ -141,6 +146,25 @@ def start_run(
         chatty=chatty,
         datamodule=datamodule,
     )
+
+
+def _restore_first(
+    restore: Callable[[HookDispatcher], None],
+    hooks: HookDispatcher,
+    trainer: Any,
+    datamodule: Any,
+    stage: Stage,
+    timed: list[tuple[Any, str, Any]],
+) -> None:
+    """The checkpoint's first half; a failure there (a missing file, one that does not fit the model) ends the call
+    as a failure does once it runs: ``on_exception``, the teardown hooks, the strategy's teardown."""
+    try:
+        restore(hooks)
+    except BaseException as exc:
+        state = trainer.state
+        _tear_down(hooks, trainer.strategy, trainer.precision_plugin, datamodule, stage, state, [], exc)
+        untime_methods(timed)
+        raise
 
 
 def _dispatcher(
@@ -210,24 +234,10 @@ def _configure_sharded_model(module: torch.nn.Module) -> None:
 
 def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     """Teardown hooks, the strategy's (and accelerator's) teardown and the loggers, whatever happened."""
-    if failed is not None:
-        run.hooks.call_callbacks("on_exception", failed)
-        _call_datamodule(run.datamodule, "on_exception", failed)
-        run.strategy.on_exception(failed)
-    try:
-        run.hooks.call_stage("teardown", TrainerFn(run.stage.value))
-        _call_datamodule(run.datamodule, "teardown", stage=TrainerFn(run.stage.value))
-        # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
-        vars(getattr(run.trainer, "_module", None) or run.module).pop("_logged_metric_attributes", None)
-    finally:
-        try:
-            finalize_loggers(run.loggers, failed=failed)
-        finally:
-            run.strategy.teardown()
-            teardown = getattr(run.precision, "teardown", None)  # a Lightning precision plugin's
-            if callable(teardown):
-                teardown()
-        run.state.stage = run.state.fn = None
+    module = getattr(run.trainer, "_module", None) or run.module
+    _tear_down(run.hooks, run.strategy, run.precision, run.datamodule, run.stage, run.state, run.loggers, failed)
+    # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
+    vars(module).pop("_logged_metric_attributes", None)
     profiler = run.hooks.profiler
     if isinstance(run.hooks, ProfiledHookDispatcher):
         untime_methods(run.hooks.timed_methods)
@@ -235,6 +245,35 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         profiler.describe()
     elif profiler is not None:
         profiler.teardown(run.stage.value)  # its file closed; Lightning leaves it open
+
+
+def _tear_down(
+    hooks: HookDispatcher,
+    strategy: Strategy,
+    precision: Any,
+    datamodule: Any,
+    stage: Stage,
+    state: LoopState,
+    loggers: list[Any],
+    failed: BaseException | None,
+) -> None:
+    """What ends a call, from its pieces (a call whose setup failed has no :class:`Run` yet)."""
+    if failed is not None:
+        hooks.call_callbacks("on_exception", failed)
+        _call_datamodule(datamodule, "on_exception", failed)
+        strategy.on_exception(failed)
+    try:
+        hooks.call_stage("teardown", TrainerFn(stage.value))
+        _call_datamodule(datamodule, "teardown", stage=TrainerFn(stage.value))
+    finally:
+        try:
+            finalize_loggers(loggers, failed=failed)
+        finally:
+            strategy.teardown()
+            teardown = getattr(precision, "teardown", None)  # a Lightning precision plugin's
+            if callable(teardown):
+                teardown()
+        state.stage = state.fn = None
 
 
 def recording_profiler(trainer: Any) -> Profiler | None:

@@ -33,7 +33,7 @@ from ..loggers.protocol import log_run_start
 from ._run import Run
 from ._setup import end_run, setup_profiler, start_run
 from .checkpointing.auto_resume import Asked, Choice, choose_checkpoint
-from .checkpointing.contents import restore_checkpoint
+from .checkpointing.contents import Restoring, read_for_restore, restore_modules, restore_training_state
 from .display.defaults import progress_bar_callback
 from .display.progress import make_progress
 from .display.summary import announce, print_results
@@ -50,6 +50,7 @@ from .state import LoopState, Stage, StopReason, TrainerStatus
 
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
+    from .dispatch.hooks import HookDispatcher
     from .options.entries import TrainerOptions
 
 __all__ = ["StageCall", "StageHost", "run_evaluation", "run_fit", "run_prediction"]
@@ -145,10 +146,31 @@ def _open_loggers(trainer: StageHost, run: Run) -> None:
     run.csv_path = Path(csv_logger.log_dir) / ExperimentWriter.NAME_METRICS_FILE if csv_logger is not None else None
 
 
-def _choose(trainer: StageHost, run: Run, fn: str, call: StageCall, environment: Any = None) -> Choice:
-    """The checkpoint this call restores (:mod:`.checkpointing.auto_resume`, the one resolver)."""
-    asked = Asked(fn, call.ckpt_path, call.model_given, environment)
-    return choose_checkpoint(trainer, run.strategy, asked)
+class _Restore:
+    """The checkpoint a call restores, in Lightning's order: chosen (:mod:`.checkpointing.auto_resume`, the one
+    resolver) and its module, datamodule and callbacks put back while the call is set up, before
+    ``configure_optimizers()`` (``start_run`` calls this object there); the optimizers, schedulers and loop once the
+    strategy prepared the module (:meth:`finish`, after ``on_fit_start``)."""
+
+    def __init__(self, trainer: StageHost, fn: str, call: StageCall, environment: Any = None) -> None:
+        self.trainer, self.call, self.training = trainer, call, fn == "fit"
+        self.asked = Asked(fn, call.ckpt_path, call.model_given, environment)
+        self.choice: Choice | None = None
+        self.restoring: Restoring | None = None
+
+    def __call__(self, hooks: HookDispatcher) -> None:
+        strategy = self.trainer.strategy
+        self.choice = choose_checkpoint(self.trainer, strategy, self.asked)
+        if self.choice.path is None:
+            return
+        self.restoring = read_for_restore(strategy, self.choice.path, weights_only=self.call.weights_only)
+        restore_modules(hooks, strategy, self.call.module, self.call.datamodule, self.restoring)
+
+    def finish(self, run: Run) -> dict[str, Any] | None:
+        """The rest of the checkpoint (all of it where the strategy restores after its setup); None without one."""
+        if self.restoring is None:
+            return None
+        return restore_training_state(run, self.restoring, training=self.training)
 
 
 @contextlib.contextmanager
@@ -226,20 +248,20 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
     trainer.state.data.clear()
     trainer.state.train_source = train_loader_source(trainer, call.dataloaders, module, datamodule)
     trainer.state.fit_given = (call.dataloaders, call.val_dataloaders)
-    fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
     environment = getattr(trainer, "_cluster_environment", None)
-    with _running(trainer, module, Stage.FITTING, **fitting) as run, _signal_guard(run, environment) as signals:
+    restore = _Restore(trainer, "fit", call, environment)
+    fitting = {"datamodule": datamodule, "with_optimizers": True, "compile_options": call.compile}
+    with (
+        _running(trainer, module, Stage.FITTING, restore_first=restore, **fitting) as run,
+        _signal_guard(run, environment) as signals,
+    ):
         trainer._signals = signals
-        resume = None
-        choice = _choose(trainer, run, "fit", call, environment)
-        if choice.path is not None:
-            fit_start = lambda: run.hooks.call("on_fit_start")  # noqa: E731
-            resume = restore_checkpoint(run, choice.path, weights_only=call.weights_only, training=True, then=fit_start)
-        choice.announce(trainer)
         announce(trainer, run)
         with _anomaly_detection(options.detect_anomaly):
-            if resume is None:
-                run.hooks.call("on_fit_start")
+            run.hooks.call("on_fit_start")  # Lightning's place: after configure_optimizers, before the training state
+            resume = restore.finish(run)
+            assert restore.choice is not None
+            restore.choice.announce(trainer)
             _log_run_start(run, module, datamodule)
             module.zero_grad()  # Lightning frees whatever gradients the module holds as each stage starts
             progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
@@ -295,10 +317,9 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     metrics: dict[str, float] | None = None  # stays None when the tuner's callback ended the call early
     trainer.state.eval_given = call.dataloaders
-    with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False) as run:
-        path = _choose(trainer, run, name, call).path
-        if path is not None:
-            restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+    restore = _Restore(trainer, name, call)
+    with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False, restore_first=restore) as run:
+        restore.finish(run)
         _log_run_start(run, module, datamodule)
         module.zero_grad()
         if limit == 0:  # Lightning skips the whole evaluation: no loader asked for, no hook, no result
@@ -319,10 +340,10 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
 def run_prediction(trainer: StageHost, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
     trainer.state.eval_given = call.dataloaders
-    with _running(trainer, module, Stage.PREDICTING, datamodule=datamodule, with_optimizers=False) as run:
-        path = _choose(trainer, run, "predict", call).path
-        if path is not None:
-            restore_checkpoint(run, path, weights_only=call.weights_only, training=False)
+    restore = _Restore(trainer, "predict", call)
+    predicting = {"datamodule": datamodule, "with_optimizers": False, "restore_first": restore}
+    with _running(trainer, module, Stage.PREDICTING, **predicting) as run:
+        restore.finish(run)
         _log_run_start(run, module, datamodule)
         module.zero_grad()
         limit = trainer.options.limit_predict_batches

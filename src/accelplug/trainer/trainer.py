@@ -582,16 +582,18 @@ class Trainer:
 
     @property
     def lightning_module(self) -> torch.nn.Module | None:
-        """The module of the current (or last) call, set before its hooks run, as in Lightning."""
-        return self._module
+        """The module connected to the strategy (Lightning's answer: ``trainer.strategy.connect(model)`` by hand
+        counts too), else the module of the current (or last) call, set before its hooks run."""
+        connected = getattr(self._strategy, "lightning_module", None)
+        return connected if isinstance(connected, torch.nn.Module) else self._module
 
     @property
     def model(self) -> torch.nn.Module | None:
         """The module as the strategy runs it (DDP's wrapper once prepared), else the module itself."""
-        run = self._run
-        if run is not None and run.module is self._module and run.prepared.wrapped is not None:
+        run, module = self._run, self.lightning_module
+        if run is not None and run.module is module and run.prepared.wrapped is not None:
             return run.prepared.wrapped
-        return self._module
+        return module
 
     @property
     def datamodule(self) -> Any:

@@ -209,6 +209,8 @@ def test_the_checkpoint_file_still_holds_what_an_exact_resume_needs(tmp_path: Pa
     assert set(LIGHTNING_KEYS) | {"accelplug_checkpoint", "loop", "rng"} <= set(checkpoint)
 
 
+# validate restores the callbacks too (Lightning's rule); this test's second Trainer has its own folder
+@pytest.mark.filterwarnings("ignore:The dirpath has changed from:UserWarning")
 def test_on_load_checkpoint_changes_reach_what_is_restored(tmp_path: Path) -> None:
     import accelplug
 

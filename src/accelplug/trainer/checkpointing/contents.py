@@ -12,11 +12,13 @@ class's name) are kept, so either framework reads the other's files.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ...checkpoint.file import DIGEST_KEY
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException
 from ...strategies.base import loads_optimizers_from_checkpoint
@@ -26,9 +28,19 @@ from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
 from .lightning_loops import LIGHTNING_VERSION, lightning_loops
 
 if TYPE_CHECKING:
+    from ...strategies.base import Strategy
     from .._run import Run
+    from ..dispatch.hooks import HookDispatcher
 
-__all__ = ["build_checkpoint", "restore_checkpoint"]
+__all__ = [
+    "Restoring",
+    "build_checkpoint",
+    "read_for_restore",
+    "restore_checkpoint",
+    "restore_modules",
+    "restore_training_state",
+    "restores_after_setup",
+]
 
 
 def _callback_key(callback: object, seen: dict[str, int]) -> str:
@@ -76,7 +88,16 @@ def build_checkpoint(run: Run) -> dict[str, Any]:
 
 #: What accelplug adds to Lightning's keys for an exact resume; kept out of what the checkpoint hooks see.
 ACCELPLUG_KEYS = frozenset(
-    {"accelplug_checkpoint", "precision", "precision_state", "loop", "rng", "epoch_start_rng", "callback_metrics"}
+    {
+        "accelplug_checkpoint",
+        DIGEST_KEY,
+        "precision",
+        "precision_state",
+        "loop",
+        "rng",
+        "epoch_start_rng",
+        "callback_metrics",
+    }
 )
 
 
@@ -134,58 +155,120 @@ def _add_hyperparameters(checkpoint: dict[str, Any], module: Any, datamodule: An
             checkpoint[getattr(obj, "CHECKPOINT_HYPER_PARAMS_TYPE", "hparams_type")] = type(hparams)
 
 
-def _restore_datamodule(run: Run, checkpoint: dict[str, Any]) -> None:
+def _restore_datamodule(datamodule: Any, checkpoint: dict[str, Any]) -> None:
     """The datamodule's ``state_dict``, under Lightning's key (or ``datamodule``, where accelplug 0.x kept it)."""
-    load = getattr(run.datamodule, "load_state_dict", None)
-    if run.datamodule is None or not callable(load):
+    load = getattr(datamodule, "load_state_dict", None)
+    if datamodule is None or not callable(load):
         return
-    key = type(run.datamodule).__qualname__
+    key = type(datamodule).__qualname__
     if key in checkpoint:
         load(checkpoint[key])
     elif "datamodule" in checkpoint:
         load(checkpoint["datamodule"])
 
 
-def restore_checkpoint(
-    run: Run, path: Path | str, *, weights_only: bool, training: bool, then: Callable[[], None] | None = None
-) -> dict[str, Any]:
-    """Load ``path`` into the run: the weights always; with ``training``, everything a resume needs.
+@dataclass
+class Restoring:
+    """A checkpoint file read for one call and put back in Lightning's two halves: the module, datamodule and
+    callbacks while the call is set up (before ``configure_optimizers()``), the optimizers, schedulers and loop once
+    the strategy prepared the module (:func:`restore_training_state`)."""
 
-    Lightning's order: the module's ``on_load_checkpoint``, its weights, the datamodule's state, then (resuming
-    a fit only) the callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts
-    the training weights back over the averaged ones the checkpoint's ``state_dict`` holds), and their state,
-    ``then()`` (the Trainer's ``on_fit_start``), and last the optimizers, schedulers and loop.
-    """
-    strategy = run.strategy
+    checkpoint: dict[str, Any]
+    path: Path | str
+    #: whether the module, datamodule and callbacks are back (False until then, and while a restore waits for setup)
+    modules_done: bool = False
+
+    @property
+    def shown(self) -> str:
+        return str(self.path)
+
+    @property
+    def sharded(self) -> dict[str, Any] | None:
+        sharded: dict[str, Any] | None = self.checkpoint.get(SHARDED_KEY)
+        return sharded
+
+
+def read_for_restore(strategy: Strategy, path: Path | str, *, weights_only: bool) -> Restoring:
+    """Read and verify ``path`` where the strategy loads checkpoints, through its ``checkpoint_io``."""
     checkpoint = read_checkpoint(
         path, strategy.checkpoint_map_location(), weights_only=weights_only, io=strategy.checkpoint_io
     )
-    shown = str(path)
-    _call_load_hooks(lambda view: run.hooks.call_module("on_load_checkpoint", view), checkpoint)
-    sharded = checkpoint.get(SHARDED_KEY)
+    return Restoring(checkpoint, path)
+
+
+def restores_after_setup(strategy: Strategy, restoring: Restoring) -> bool:
+    """Whether the whole restore waits until the strategy prepared the module: a strategy that says so (Lightning's
+    ``restore_checkpoint_after_setup``: FSDP, DeepSpeed, a Lightning-written one) and a sharded file, whose shards
+    load into the wrapped module and its optimizers."""
+    return bool(strategy.restore_checkpoint_after_setup) or restoring.sharded is not None
+
+
+def restore_modules(
+    hooks: HookDispatcher, strategy: Strategy, module: torch.nn.Module, datamodule: Any, restoring: Restoring
+) -> None:
+    """The first half, while the call is set up (after ``configure_model``, before ``configure_optimizers()``), in
+    Lightning's order and for every stage: the module's ``on_load_checkpoint``, its weights, the datamodule's
+    state, then the callbacks' ``on_load_checkpoint``, which may replace what was loaded (``WeightAveraging`` puts
+    the training weights back over the averaged ones the ``state_dict`` holds), and their state. Nothing happens
+    where the restore waits for the setup (:func:`restores_after_setup`)."""
+    if restores_after_setup(strategy, restoring):
+        return
+    _restore_modules(hooks, datamodule, restoring, lambda: strategy.load_module_state_dict(module, _weights(restoring)))
+
+
+def restore_training_state(run: Run, restoring: Restoring, *, training: bool) -> dict[str, Any]:
+    """The second half, once the module is prepared: the first half too where it waited for the setup, then
+    (``training``) the optimizers, schedulers, precision and loop position. Returns the checkpoint."""
+    if not restoring.modules_done:
+        _restore_modules(run.hooks, run.datamodule, restoring, lambda: _load_weights(run, restoring, training))
+    if training:
+        _restore_training_state(
+            run, restoring.checkpoint, restoring.shown, optimizers_loaded=restoring.sharded is not None
+        )
+    return restoring.checkpoint
+
+
+def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
+    """Both halves at once, into a call already set up (the tuner putting a run back as it was)."""
+    return restore_training_state(
+        run, read_for_restore(run.strategy, path, weights_only=weights_only), training=training
+    )
+
+
+def _restore_modules(
+    hooks: HookDispatcher, datamodule: Any, restoring: Restoring, load_weights: Callable[[], None]
+) -> None:
+    checkpoint = restoring.checkpoint
+    _call_load_hooks(lambda view: hooks.call_module("on_load_checkpoint", view), checkpoint)
     try:
-        if sharded is not None:
-            if isinstance(path, str):
-                raise MisconfigurationException(
-                    f"ckpt_path={shown!r} is a sharded checkpoint on a URL; its shard folder is read from local or "
-                    "mounted folders only. Copy the file and its folder locally and resume from there."
-                )
-            _restore_sharded(run, path, sharded, training=training)
-        else:
-            run.strategy.load_module_state_dict(run.module, checkpoint["state_dict"])
+        load_weights()
     except RuntimeError as exc:
         raise MisconfigurationException(
-            f"ckpt_path={shown!r} does not fit this model: {str(exc).splitlines()[0]}"
+            f"ckpt_path={restoring.shown!r} does not fit this model: {str(exc).splitlines()[0]}"
         ) from None
-    _restore_datamodule(run, checkpoint)  # after the weights, for every call (Lightning's order)
-    if not training:
-        return checkpoint
-    _call_load_hooks(lambda view: run.hooks.call_callbacks("on_load_checkpoint", view), checkpoint)
-    _restore_callbacks(run, checkpoint)
-    if then is not None:
-        then()
-    _restore_training_state(run, checkpoint, shown, optimizers_loaded=sharded is not None)
-    return checkpoint
+    _restore_datamodule(datamodule, checkpoint)
+    _call_load_hooks(lambda view: hooks.call_callbacks("on_load_checkpoint", view), checkpoint)
+    _restore_callbacks(hooks, checkpoint)
+    restoring.modules_done = True
+
+
+def _weights(restoring: Restoring) -> dict[str, Any]:
+    state: dict[str, Any] = restoring.checkpoint["state_dict"]
+    return state
+
+
+def _load_weights(run: Run, restoring: Restoring, training: bool) -> None:
+    """The weights into the prepared module: from the shard folder beside a sharded file, else its ``state_dict``."""
+    sharded, path = restoring.sharded, restoring.path
+    if sharded is None:
+        run.strategy.load_module_state_dict(run.module, _weights(restoring))
+        return
+    if isinstance(path, str):
+        raise MisconfigurationException(
+            f"ckpt_path={path!r} is a sharded checkpoint on a URL; its shard folder is read from local or "
+            "mounted folders only. Copy the file and its folder locally and resume from there."
+        )
+    _restore_sharded(run, path, sharded, training=training)
 
 
 def _restore_sharded(run: Run, path: Path, sharded: dict[str, Any], *, training: bool) -> None:
@@ -276,13 +359,13 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state.callback_metrics.update({k: torch.tensor(v) for k, v in checkpoint.get("callback_metrics", {}).items()})
 
 
-def _restore_callbacks(run: Run, checkpoint: dict[str, Any]) -> None:
+def _restore_callbacks(hooks: HookDispatcher, checkpoint: dict[str, Any]) -> None:
     """Each callback's saved state back into it; a state no callback of this Trainer takes is warned about (a
     callback left out of the resumed run would silently start afresh), with Lightning's words."""
     saved = checkpoint.get("callbacks") or {}
     seen: dict[str, int] = {}
     keys = []
-    for callback in run.hooks.callbacks:
+    for callback in hooks.callbacks:
         key = _callback_key(callback, seen)
         keys.append(key)
         load = getattr(callback, "load_state_dict", None)
