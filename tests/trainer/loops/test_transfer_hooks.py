@@ -79,3 +79,40 @@ def test_a_transfer_hook_written_on_both_is_the_datamodules_with_a_warning(tmp_p
     with pytest.warns(UserWarning, match="overridden `on_before_batch_transfer` in both"):
         _trainer(tmp_path).fit(AlsoUnpacks(), datamodule=data)
     assert data.calls.count("before") == 3
+
+
+@pytest.mark.filterwarnings(r"ignore:The number of training batches \(2\) is smaller than the logging interval")
+def test_a_datamodule_hook_that_only_wraps_the_default_leaves_the_modules_hook_in_charge(tmp_path: Path) -> None:
+    # A recorder that wraps the base class's default (functools.partial + update_wrapper, as hook-recording test
+    # helpers do) writes no hook of its own: Lightning's is_overridden sees through it, and so does accelplug.
+    import functools
+
+    class Recording(LightningDataModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.recorded: list[str] = []
+            default = self.on_before_batch_transfer
+
+            def record(batch: Any, dataloader_idx: int) -> Any:
+                self.recorded.append("before")
+                return default(batch, dataloader_idx)
+
+            wrapper = functools.partial(record)
+            functools.update_wrapper(wrapper, default)
+            self.on_before_batch_transfer = wrapper  # type: ignore[method-assign]
+
+        def train_dataloader(self) -> DataLoader[Any]:
+            return DataLoader(RandomDataset(32, 4), batch_size=2)
+
+    class Unpacks(BoringModel):
+        seen = 0
+
+        def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+            self.seen += 1
+            return batch
+
+    data, model = Recording(), Unpacks()
+    with pytest.warns(UserWarning, match="in `LightningModule` and passed a LightningDataModule that does not"):
+        _trainer(tmp_path).fit(model, datamodule=data)
+    assert model.seen > 0
+    assert data.recorded == []

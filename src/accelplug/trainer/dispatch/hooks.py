@@ -23,7 +23,7 @@ from ...callbacks.early_stopping import EarlyStopping
 from ...callbacks.model_checkpoint import ModelCheckpoint
 from ...core.module import MODULE_HOOKS
 from ...distributed.rank_zero import rank_zero_warn
-from ...overrides import overrides
+from ...overrides import overrides, writes_own
 
 if TYPE_CHECKING:
     import torch
@@ -45,10 +45,14 @@ def _is_checkpointing(callback: object) -> bool:
 
 
 def _data_hook(name: str, module: Any, datamodule: Any) -> Callable[..., Any] | None:
-    """The datamodule's ``name`` where it writes one, else the module's (Lightning's rule, with its warnings)."""
+    """The datamodule's ``name`` where it writes one, else the module's (Lightning's rule, with its warnings).
+
+    Whether the datamodule writes one is asked as Lightning's ``is_overridden`` asks it, through what wraps the hook
+    (:func:`~accelplug.overrides.writes_own`): a recorder that wraps the base default with ``functools.partial``/
+    ``update_wrapper`` is no hook of the datamodule's, and the module's stays the one called."""
     in_module = overrides(module, name)
-    if overrides(datamodule, name):
-        if in_module:
+    if writes_own(datamodule, name):
+        if writes_own(module, name):
             rank_zero_warn(
                 f"You have overridden `{name}` in both the LightningModule and the LightningDataModule: the "
                 "LightningDataModule's is called, the LightningModule's is not."
@@ -57,10 +61,11 @@ def _data_hook(name: str, module: Any, datamodule: Any) -> Callable[..., Any] | 
         return hook
     if not in_module:
         return None
-    rank_zero_warn(
-        f"You have overridden `{name}` in `LightningModule` and passed a LightningDataModule that does not: the "
-        "LightningModule's is called."
-    )
+    if writes_own(module, name):
+        rank_zero_warn(
+            f"You have overridden `{name}` in `LightningModule` and passed a LightningDataModule that does not: the "
+            "LightningModule's is called."
+        )
     hook = getattr(module, name)
     return hook
 
