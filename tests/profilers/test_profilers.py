@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +70,13 @@ def test_bad_profilers_are_refused_by_name(tmp_path: Path, given: Any, words: li
         assert word.lower() in str(caught.value).lower()
 
 
+def test_an_unknown_profiler_name_is_refused_with_lightnings_phrase_and_names(tmp_path: Path) -> None:
+    lightning_phrase = "When passing string value for the `profiler` parameter of `Trainer`, it can only be one of"
+    with pytest.raises(MisconfigurationException, match=re.escape(lightning_phrase)) as caught:
+        _trainer(tmp_path, profiler="unknown_profiler")
+    assert "['simple', 'advanced', 'pytorch', 'xla']" in str(caught.value)
+
+
 def test_barebones_refuses_a_profiler_as_lightning_does(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="barebones"):
         accelplug.Trainer(barebones=True, profiler="simple", accelerator="cpu")
@@ -116,7 +125,18 @@ def test_a_failed_fit_leaves_the_profiler_usable_and_the_module_as_it_was(tmp_pa
     assert len(profiler.recorded_durations["run_training_epoch"]) == 2  # one per fit
 
 
-def test_report_without_a_file_is_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_without_a_file_is_logged_at_info(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # the logger's own level (INFO, as Lightning's), whatever the root logger's: caplog's handler sees it
+    _trainer(tmp_path, profiler="simple").validate(make_module(accelplug))
+    reports = [r for r in caplog.records if r.name == "accelplug.profilers" and "Profiler Report" in r.getMessage()]
+    assert [r.levelname for r in reports] == ["INFO"]
+    assert "[_EvaluationLoop].val_next" in reports[0].getMessage()
+
+
+def test_report_without_a_file_is_printed_when_no_handler_would_show_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's own capture handlers, for this call
     _trainer(tmp_path, profiler="simple").validate(make_module(accelplug))
     out = capsys.readouterr().out
     assert "VALIDATE Profiler Report" in out and "[_EvaluationLoop].val_next" in out

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.callbacks.parity import FRAMEWORKS, make_module, quiet_lightning
+from tests.callbacks.parity import FRAMEWORKS, data, make_module, quiet_lightning
 
 STAGES = ("fit", "validate", "test", "predict")
 
@@ -153,3 +153,72 @@ def test_pytorch_profiler_writes_chrome_traces_named_as_lightnings(tmp_path: Pat
     assert "[pl][module]torch.nn.modules.linear.Linear: layer" in trace
     assert "[pl][profile]" in trace
     assert profilers["accelplug"].profiler is None  # stopped and described at the end of the call
+
+
+def _datamodule(framework: Any) -> Any:
+    class Data(framework.LightningDataModule):  # type: ignore[misc, name-defined]
+        def prepare_data(self) -> None:
+            pass
+
+        def train_dataloader(self) -> Any:
+            return data()
+
+        def state_dict(self) -> dict[str, Any]:
+            return {"seen": 1}
+
+    return Data()
+
+
+def test_a_datamodules_hooks_are_profiled_as_lightnings(tmp_path: Path) -> None:
+    """Lightning times the datamodule's hooks it calls (``setup``, ``teardown`` and ``state_dict`` even where they
+    are not overridden, ``prepare_data`` where it is) as ``[LightningDataModule]<class>.<hook>``."""
+    counts = {}
+    for name, framework in FRAMEWORKS.items():
+        profilers = importlib.import_module(f"{name}.pytorch.profilers")
+        trainer = framework.Trainer(
+            accelerator="cpu",
+            max_steps=2,
+            logger=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            default_root_dir=tmp_path / name,
+            profiler=profilers.SimpleProfiler(),
+        )
+        with quiet_lightning(framework):
+            trainer.fit(make_module(framework, validation=False), datamodule=_datamodule(framework))
+        recorded = trainer.profiler.recorded_durations
+        counts[name] = {k: len(v) for k, v in recorded.items() if k.startswith("[LightningDataModule]")}
+    assert counts["lightning"] == {
+        f"[LightningDataModule]Data.{hook}": 1
+        for hook in ("prepare_data", "setup", "train_dataloader", "state_dict", "teardown")
+    }
+    assert counts["accelplug"] == counts["lightning"]
+
+
+@pytest.mark.filterwarnings(  # on purpose: the resumed Trainer leaves out the ModelCheckpoint that saved the file
+    "ignore:Be aware that when using `ckpt_path`, callbacks used to create the checkpoint:UserWarning"
+)
+def test_a_resumed_fit_profiles_the_datamodules_load_state_dict_as_lightning(tmp_path: Path) -> None:
+    counts = {}
+    for name, framework in FRAMEWORKS.items():
+        profilers = importlib.import_module(f"{name}.pytorch.profilers")
+        options = {"accelerator": "cpu", "logger": False, "enable_progress_bar": False, "enable_model_summary": False}
+        first = framework.Trainer(max_steps=1, default_root_dir=tmp_path / name, **options)
+        with quiet_lightning(framework):
+            first.fit(make_module(framework, validation=False), datamodule=_datamodule(framework))
+        resumed = framework.Trainer(
+            max_steps=2,
+            enable_checkpointing=False,
+            default_root_dir=tmp_path / name,
+            profiler=profilers.SimpleProfiler(),
+            **options,
+        )
+        with quiet_lightning(framework):
+            resumed.fit(
+                make_module(framework, validation=False),
+                datamodule=_datamodule(framework),
+                ckpt_path=first.checkpoint_callback.best_model_path,
+            )
+        counts[name] = {k: len(v) for k, v in resumed.profiler.recorded_durations.items() if "DataModule" in k}
+    assert counts["lightning"]["[LightningDataModule]Data.load_state_dict"] == 1
+    assert counts["accelplug"] == counts["lightning"]

@@ -85,3 +85,27 @@ def test_several_evaluation_loaders_are_refused(tmp_path: Path) -> None:
         tuner = framework.pytorch.tuner.Tuner(_trainer(framework, tmp_path))
         with pytest.raises(error, match="Batch size finder cannot be used with multiple val dataloaders"):
             tuner.scale_batch_size(_module(framework, loaders=2), method="validate")
+
+
+def test_several_loaders_are_refused_at_setup_before_the_loops_own_checks(tmp_path: Path) -> None:
+    # The step takes no dataloader_idx, which the loop would refuse with two loaders: the finder's setup speaks first.
+    for framework, error in (
+        (lightning, lightning.pytorch.utilities.exceptions.MisconfigurationException),
+        (accelplug, accelplug.errors.MisconfigurationException),
+    ):
+        module = _module(framework, loaders=2)
+        module.validation_step = lambda batch, batch_idx: None
+        tuner = framework.pytorch.tuner.Tuner(_trainer(framework, tmp_path))
+        with pytest.raises(error, match="Batch size finder cannot be used with multiple val dataloaders"):
+            tuner.scale_batch_size(module, method="validate")
+        assert module.batches_seen == []
+
+
+@pytest.mark.parametrize("call", ["test", "predict"])
+def test_several_loaders_given_to_the_call_are_refused_too(tmp_path: Path, call: str) -> None:
+    for framework in (lightning, accelplug):
+        finder = framework.pytorch.callbacks.BatchSizeFinder()
+        trainer = _trainer(framework, tmp_path, callbacks=[finder])
+        given = [DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=2) for _ in range(2)]
+        with pytest.raises(Exception, match=f"Batch size finder cannot be used with multiple {call} dataloaders"):
+            getattr(trainer, call)(_module(framework), dataloaders=given)

@@ -64,9 +64,10 @@ def profiler_from(value: Any) -> Profiler:
                 "profiler='xla': the XLAProfiler belongs to an XLA back end, not to accelplug's core; install an "
                 "XLA plugin (such as accelplug-xla) and pass the profiler object it provides."
             )
-        raise MisconfigurationException(
-            f"profiler={value!r} is not a profiler name.{did_you_mean(name, PROFILER_NAMES)} "
-            f"Accepted: {', '.join(repr(n) for n in PROFILER_NAMES)}, a Profiler object, or None."
+        raise MisconfigurationException(  # Lightning's key phrase and names (xla included)
+            f"profiler={value!r} is not a profiler name.{did_you_mean(name, PROFILER_NAMES)} When passing string "
+            "value for the `profiler` parameter of `Trainer`, it can only be one of "
+            f"{[*PROFILER_NAMES, 'xla']}; or pass a Profiler object, or None."
         )
     raise MisconfigurationException(
         f"profiler={value!r} ({type(value).__name__}): expected one of {', '.join(repr(n) for n in PROFILER_NAMES)}, "

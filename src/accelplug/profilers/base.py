@@ -23,6 +23,8 @@ from ..errors import MisconfigurationException
 __all__ = ["PassThroughProfiler", "Profiler"]
 
 log = logging.getLogger("accelplug.profilers")
+if log.level == logging.NOTSET:  # the report is INFO, shown by whatever handler is set up (Lightning's is INFO too)
+    log.setLevel(logging.INFO)
 
 #: characters no file name may hold on some platform, replaced by ``_`` in a report's or trace's name
 _UNSAFE = re.compile(r"[\\/:*?\"<>|\n\r\t]")
@@ -81,7 +83,7 @@ class Profiler(ABC):
             self.stop(action_name)
 
     def _rank_zero_info(self, *args: Any) -> None:
-        """The report without a file: logged on local rank 0, printed when no handler would show it."""
+        """The report without a file: logged at INFO on local rank 0, printed when no handler would show it."""
         if self._local_rank not in (None, 0):
             return
         if log.isEnabledFor(logging.INFO) and log.hasHandlers():

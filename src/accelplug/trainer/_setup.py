@@ -46,8 +46,11 @@ __all__ = ["end_run", "recording_profiler", "setup_profiler", "start_run"]
 
 
 def _call_datamodule(datamodule: Any, name: str, *args: Any, **kwargs: Any) -> None:
-    if datamodule is not None and overrides(datamodule, name):
-        getattr(datamodule, name)(*args, **kwargs)
+    """A datamodule's hook, called whether or not it overrides it (as Lightning calls, and profiles, it); only
+    ``prepare_data`` is called where it is overridden, as Lightning's."""
+    method = getattr(datamodule, name, None) if datamodule is not None else None
+    if callable(method) and (name != "prepare_data" or overrides(datamodule, name)):
+        method(*args, **kwargs)
 
 
 def _drop_unpicklable_hparams(module: torch.nn.Module) -> None:

@@ -316,6 +316,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
     metrics: dict[str, float] | None = None  # stays None when the tuner's callback ended the call early
+    trainer.state.eval_given = call.dataloaders
     restore = _Restore(trainer, name, call)
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False, restore_first=restore) as run:
         restore.finish(run)
@@ -338,6 +339,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
 
 def run_prediction(trainer: StageHost, call: StageCall) -> Any:
     module, datamodule = call.module, call.datamodule
+    trainer.state.eval_given = call.dataloaders
     restore = _Restore(trainer, "predict", call)
     predicting = {"datamodule": datamodule, "with_optimizers": False, "restore_first": restore}
     with _running(trainer, module, Stage.PREDICTING, **predicting) as run:

@@ -257,20 +257,15 @@ class _EvaluationTrials:
 
 #: The calls whose batch size the finder tunes besides fit, by stage: the loader method's stage name.
 _EVALUATION_CALLS = {Stage.VALIDATING: "validate", Stage.TESTING: "test", Stage.PREDICTING: "predict"}
-#: Lightning's names of the loaders of each, for the message about several loaders.
-_LOADER_PREFIXES = {Stage.VALIDATING: "val", Stage.TESTING: "test", Stage.PREDICTING: "predict"}
+#: Lightning's names of the loaders of each call, for the message about several loaders.
+_LOADER_PREFIXES = {"validate": "val", "test": "test", "predict": "predict"}
 
 
 def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: int, batch_arg_name: str) -> int:
     """The search for a validate, test or predict call, from its start hook; the call's loop then takes the
     loaders made at the size found (``run.tuned_loaders``)."""
     trials = _EvaluationTrials(trainer, run, steps_per_trial)
-    if len(trials.loaders) > 1:
-        raise MisconfigurationException(
-            f"The Batch size finder cannot be used with multiple {_LOADER_PREFIXES[run.stage]} dataloaders "
-            f"({len(trials.loaders)} given); tune with one, then pass the size to the call with all of them."
-        )
-    _check_attribute(run.module, batch_arg_name)
+    _refuse_several_loaders(_EVALUATION_CALLS[run.stage], len(trials.loaders))
     saved = _snapshot(run.state)
     try:
         size: int = search(trials)
@@ -282,21 +277,32 @@ def _scale_for_evaluation(trainer: Any, run: Run, search: Any, steps_per_trial: 
 
 
 def check_batch_size_setup(trainer: Any, module: torch.nn.Module, stage: str | None, batch_arg_name: str) -> None:
-    """What ``BatchSizeFinder.setup`` refuses (Lightning's rules): distributed runs, loaders handed straight to the
-    call, and a ``batch_arg_name`` found nowhere."""
+    """What ``BatchSizeFinder.setup`` refuses (Lightning's rules): distributed runs, loaders handed straight to
+    ``fit``, several loaders for validate/test/predict, and a ``batch_arg_name`` found nowhere."""
     if trainer.strategy.is_distributed:  # as configured (Lightning's rule), on one device too
         raise MisconfigurationException(
             f"The Batch size finder is not supported with distributed strategies (strategy={trainer.strategy.name!r}); "
             "find the size on one device, then pass it to the distributed run."
         )
-    if stage not in (None, "fit"):
-        return  # validate/test/predict: checked when the call's loaders are known (see _scale_for_evaluation)
-    if trainer.state.fit_given[0] is not None:
-        raise MisconfigurationException(
-            "The Batch size finder cannot be used with dataloaders passed directly to `.fit()`. Please disable the "
-            "feature or incorporate the dataloader into your LightningModule or LightningDataModule."
-        )
+    if stage in (None, "fit"):
+        if trainer.state.fit_given[0] is not None:
+            raise MisconfigurationException(
+                "The Batch size finder cannot be used with dataloaders passed directly to `.fit()`. Please disable "
+                "the feature or incorporate the dataloader into your LightningModule or LightningDataModule."
+            )
+    else:  # Lightning asks for the call's loaders here, so this comes before any check of the loop's
+        given, datamodule = trainer.state.eval_given, trainer.datamodule
+        loaders, _, _ = resolve_loaders(stage, given, module, datamodule, required=False)
+        _refuse_several_loaders(stage, len(loaders))
     _check_attribute(module, batch_arg_name)
+
+
+def _refuse_several_loaders(call: str, count: int) -> None:
+    if count > 1:
+        raise MisconfigurationException(
+            f"The Batch size finder cannot be used with multiple {_LOADER_PREFIXES[call]} dataloaders "
+            f"({count} given); tune with one, then pass the size to the call with all of them."
+        )
 
 
 def _check_attribute(module: torch.nn.Module, batch_arg_name: str) -> None:

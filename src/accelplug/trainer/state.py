@@ -186,6 +186,8 @@ class LoopState:
     train_source: Callable[[], tuple[Any, Callable[[], Any] | None]] | None = None
     #: During a fit: the ``(train_dataloaders, val_dataloaders)`` it was given (the tuner's trials read them too).
     fit_given: tuple[Any, Any] = (None, None)
+    #: During a validate/test/predict call: the ``dataloaders`` it was given (the batch-size finder counts them).
+    eval_given: Any = None
     #: Whether the training batch being processed is its epoch's last.
     is_last_batch: bool = False
     #: The checkpoint the last call restored; ``ckpt_path_set``: a user set it (``trainer.ckpt_path = path``), and

@@ -15,7 +15,7 @@ import pytest
 
 import accelplug
 from accelplug.errors import MisconfigurationException
-from tests.trainer.loops.both import fit_both, fit_one
+from tests.trainer.loops.both import FRAMEWORKS, fit_both, fit_one
 
 
 @pytest.mark.parametrize(
@@ -169,6 +169,44 @@ def test_a_duration_as_val_check_interval_is_gated_by_check_val_every_n_epoch(
     )
     assert {epoch for _, epoch, _, _ in records["lightning"].validations} == {1, 3}
     assert records["accelplug"].validations == records["lightning"].validations
+
+
+class _CountingClock:
+    """A ``time.monotonic`` that moves one second at every read: which validations run then depends on exactly
+    where the Trainer reads the clock, so equal records mean the same reads in the same places."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return float(self.reads)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"check_val_every_n_epoch": None, "val_check_interval": "00:00:00:03"}, id="every epoch"),
+        pytest.param({"check_val_every_n_epoch": 2, "val_check_interval": "00:00:00:02"}, id="every second epoch"),
+    ],
+)
+def test_a_time_based_interval_reads_the_clock_where_lightning_reads_it(
+    tmp_path: Path, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After the sanity check's end, once as training starts, at each batch end of a validating epoch and after each
+    # validation; never in an epoch check_val_every_n_epoch leaves out, nor for the progress bar.
+    reads, validations = {}, {}
+    for name, framework in FRAMEWORKS.items():
+        clock = _CountingClock()
+        monkeypatch.setattr("time.monotonic", clock)
+        record, _ = fit_one(
+            framework, tmp_path / name, max_epochs=4, limit_train_batches=4, num_sanity_val_steps=1, **options
+        )
+        monkeypatch.undo()
+        reads[name], validations[name] = clock.reads, record.validations
+    assert validations["lightning"], "the case must validate"
+    assert validations["accelplug"] == validations["lightning"]
+    assert reads["accelplug"] == reads["lightning"]
 
 
 def test_a_duration_as_val_check_interval_leaves_no_batch_schedule() -> None:

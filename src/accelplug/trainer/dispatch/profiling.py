@@ -151,23 +151,28 @@ TIMED_DATAMODULE_METHODS = (
     "prepare_data",
     "setup",
     "teardown",
+    "on_exception",
+    "state_dict",
+    "load_state_dict",
     "train_dataloader",
     "val_dataloader",
     "test_dataloader",
     "predict_dataloader",
 )
+#: Those Lightning calls, so times, whether or not the object overrides them (the rest: only where it does).
+_TIMED_ALWAYS = frozenset({"configure_callbacks", "setup", "teardown", "on_exception", "state_dict", "load_state_dict"})
 
 
 _NOT_SET = object()
 
 
 def time_methods(profiler: Profiler, obj: Any, label: str, names: Sequence[str]) -> list[tuple[Any, str, Any]]:
-    """Wrap ``obj``'s own ``names`` (those it overrides; ``configure_callbacks`` always, as Lightning calls it)
-    in the action ``[label]<class>.<name>``; what was wrapped and what stood there, for :func:`untime_methods`."""
+    """Wrap ``obj``'s ``names`` (those it overrides, and those Lightning calls anyway: ``_TIMED_ALWAYS``) in the
+    action ``[label]<class>.<name>``; what was wrapped and what stood there, for :func:`untime_methods`."""
     done: list[tuple[Any, str, Any]] = []
     for name in names:
         method = getattr(obj, name, None)
-        if not callable(method) or (name != "configure_callbacks" and not overrides(obj, name)):
+        if not callable(method) or (name not in _TIMED_ALWAYS and not overrides(obj, name)):
             continue
         action = f"[{label}]{type(obj).__name__}.{name}"
 

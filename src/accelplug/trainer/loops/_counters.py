@@ -16,8 +16,11 @@ __all__ = [
     "LoopProgress",
     "Tracker",
     "batches_that_stepped",
+    "evaluation_key",
     "finished",
+    "forget_sanity_check",
     "leave_epoch",
+    "start_training_epoch",
 ]
 
 
@@ -68,19 +71,41 @@ def leave_epoch(state: LoopState, accumulate: int, automatic: bool, complete: bo
 
 
 class EvaluationRecord:
-    """The batches one evaluation run goes through, counted per loader (never per batch) for the views."""
+    """The batches one evaluation run goes through, counted per loader (never per batch) for the views.
 
-    def __init__(self, state: LoopState, prefix: str, *, sanity: bool) -> None:
+    The fit's validation keeps a second count, the batches of all its runs in the current training epoch
+    (Lightning's ``val_loop.batch_progress.total``): :func:`start_training_epoch` sets it back to 0, and so does
+    :func:`forget_sanity_check` for both counts, as Lightning resets its validation progress after the check.
+    """
+
+    def __init__(self, state: LoopState, prefix: str) -> None:
         self._counts = state.eval_batches
-        self.key = f"{state.fn.value if state.fn is not None else 'fit'}:{prefix}"
+        self.key = evaluation_key(state.fn, prefix)
         self._counts[self.key] = 0
         self._epoch_key: str | None = None
-        if state.fn is TrainerFn.FITTING:  # the fit's validation adds up within a training epoch, as Lightning's
-            self._epoch_key, at = f"{self.key}#epoch", -1 if sanity else state.current_epoch
-            if self._counts.get(f"{self.key}#at") != at:
-                self._counts[self._epoch_key], self._counts[f"{self.key}#at"] = 0, at
+        if state.fn is TrainerFn.FITTING:
+            self._epoch_key = f"{self.key}#epoch"
+            self._counts.setdefault(self._epoch_key, 0)
 
     def add(self, batches: int) -> None:
         self._counts[self.key] += batches
         if self._epoch_key is not None:
             self._counts[self._epoch_key] += batches
+
+
+def evaluation_key(fn: TrainerFn | None, prefix: str) -> str:
+    """Where :class:`EvaluationRecord` counts a run of ``prefix`` (validation, test) under the call ``fn``."""
+    return f"{fn.value if fn is not None else 'fit'}:{prefix}"
+
+
+def start_training_epoch(state: LoopState) -> None:
+    """A training epoch starts from its first batch: the fit's validation total counts this epoch's runs only."""
+    key = f"{evaluation_key(TrainerFn.FITTING, 'validation')}#epoch"
+    if key in state.eval_batches:
+        state.eval_batches[key] = 0
+
+
+def forget_sanity_check(state: LoopState) -> None:
+    """The sanity check is over: the fit's validation counts start from nothing (Lightning's are reset)."""
+    key = evaluation_key(TrainerFn.FITTING, "validation")
+    state.eval_batches[key] = state.eval_batches[f"{key}#epoch"] = 0

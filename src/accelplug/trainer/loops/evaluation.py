@@ -17,6 +17,7 @@ import contextlib
 import inspect
 import itertools
 import math
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..logging.collector import LogCollector
 from ..state import RunningStage, Stage, TrainerFn
-from ._counters import EvaluationRecord
+from ._counters import EvaluationRecord, forget_sanity_check
 from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
 from ._modes import ModuleModes
@@ -148,6 +149,8 @@ class EvaluationLoop:
         self.returned_metrics = returns_metrics(run.module)
         #: The epoch whose validation last asked the provider (``reload_dataloaders_every_n_epochs``).
         self._loaded_epoch = -math.inf
+        #: ``time.monotonic()`` when the last run ended (after its ``on_*_end`` hooks); None before one ran.
+        self.ended_at: float | None = None
 
     def _reload_due(self) -> bool:
         """Whether this validation inside fit asks ``val_dataloader()`` again: ``reload_dataloaders_every_n_epochs``
@@ -226,6 +229,7 @@ class EvaluationLoop:
             )
             state.stage = previous
         hooks.call_callbacks("on_sanity_check_end")
+        forget_sanity_check(state)  # after the hook, as Lightning resets its validation progress
 
     def _set_epoch(self) -> None:
         """The loaders' samplers learn the training epoch (Lightning's: for validation shuffling that follows the
@@ -265,7 +269,7 @@ class EvaluationLoop:
         counts: dict[str, int] = {}
         if max_batches is not None:
             limits = [max_batches if limit is None else min(limit, max_batches) for limit in limits]
-        record = EvaluationRecord(self.run.state, self.prefix, sanity=max_batches is not None)
+        record = EvaluationRecord(self.run.state, self.prefix)
         label = self.short if max_batches is None else "sanity check"
         try:
             if self.fetches_itself:
@@ -289,6 +293,9 @@ class EvaluationLoop:
             modes.restore(module)
         else:
             hooks.call_module(f"on_{self.prefix}_model_train")
+        # A time-based val_check_interval counts from here; read for every run (the sanity check's too), as
+        # Lightning reads it, so a patched ``time.monotonic`` sees the same calls under both.
+        self.ended_at = time.monotonic()
         return metrics
 
     # ---- batches ---------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from ..display.progress import ProgressDisplay
 from ..logging.collector import LogCollector
 from ..state import StopReason
 from ._compile_time import timed_first_batch
-from ._counters import leave_epoch
+from ._counters import leave_epoch, start_training_epoch
 from ._dataloader_iter import (
     DataloaderIter,
     iterator_steps,
@@ -79,7 +79,8 @@ class FitLoop:
         self.collector = LogCollector(
             live=run.state.callback_metrics, bar=run.state.progress_bar_metrics, logged=run.state.logged_metrics
         )
-        self.started = time.monotonic()
+        # the clock is read only for a limit or a cadence that needs it (a user's patched clock sees Lightning's reads)
+        self.started = time.monotonic() if self.limits.max_time_s is not None else 0.0
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
         #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order)
@@ -91,7 +92,7 @@ class FitLoop:
         self._val_every: int | None = None  # this epoch's: None when check_val_every_n_epoch skips it
         self._val_offset = 0  # batches before this epoch, when val_check_interval counts across epochs
         self._val_every_s: float | None = None  # this epoch's time-based val_check_interval (seconds)
-        self._last_val = 0.0  # time.monotonic() at the last validation or the start of training
+        self._last_val = 0.0  # time.monotonic() at the last validation's end or the start of training
         #: ``training_step(self, dataloader_iter)``: each step fetches its own batches (``_dataloader_iter.py``)
         self._warned_no_batch = False
         self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
@@ -103,12 +104,13 @@ class FitLoop:
     def run(self) -> StopReason:
         """Train until a limit or a stop request; returns why it stopped."""
         epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
+        if self.limits.val_every_s is not None:  # a time-based val_check_interval counts from here (Lightning's)
+            self._last_val = time.monotonic()
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         warn_if_modules_in_eval_mode(self.run_.module)  # which stay so: Lightning never calls .train() on them
         self.run_.router.enter("on_train_start", self.collector)  # its values join the first epoch's (Lightning's)
         self.hooks.call("on_train_start")
-        self._last_val = time.monotonic()
         while not self._finished(epoch):
             with self.hooks.span("run_training_epoch"):
                 self.run_epoch(epoch, skip, saved_rng)
@@ -333,11 +335,15 @@ class FitLoop:
         self.opt.check_finite(metrics)
 
     def _finished(self, epoch: int) -> bool:
-        return self.limits.finished(self.state, time.monotonic() - self.started, epoch)
+        return self.limits.finished(self.state, self._elapsed(), epoch)
+
+    def _elapsed(self) -> float:
+        """Seconds since the fit started, for ``max_time``; without it no clock read."""
+        return time.monotonic() - self.started if self.limits.max_time_s is not None else 0.0
 
     def _stop_within_epoch(self) -> bool:
         state, limits = self.state, self.limits
-        reason = limits.stop_reason(state, time.monotonic() - self.started, within_epoch=True)
+        reason = limits.stop_reason(state, self._elapsed(), within_epoch=True)
         if reason is None:
             return False
         state.stop_reason, state.should_stop = reason, True
@@ -365,6 +371,7 @@ class FitLoop:
         if skip == 0:  # an epoch resumed in its middle already started (Lightning calls the hook once per epoch)
             self.run_.router.enter("on_train_epoch_start", self.collector)
             self.hooks.call("on_train_epoch_start")
+            start_training_epoch(state)  # after the hook, which still reads the last epoch's (Lightning's order)
         self.limits = limits = self.opt.follow_accumulation(self.limits, state.accumulate_grad_batches)
         self._val_every = limits.val_every if limits.validates_in(epoch) else None
         self._val_every_s = limits.val_every_s if limits.validates_in(epoch) else None
@@ -408,7 +415,8 @@ class FitLoop:
     def _validate(self) -> None:
         assert self.val_loop is not None
         self.val_loop.run_within_fit()
-        self._last_val = time.monotonic()
+        if self.val_loop.ended_at is not None:  # the time-based cadence restarts when a validation ends
+            self._last_val = self.val_loop.ended_at
         self.run_.router.enter("training_step", self.collector)
 
 

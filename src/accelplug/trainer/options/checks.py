@@ -234,8 +234,12 @@ def profiler(value: Any) -> Any:
     name = value.lower()
     if name == "xla":
         raise Bad("the XLAProfiler belongs to an XLA back end: install an XLA plugin and pass its profiler object")
-    if name not in PROFILER_NAMES:
-        raise Bad(f"not a profiler name.{did_you_mean(name, PROFILER_NAMES)}".replace(". Did", "; did"))
+    if name not in PROFILER_NAMES:  # Lightning's key phrase, its names (xla included) and a close match
+        known = [*PROFILER_NAMES, "xla"]
+        hint = did_you_mean(name, PROFILER_NAMES).replace(" Did", "; did")
+        raise Bad(
+            f"When passing string value for the `profiler` parameter of `Trainer`, it can only be one of {known}{hint}"
+        )
     return name
 
 
