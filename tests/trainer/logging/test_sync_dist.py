@@ -60,3 +60,46 @@ def test_sync_dist_reduces_step_values_across_processes_with_their_reduce_fx(tmp
     assert metrics["unsynced"] == 2.0, "without sync_dist a step value is this process's own"
     assert metrics["forked_step"] == 2.5
     assert metrics["forked_epoch"] == metrics["forked"] == pytest.approx((0 + 1 + 2 + 1 + 2 + 3) / 6)
+
+
+class LogsByRank(LightningModule):
+    """Rank 0 logs a value of its own (``rank_zero_only=True``) and every rank its rank, on the step and epoch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 1)
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        self.log("rank_step", float(self.global_rank))
+        self.log("rank_epoch", float(self.global_rank), on_step=False, on_epoch=True)
+        if self.global_rank == 0:
+            self.log("only_rank_0", 7.0, on_step=True, on_epoch=True, rank_zero_only=True)
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.linear(x), y)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def test_values_without_sync_dist_stay_each_processs_own_and_one_rank_may_log_a_name_alone(tmp_path: Path) -> None:
+    # Lightning keeps an unsynced value (and a rank_zero_only one) per process: rank 0 reads its own. A name that
+    # only rank 0 logs must join no collective, or the fit would wait forever for rank 1.
+    trainer = Trainer(
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_fork",
+        max_epochs=1,
+        limit_train_batches=2,
+        log_every_n_steps=1,  # every step is a logging step: the step values are read back each time
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.fit(LogsByRank(), regression_data(n=32, batch_size=8))
+
+    metrics = {name: float(value) for name, value in trainer.callback_metrics.items()}
+    assert metrics["rank_step"] == 0.0
+    assert metrics["rank_epoch"] == 0.0
+    assert metrics["only_rank_0_step"] == metrics["only_rank_0_epoch"] == 7.0

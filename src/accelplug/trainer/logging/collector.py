@@ -142,6 +142,9 @@ class _EpochValue:
     metric: Any = None
     prog_bar: bool = False
     logger: bool = True
+    #: reduced across the processes at the epoch's end (``sync_dist=True`` without ``rank_zero_only``); else this
+    #: process's own value, as Lightning keeps it (and no collective a rank that did not log it would miss)
+    sync: bool = False
 
     def add(self, value: torch.Tensor, batch_size: int) -> None:
         value = value.detach().to(torch.float32)
@@ -205,11 +208,12 @@ class LogCollector:
         suffix: str = "",
         owner: int | None = None,
         synced: torch.Tensor | None = None,
+        sync: bool = False,
     ) -> None:
         """Record one ``self.log`` call (``meta``: how the value is to be treated; ``suffix``: the loader's
         ``/dataloader_idx_N``; ``owner``: the loader of a value logged with ``add_dataloader_idx=False``;
         ``synced``: the step value reduced across processes (``sync_dist=True``), the epoch reduction still
-        taking this process's ``value``)."""
+        taking this process's ``value``; ``sync``: the epoch value is reduced across processes too)."""
         on_step, on_epoch, prog_bar, logger = meta.on_step, meta.on_epoch, meta.prog_bar, meta.logger
         metric = value if is_metric(value) else None
         step_key = f"{name}_step{suffix}" if on_epoch else name + suffix
@@ -236,7 +240,9 @@ class LogCollector:
                 self.owners[epoch_key] = self.owners[name] = owner
             entry = self.epoch_values.get(epoch_key)
             if entry is None:
-                entry = self.epoch_values[epoch_key] = _EpochValue(meta.reduction, prog_bar=prog_bar, logger=logger)
+                entry = self.epoch_values[epoch_key] = _EpochValue(
+                    meta.reduction, prog_bar=prog_bar, logger=logger, sync=sync
+                )
             if metric is not None:
                 entry.metric = metric
             else:
@@ -263,10 +269,15 @@ class LogCollector:
         entries, self.epoch_values = self.epoch_values, {}
         results: dict[str, torch.Tensor] = {}
         plain = {k: e for k, e in entries.items() if e.metric is None and e.total is not None}
+        synced = {k: e for k, e in plain.items() if e.sync}
         for reduction in _REDUCTIONS:
-            names = sorted(k for k, e in plain.items() if e.reduction == reduction)
+            names = sorted(k for k, e in synced.items() if e.reduction == reduction)
             if names:
-                results.update(_reduce_group(names, plain, reduction, strategy, device))
+                results.update(_reduce_group(names, synced, reduction, strategy, device))
+        own = [k for k in plain if k not in synced]
+        if own:  # this process's values (Lightning's sync_dist=False): one read-back for all of them
+            locals_ = torch.stack([_own_value(plain[k]).to(device) for k in own]).cpu()
+            results.update({k: locals_[i] for i, k in enumerate(own)})
         for key, entry in entries.items():
             if entry.metric is not None:
                 results[key] = entry.metric.compute().detach().to("cpu", torch.float32).reshape(())
@@ -313,6 +324,12 @@ def sync_step_value(value: torch.Tensor, reduction: str, group: Any, device: tor
     if reduction == "mean":
         reduced = reduced / dist.get_world_size(group)
     return reduced
+
+
+def _own_value(entry: _EpochValue) -> torch.Tensor:
+    """One process's epoch value: the batch-size-weighted mean, or the running sum/max/min as it stands."""
+    total = entry.total.reshape(())  # type: ignore[union-attr]
+    return total / entry.weight if entry.reduction == "mean" else total
 
 
 def _reduce_group(

@@ -149,13 +149,14 @@ class LogRouter:
         synced = None
         if sync_dist and on_step and not rank_zero_only and self.sync_device is not None and not is_metric(value):
             synced = sync_step_value(value, reduction, sync_dist_group, self.sync_device)
+        sync = bool(sync_dist) and not rank_zero_only
         index = self.dataloader_idx
         if index is None:
-            self.collector.add(name, value, meta, size, synced=synced)
+            self.collector.add(name, value, meta, size, synced=synced, sync=sync)
         elif add_dataloader_idx:
-            self.collector.add(name, value, meta, size, suffix=f"/dataloader_idx_{index}", synced=synced)
+            self.collector.add(name, value, meta, size, suffix=f"/dataloader_idx_{index}", synced=synced, sync=sync)
         else:
-            self.collector.add(name, value, meta, size, owner=index, synced=synced)
+            self.collector.add(name, value, meta, size, owner=index, synced=synced, sync=sync)
 
     def log_dict(self, dictionary: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
         """Each entry logged as ``self.log`` would; a torchmetrics ``MetricCollection`` gives its metrics under
