@@ -149,7 +149,21 @@ class LogRouter:
         synced = None
         if sync_dist and on_step and not rank_zero_only and self.sync_device is not None and not is_metric(value):
             synced = sync_step_value(value, reduction, sync_dist_group, self.sync_device)
-        sync = bool(sync_dist) and not rank_zero_only
+        self._record(name, value, meta, size, add_dataloader_idx, synced, sync=bool(sync_dist) and not rank_zero_only)
+
+    def _record(
+        self,
+        name: str,
+        value: Any,
+        meta: LogMeta,
+        size: int,
+        add_dataloader_idx: bool,
+        synced: torch.Tensor | None,
+        *,
+        sync: bool,
+    ) -> None:
+        """Hand one value to the collector under the current loader's name (``/dataloader_idx_N`` with several
+        loaders, unless the user kept the bare name)."""
         index = self.dataloader_idx
         if index is None:
             self.collector.add(name, value, meta, size, synced=synced, sync=sync)
