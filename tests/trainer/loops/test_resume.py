@@ -19,6 +19,10 @@ from torch.utils.data import DataLoader
 import accelplug
 from tests.trainer.loops.both import FRAMEWORKS, Record, fit_one, loader
 
+# These resumes leave the checkpoint's ModelCheckpoint out on purpose (the weights and loop are what they compare):
+# Lightning's advice to pass it again is given by both frameworks and is not what the tests are about.
+pytestmark = pytest.mark.filterwarnings("ignore:Be aware that when using `ckpt_path`, callbacks used to create")
+
 
 def _shuffled() -> DataLoader[Any]:
     return loader(shuffle=True)  # drawn from torch's global generator, which a checkpoint records
