@@ -16,6 +16,22 @@ from accelplug import LightningModule, Trainer
 from tests.modules import regression_data
 
 
+def _two_forks(tmp_path: Path, **options: int) -> Trainer:
+    """A one-epoch fit on two gloo processes forked from this one, with nothing but the fit itself."""
+    return Trainer(
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_fork",
+        max_epochs=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+        **options,  # type: ignore[arg-type]
+    )
+
+
 class LogsRankValues(LightningModule):
     """Each step logs values that differ by rank: rank 0 logs ``batch_idx``, rank 1 ``batch_idx + 1``."""
 
@@ -37,18 +53,8 @@ class LogsRankValues(LightningModule):
 
 
 def test_sync_dist_reduces_step_values_across_processes_with_their_reduce_fx(tmp_path: Path) -> None:
-    trainer = Trainer(
-        accelerator="cpu",
-        devices=2,
-        strategy="ddp_fork",
-        max_epochs=1,
-        limit_train_batches=3,  # fewer than log_every_n_steps: no logging step reads the values back
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        default_root_dir=tmp_path,
-    )
+    # fewer batches than log_every_n_steps: no logging step reads the values back
+    trainer = _two_forks(tmp_path, limit_train_batches=3)
     trainer.fit(LogsRankValues(), regression_data(n=48, batch_size=8))
 
     metrics = {name: float(value) for name, value in trainer.callback_metrics.items()}
@@ -84,19 +90,8 @@ class LogsByRank(LightningModule):
 def test_values_without_sync_dist_stay_each_processs_own_and_one_rank_may_log_a_name_alone(tmp_path: Path) -> None:
     # Lightning keeps an unsynced value (and a rank_zero_only one) per process: rank 0 reads its own. A name that
     # only rank 0 logs must join no collective, or the fit would wait forever for rank 1.
-    trainer = Trainer(
-        accelerator="cpu",
-        devices=2,
-        strategy="ddp_fork",
-        max_epochs=1,
-        limit_train_batches=2,
-        log_every_n_steps=1,  # every step is a logging step: the step values are read back each time
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        default_root_dir=tmp_path,
-    )
+    # every step is a logging step: the step values are read back each time
+    trainer = _two_forks(tmp_path, limit_train_batches=2, log_every_n_steps=1)
     trainer.fit(LogsByRank(), regression_data(n=32, batch_size=8))
 
     metrics = {name: float(value) for name, value in trainer.callback_metrics.items()}
