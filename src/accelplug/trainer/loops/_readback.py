@@ -55,32 +55,28 @@ def output_scalars(output: Any, loss_name: str) -> dict[str, torch.Tensor]:
     return found
 
 
-def reduce_to_floats(run: Run, values: dict[str, torch.Tensor]) -> dict[str, float]:
-    """Average scalar tensors across processes and read them back with one host-device sync."""
-    if not values:
-        return {}
-    names = sorted(values)
-    stacked = torch.stack([values[n].to(device=run.device, dtype=torch.float32).reshape(()) for n in names])
-    reduced = run.strategy.reduce_mean(stacked).tolist()
-    return dict(zip(names, reduced, strict=True))
-
-
-def read_own_floats(run: Run, shared: dict[str, torch.Tensor], own: dict[str, torch.Tensor]) -> dict[str, float]:
-    """``shared`` averaged across processes (every process has each of them) and ``own`` as this process holds
+def reduce_to_floats(
+    run: Run, values: dict[str, torch.Tensor], own: dict[str, torch.Tensor] | None = None
+) -> dict[str, float]:
+    """``values`` averaged across processes (every process has each of them) and ``own`` as this process holds
     them (``self.log`` step values: already reduced at the call where ``sync_dist=True``, else the process's own,
     as Lightning keeps them; a name one rank logs and another does not must join no collective), read back with
     one host-device sync."""
-    own = {k: v for k, v in own.items() if k not in shared}
-    if not own:
-        return reduce_to_floats(run, shared)
-    names = sorted(shared)
+    mine = {k: v for k, v in (own or {}).items() if k not in values}
+    shared_names, own_names = sorted(values), sorted(mine)
     parts = []
-    if names:
-        stacked = torch.stack([shared[n].to(device=run.device, dtype=torch.float32).reshape(()) for n in names])
-        parts.append(run.strategy.reduce_mean(stacked))
-    mine = sorted(own)
-    parts.append(torch.stack([own[n].to(device=run.device, dtype=torch.float32).reshape(()) for n in mine]))
-    return dict(zip(names + mine, torch.cat(parts).tolist(), strict=True))
+    if shared_names:
+        parts.append(run.strategy.reduce_mean(_stacked(run, values, shared_names)))
+    if own_names:
+        parts.append(_stacked(run, mine, own_names))
+    if not parts:
+        return {}
+    floats = (parts[0] if len(parts) == 1 else torch.cat(parts)).tolist()
+    return dict(zip(shared_names + own_names, floats, strict=True))
+
+
+def _stacked(run: Run, values: dict[str, torch.Tensor], names: list[str]) -> torch.Tensor:
+    return torch.stack([values[n].to(device=run.device, dtype=torch.float32).reshape(()) for n in names])
 
 
 def _publish(
@@ -130,7 +126,7 @@ def read_step_metrics(
         if loss is not None and "train_loss" not in pending:
             private = {"train_loss": loss, **(private or {})}
     shared = {k: v for k, v in returned.items() if k not in pending}  # what self.log recorded wins, as before
-    values = read_own_floats(run, {**shared, **(private or {})}, pending)
+    values = reduce_to_floats(run, {**shared, **(private or {})}, pending)
     public = {k: v for k, v in values.items() if k not in private} if private else values
     # A plain module's returned loss goes to the loggers (and accelplug's own display, through the value
     # returned); the progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's.
