@@ -2,26 +2,60 @@
 
 The redirect changes ``sys.meta_path`` for the rest of a process, so every test that turns it on does so in a
 child Python; Lightning 2.6 is installed in the test environment, so "the alias wins" is checked against a real
-``lightning`` that would otherwise be imported.
+``lightning`` that would otherwise be imported. The children are forked from one warm server that imported torch
+once (``tests/warm_python.py``): accelplug, Lightning and the redirect are imported fresh in each, and none of
+these tests is about Python's own start-up. Where a grandchild's start-up is the point (the launcher's
+``sitecustomize`` hook in a spawned worker), that grandchild is a real process started by ``spawn``.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from accelplug.errors import MisconfigurationException
 from accelplug.interop import ENV_VAR, activate_from_environment, redirect_active, redirect_target
+from tests.conftest import REPO, subprocess_env
+from tests.warm_python import WarmPython
 
 HERE = Path(__file__).resolve().parent
 THIRDPARTY = HERE / "thirdparty_lib"
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmPython]:
+    python = WarmPython()
+    yield python
+    python.close()
+
+
+@pytest.fixture
+def run_python(warm: WarmPython) -> Run:
+    """``python -c code`` in a fresh child (forked from the warm server), as the suite's ``run_python`` runs it."""
+
+    def run(
+        code: str, *, env: dict[str, str] | None = None, pythonpath: Path | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        return warm.run(["-c", code], env=subprocess_env(env, pythonpath=pythonpath), cwd=REPO, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture
+def launcher(warm: WarmPython) -> Run:
+    """``python -m accelplug.interop ARGS`` in a fresh child, with the test's environment."""
+
+    def run(*args: str, cwd: Path = REPO, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return warm.run(["-m", "accelplug.interop", *args], env=dict(os.environ), cwd=cwd, timeout=timeout)
+
+    return run
 
 
 def _python(code: str, run_python: Run, **kwargs: object) -> str:
@@ -98,8 +132,12 @@ def test_classes_are_one_class_under_both_names(run_python: Run) -> None:
 def test_accelplug_modules_keep_their_own_names_under_the_lightning_name(run_python: Run) -> None:
     # A module loaded through ``lightning.pytorch.loggers`` is accelplug's, with accelplug's __name__ and __spec__,
     # so its lazy relative imports resolve inside accelplug (no ImportWarning about __package__ != __spec__.parent).
+    # The filter is the child's first line (what PYTHONWARNINGS=error::ImportWarning sets at start-up): every
+    # import below runs under it.
     out = _python(
         """
+        import warnings
+        warnings.filterwarnings("error", category=ImportWarning)
         from accelplug.interop import use_accelplug_for_lightning
         use_accelplug_for_lightning()
         import lightning.pytorch.loggers as loggers
@@ -107,7 +145,6 @@ def test_accelplug_modules_keep_their_own_names_under_the_lightning_name(run_pyt
         print(loggers.__name__, loggers.__spec__.name, type(logger).__module__.split('.')[0])
         """,
         run_python,
-        env={"PYTHONWARNINGS": "error::ImportWarning"},
     )
     assert out == "accelplug.pytorch.loggers accelplug.pytorch.loggers accelplug"
 
@@ -207,23 +244,18 @@ def test_a_bad_environment_value_is_refused_with_the_accepted_words() -> None:
     assert redirect_active() is False
 
 
-def test_the_launcher_runs_a_script_with_its_arguments_on_accelplug(tmp_path: Path) -> None:
+def test_the_launcher_runs_a_script_with_its_arguments_on_accelplug(tmp_path: Path, launcher: Run) -> None:
     script = tmp_path / "train.py"
     script.write_text(
         "import sys, lightning, accelplug\nprint(lightning is accelplug, sys.argv[1:], __name__)\n",
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "accelplug.interop", str(script), "--epochs", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = launcher(str(script), "--epochs", "2")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True ['--epochs', '2'] __main__"
 
 
-def test_the_launcher_runs_a_module_as_main(tmp_path: Path) -> None:
+def test_the_launcher_runs_a_module_as_main(tmp_path: Path, launcher: Run) -> None:
     (tmp_path / "trainpkg").mkdir()
     (tmp_path / "trainpkg" / "__init__.py").write_text("", encoding="utf-8")
     (tmp_path / "trainpkg" / "run.py").write_text(
@@ -231,24 +263,18 @@ def test_the_launcher_runs_a_module_as_main(tmp_path: Path) -> None:
         "print(pytorch_lightning is accelplug.pytorch, sys.argv[1:], __name__)\n",
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "accelplug.interop", "-m", "trainpkg.run", "x"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    result = launcher("-m", "trainpkg.run", "x", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True ['x'] __main__"
 
 
-def test_the_launcher_refuses_to_start_without_a_script() -> None:
-    result = subprocess.run([sys.executable, "-m", "accelplug.interop"], capture_output=True, text=True, timeout=60)
+def test_the_launcher_refuses_to_start_without_a_script(launcher: Run) -> None:
+    result = launcher(timeout=60)
     assert result.returncode == 2
     assert "usage: python -m accelplug.interop script.py" in result.stderr
 
 
-def test_processes_the_launched_script_spawns_get_the_redirect_too(tmp_path: Path) -> None:
+def test_processes_the_launched_script_spawns_get_the_redirect_too(tmp_path: Path, launcher: Run) -> None:
     # A spawned worker re-imports the script (as __mp_main__) before running anything: its `import lightning`
     # must already be accelplug there, or the worker would mix two frameworks' classes.
     script = tmp_path / "spawner.py"
@@ -273,9 +299,7 @@ def test_processes_the_launched_script_spawns_get_the_redirect_too(tmp_path: Pat
         ),
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "accelplug.interop", str(script)], capture_output=True, text=True, timeout=180
-    )
+    result = launcher(str(script), timeout=180)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "child: True"
 
@@ -305,7 +329,7 @@ def test_a_library_subclassing_lightnings_module_trains_on_accelplug(run_python:
     assert out == "True True True LinearRegressor(lr=0.2)\nTrue 30"
 
 
-def test_the_launchers_own_variable_is_not_reported_as_unknown(tmp_path: Path) -> None:
+def test_the_launchers_own_variable_is_not_reported_as_unknown(tmp_path: Path, launcher: Run) -> None:
     # The launcher sets ACCELPLUG_LIGHTNING_REDIRECT for its children; a Trainer warns about ACCELPLUG_* variables
     # accelplug does not read, and must not take this one for a typo.
     script = tmp_path / "trainer.py"
@@ -322,8 +346,6 @@ def test_the_launchers_own_variable_is_not_reported_as_unknown(tmp_path: Path) -
         ),
         encoding="utf-8",
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "accelplug.interop", str(script)], capture_output=True, text=True, timeout=120
-    )
+    result = launcher(str(script))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
