@@ -74,6 +74,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "profilers": ("", "base"),  # trainer.profiler, a PassThroughProfiler
     "trainer": (
         "",
+        "_record",  # the dataclass methods TrainerOptions and LoopState share (cheaper than generating them)
         "trainer",
         "state",
         "display",

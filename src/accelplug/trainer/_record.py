@@ -2,11 +2,11 @@
 
 ``@dataclass`` writes ``__init__``, ``__repr__`` and ``__eq__`` as source text for each class and compiles it
 when the class is created. For :class:`~accelplug.trainer.options.entries.TrainerOptions` and
-:class:`~accelplug.trainer.state.LoopState` (about 40 fields each) that costs 1.5 to 3 ms apiece at
-``import accelplug.trainer``, on the path of every ``Trainer()`` (``benchmarks/import_time.py``). Declared as
-``@dataclass(init=False, repr=False, eq=False)`` subclasses of :class:`Record`, they keep their fields,
-defaults and metadata (``dataclasses.fields``, ``replace`` and ``asdict`` work as before) and get the same three
-methods from here, which read the fields when called instead.
+:class:`~accelplug.trainer.state.LoopState` (about 40 fields each) that was the largest part of
+``import accelplug.trainer``, on the path of every ``Trainer()`` (``benchmarks/import_time.py`` shows where
+start-up goes). Declared as ``@dataclass(init=False, repr=False, eq=False)`` subclasses of :class:`Record`, they
+keep their fields, defaults and metadata (``dataclasses.fields``, ``replace`` and ``asdict`` work as before)
+and get the same three methods from here, which read the fields when called instead.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ class Record:
             elif f.default is not MISSING:
                 value = f.default
             else:
-                value = f.default_factory()  # type: ignore[misc]  # every field has a default or a factory
+                value = f.default_factory()  # type: ignore[operator]  # every field has a default or a factory
             object.__setattr__(self, f.name, value)  # a frozen record refuses setattr, as a dataclass's does
         if values:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {next(iter(values))!r}")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument {next(iter(values))!r}"
+            )
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, f.name) for f in fields(self))  # type: ignore[arg-type]
