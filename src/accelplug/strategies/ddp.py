@@ -22,6 +22,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException, did_you_mean
+from . import DDP_PRESET_SETTINGS
 from .parallel import ParallelStrategy
 from .prepared import StepRouter
 
@@ -604,22 +605,7 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
 
 #: Lightning's registered DDP names beyond ``"ddp"`` itself, each the DDP strategy with its presets.
 DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
-    _preset(name, start_method, find_unused)
-    for name, start_method, find_unused in (
-        ("ddp_spawn", "spawn", None),
-        ("ddp_fork", "fork", None),
-        ("ddp_notebook", "fork", None),
-        *(
-            (f"{prefix}_find_unused_parameters_{str(flag).lower()}", method, flag)
-            for prefix, method in (
-                ("ddp", "popen"),
-                ("ddp_spawn", "spawn"),
-                ("ddp_fork", "fork"),
-                ("ddp_notebook", "fork"),
-            )
-            for flag in (False, True)
-        ),
-    )
+    _preset(name, start_method, find_unused) for name, start_method, find_unused in DDP_PRESET_SETTINGS
 )
 # Each preset is a module attribute under its class name, so pickle finds it: ``ddp_spawn`` sends the Trainer,
 # its strategy included, to fresh interpreters.
