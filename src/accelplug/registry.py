@@ -15,6 +15,7 @@ every time, because they are trusted and cheap and may depend on the environment
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 import threading
@@ -22,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import metadata
+from pathlib import PurePath
 
 # perf_counter bound once: code that patches time.perf_counter (a test timing its own callback with a mocked
 # clock) must not feed the plugin calls' timings, nor have them use up its values.
@@ -793,11 +795,31 @@ def _plugin_entry_points() -> list[metadata.EntryPoint]:
     found: list[metadata.EntryPoint] = []
     earlier: list[metadata.Distribution] = []
     for dist in metadata.distributions():
-        text = dist.read_text("entry_points.txt")
-        if text and hookspecs.PROJECT_NAME in text and not _hidden_by(dist, earlier):
+        if _mentions_project(dist) and not _hidden_by(dist, earlier):
             found.extend(dist.entry_points.select(group=hookspecs.PROJECT_NAME))
         earlier.append(dist)
     return found
+
+
+def _mentions_project(dist: metadata.Distribution) -> bool:
+    """Whether the distribution's ``entry_points.txt`` holds the word ``accelplug``.
+
+    A distribution found on ``sys.path`` (a ``PathDistribution``, nearly all of them) is a folder: its file is
+    looked for with one ``stat`` and read as bytes, about half the time of ``read_text``'s ``pathlib`` path and
+    its ``FileNotFoundError`` for the two thirds of distributions that have none. Other kinds are asked.
+    """
+    folder = getattr(dist, "_path", None)
+    if not isinstance(folder, PurePath):  # a zip file's (zipfile.Path) or another finder's
+        text = dist.read_text("entry_points.txt")
+        return text is not None and hookspecs.PROJECT_NAME in text
+    path = os.path.join(folder, "entry_points.txt")
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as file:
+            return hookspecs.PROJECT_NAME.encode() in file.read()
+    except OSError:
+        return False
 
 
 def _hidden_by(dist: metadata.Distribution, earlier: list[metadata.Distribution]) -> bool:
