@@ -303,9 +303,20 @@ class Trainer:
         ckpt_path: str | os.PathLike[str] | None = None,
         weights_only: bool | None = None,
     ) -> Any:
-        """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader)."""
+        """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader).
+
+        Under a strategy that spawns or forks its processes nothing comes back (``None``), as in Lightning: a
+        ``BasePredictionWriter`` writes each process's predictions instead."""
         from ._stages import StageCall, run_prediction
 
+        if self.selection.start_method != "popen":  # Lightning's rule for ddp_spawn/ddp_fork/ddp_notebook
+            if return_predictions:
+                raise MisconfigurationException(
+                    "`return_predictions` should be set to `False` when using the strategies that spawn or fork: "
+                    f"got return_predictions=True with a {type(self._strategy).__name__} that starts them; their "
+                    "predictions are not sent back. Use a BasePredictionWriter callback, or strategy='ddp'."
+                )
+            return_predictions = False
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
         stage_call = StageCall(**{**call, "weights_only": resolve_weights_only(weights_only)})
