@@ -372,21 +372,28 @@ class Trainer:
     ) -> Path | str:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
 
-        ``weights_only=True`` leaves the optimizer and scheduler states out. Under DDP every rank must call
+        ``weights_only=True`` leaves the optimizer and scheduler states out. Before any call, a module connected by
+        hand (``trainer.strategy.connect(model)``) is saved at loop position zero, without optimizers (Lightning's
+        behaviour); with no module at all it raises an ``AttributeError``. Under DDP every rank must call
         this (it ends with a barrier); only rank 0 writes. ``filepath`` may be an fsspec URL
         (``s3://bucket/model.ckpt``), returned as given.
         """
-        from .checkpointing.saving import save_run_checkpoint
+        from .checkpointing.saving import connected_source, save_run_checkpoint
 
-        if self._run is None:
-            from .options.arguments import NoModelAttached
+        source: Any = self._run
+        if source is None:
+            connected = self._strategy.lightning_module
+            if connected is None:
+                from .options.arguments import NoModelAttached
 
-            raise NoModelAttached(
-                "Saving a checkpoint is only possible if a model is attached to the Trainer: save_checkpoint() "
-                "needs a model and its optimizers; call it during or after trainer.fit() (or validate/test/predict)."
-            )
+                raise NoModelAttached(
+                    "Saving a checkpoint is only possible if a model is attached to the Trainer: call "
+                    "save_checkpoint() during or after trainer.fit() (or validate/test/predict), or attach the "
+                    "module first with trainer.strategy.connect(model)."
+                )
+            source = connected_source(self, connected)  # a run at its start, as Lightning saves it
         with self.profiler.profile("save_checkpoint"):
-            return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)
+            return save_run_checkpoint(source, self._strategy, filepath, weights_only, storage_options)
 
     # ---- what the selection decided ------------------------------------------------------------------------
     @property
