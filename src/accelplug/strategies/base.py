@@ -566,9 +566,12 @@ class Strategy(ABC):
         return self.is_global_zero
 
     # ---- data ----------------------------------------------------------------------------------
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
+    def prepare_dataloader(
+        self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None, unrepeated: bool = False
+    ) -> Any:
         """This process's view of ``loader`` (DDP gives each rank its own shard; ``shuffle`` None: shuffle the
-        shards when the loader shuffles)."""
+        shards when the loader shuffles). ``unrepeated=True`` (passed for prediction only, so an override without
+        it still serves the other stages): each sample to exactly one process, without padding the shares."""
         return loader
 
     def process_dataloader(self, loader: Any) -> Any:

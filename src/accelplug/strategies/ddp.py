@@ -458,11 +458,15 @@ class DDPStrategy(ParallelStrategy):
         """Only post-local SGD adds work after a step; otherwise the lean batch path stays open."""
         return self._model_averager is not None or type(self).optimizer_step is not DDPStrategy.optimizer_step
 
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
+    def prepare_dataloader(
+        self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None, unrepeated: bool = False
+    ) -> Any:
         from ..data.loaders import with_distributed_sampler
 
         share = self.distributed_sampler_kwargs
-        return with_distributed_sampler(loader, share["num_replicas"], share["rank"], shuffle_seed, shuffle=shuffle)
+        return with_distributed_sampler(
+            loader, share["num_replicas"], share["rank"], shuffle_seed, shuffle=shuffle, unrepeated=unrepeated
+        )
 
     def _wrapped_module(self) -> Any:
         return self._ddp
