@@ -397,7 +397,7 @@ class _RedirectingUnpickler(pickle.Unpickler):
 _patching = threading.RLock()
 
 
-class pl_legacy_patch:  # noqa: N801 - Lightning's name
+class pl_legacy_patch:
     """While active, unpickling (``torch.load(..., weights_only=False)``) reads files older Lightning releases
     wrote: classes pickled under ``pytorch_lightning.*`` or ``lightning.pytorch.*`` (callbacks, ``AttributeDict``
     hyper-parameters) are found at accelplug's paths, and objects Lightning has removed since
