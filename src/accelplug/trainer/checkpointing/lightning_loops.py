@@ -84,14 +84,15 @@ def lightning_loops(state: LoopState, *, automatic: bool, validating: bool) -> d
     return {"fit_loop": fit_loop, "validate_loop": _fresh_eval(), "test_loop": _fresh_eval(), "predict_loop": predict}
 
 
-def _epoch_position(epochs: dict[str, int]) -> tuple[int, bool]:
-    """(the epoch a fit stands in, whether its training batches are done) from Lightning's ``epoch_progress``."""
+def _epoch_position(epochs: dict[str, int]) -> tuple[int, bool, bool]:
+    """(the epoch a fit stands in, whether its training batches are done, whether the loop left it) from
+    Lightning's ``epoch_progress``."""
     started, processed, completed = epochs["started"], epochs["processed"], epochs["completed"]
     if processed > completed:  # in the epoch-end hooks
-        return completed, True
-    if started > processed:  # inside the epoch
-        return completed, False
-    return (completed - 1, True) if completed > 0 else (0, False)  # after an epoch, or before the first
+        return completed, True, False
+    if started > processed or completed == 0:  # inside the epoch, or before the first
+        return completed, False, False
+    return completed - 1, True, True  # after an epoch
 
 
 def loop_from_lightning(checkpoint: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def loop_from_lightning(checkpoint: dict[str, Any]) -> dict[str, Any]:
     if "epoch_progress" not in fit_loop:  # no loop record: where the top-level keys say
         epoch = int(checkpoint.get("epoch", 0))
         return {"epoch": epoch, "global_step": global_step, "batches_done": 0, "epoch_done": False}
-    epoch, epoch_done = _epoch_position(fit_loop["epoch_progress"]["current"])
+    epoch, epoch_done, left = _epoch_position(fit_loop["epoch_progress"]["current"])
     batches = fit_loop["epoch_loop.batch_progress"]
     done, total = int(batches["current"]["processed"]), int(batches["total"]["processed"])
     automatic = fit_loop["epoch_loop.automatic_optimization.optim_progress"]["optimizer"]["step"]["current"]
@@ -119,5 +120,6 @@ def loop_from_lightning(checkpoint: dict[str, Any]) -> dict[str, Any]:
         "epoch_first_step": global_step - steps_in_epoch,
         "epoch_done": epoch_done,
         "total_batches": total,
-        "batches_that_stepped": logged - (0 if epoch_done else stepped_in_epoch - (1 if in_batch_end else 0)),
+        # the loggers' steps before this epoch: its own are added to them once the loop leaves it
+        "batches_that_stepped": logged - (0 if left else stepped_in_epoch - (1 if in_batch_end else 0)),
     }
