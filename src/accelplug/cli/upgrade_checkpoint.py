@@ -8,10 +8,10 @@ written back in place, atomically (a crash mid-write leaves the file as it was).
 loads them by default (weights only, unless ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` says otherwise), with
 :class:`~accelplug.checkpoint.migration.pl_legacy_patch` active.
 
-Progress goes to stdout; an error is one line on stderr. A path that does not exist, or a folder with no file of the extension, exits with 1,
-as Lightning's program does; a file that is not a checkpoint (unreadable, or not a dictionary recording a Lightning
-release) exits with 2, naming the file, where Lightning's program stops with a traceback. The files before it are
-upgraded, the ones after it untouched, and every backup stays.
+Progress goes to stdout; an error is one line on stderr. A path that does not exist, or a folder with no file
+of the extension, exits with 1, as Lightning's program does; a file that is not a checkpoint (unreadable, or not
+a dictionary recording a Lightning release) exits with 2, naming the file, where Lightning's program stops with a
+traceback. The files before it are upgraded, the ones after it untouched, and every backup stays.
 """
 
 from __future__ import annotations
