@@ -90,9 +90,11 @@ def _epoch_position(epochs: dict[str, int]) -> tuple[int, bool, bool]:
     started, processed, completed = epochs["started"], epochs["processed"], epochs["completed"]
     if processed > completed:  # in the epoch-end hooks
         return completed, True, False
-    if started > processed or completed == 0:  # inside the epoch, or before the first
-        return completed, False, False
-    return completed - 1, True, True  # after an epoch
+    # Lightning counts the epochs processed here (a fit's start sets ``completed`` to them), so a file upgraded
+    # from before 1.6, whose counters only carry ``completed``, starts from epoch 0, as in Lightning
+    if started > processed or processed == 0:  # inside the epoch, or before the first
+        return processed, False, False
+    return processed - 1, True, True  # after an epoch
 
 
 def loop_from_lightning(checkpoint: dict[str, Any]) -> dict[str, Any]:
