@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import zipfile
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,17 @@ def _files(path: Path, extension: str) -> list[Path]:
     return files
 
 
+def _saved_by_torch(file: Path) -> bool:
+    """Whether ``file`` starts as ``torch.save`` files do: a zip archive, or (before torch 1.6) a pickle."""
+    with file.open("rb") as handle:
+        start = handle.read(2)
+    return zipfile.is_zipfile(file) or start[:1] == b"\x80"
+
+
 def _upgrade_one(file: Path, map_to_cpu: bool) -> dict[str, list[str]]:
     """Load ``file``, upgrade it, write it back; the steps applied by release."""
+    if not _saved_by_torch(file):  # else a text file reads as "objects weights-only loading refuses"
+        raise _Refused(f"{file} cannot be read as a checkpoint: torch.save did not write it.", 2)
     try:
         with pl_legacy_patch():
             checkpoint: Any = load_verified(
