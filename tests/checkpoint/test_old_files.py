@@ -138,3 +138,12 @@ def test_pl_legacy_patch_puts_the_unpickler_back_when_it_ends() -> None:
     with pl_legacy_patch():
         assert pickle.Unpickler is not before
     assert pickle.Unpickler is before
+
+
+def test_pl_legacy_patch_leaves_a_name_accelplug_lacks_where_the_file_says(tmp_path: Path) -> None:
+    from pytorch_lightning.utilities.migration.utils import _RedirectingUnpickler  # any class accelplug lacks
+
+    torch.save({"kept": _RedirectingUnpickler}, tmp_path / "lightning-object.ckpt")
+    with pl_legacy_patch():
+        checkpoint = torch.load(tmp_path / "lightning-object.ckpt", weights_only=False)
+    assert checkpoint["kept"] is _RedirectingUnpickler

@@ -72,11 +72,11 @@ class CheckpointVersionError(MisconfigurationException, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _release(text: str) -> tuple[Any, ...]:
+def _release(text: str) -> Any:
     """A release string as something that orders as releases do (``1.6.0rc1`` before ``1.6.0``)."""
     from packaging.version import Version  # lightning-utilities' dependency; loaded only when a file is upgraded
 
-    return (Version(text),)
+    return Version(text)
 
 
 def _version(checkpoint: Checkpoint) -> str:
@@ -382,16 +382,22 @@ def _now_at(module: str) -> str:
 
 
 class _RedirectingUnpickler(pickle.Unpickler):
-    """Finds each class an old file names at the path it has in accelplug now."""
+    """Finds each class an old file names at the path it has in accelplug now; a name accelplug has no
+    counterpart for is looked up where the file says (an installed Lightning's, if any)."""
 
     def find_class(self, module: str, name: str) -> Any:
         now = _now_at(module)
-        if now != module:
-            removed = _REMOVED.get((now.removeprefix("accelplug.pytorch."), name))
-            if removed is not None:
-                return removed
-            warnings.warn(f"Redirecting import of {module}.{name} to {now}.{name}", stacklevel=2)
-        return super().find_class(now, name)
+        if now == module:
+            return super().find_class(module, name)
+        removed = _REMOVED.get((now.removeprefix("accelplug.pytorch."), name))
+        if removed is not None:
+            return removed
+        try:
+            found = super().find_class(now, name)
+        except (ImportError, AttributeError):
+            return super().find_class(module, name)
+        warnings.warn(f"Redirecting import of {module}.{name} to {now}.{name}", stacklevel=2)
+        return found
 
 
 _patching = threading.RLock()
