@@ -84,10 +84,11 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_a_path_that_does_not_exist_exits_1_in_one_line_as_lightnings_does(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     assert _run(str(tmp_path / "missing.ckpt")) == 1
     assert "missing.ckpt does not exist" in _one_error_line(capsys)
+    assert f"The path {tmp_path / 'missing.ckpt'} does not exist" in caplog.text  # logged, as Lightning's is
 
 
 def test_a_folder_without_checkpoints_exits_1_naming_the_extension(

@@ -16,6 +16,7 @@ traceback. The files before it are upgraded, the ones after it untouched, and ev
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 import zipfile
@@ -119,12 +120,25 @@ def upgrade_files(path: str, extension: str = ".ckpt", map_to_cpu: bool = False)
     return files
 
 
+def _report(message: str) -> None:
+    """``message`` as one line on stderr, logged (as Lightning's program logs it) so a caller's handlers see it
+    too; the stderr handler lives for this one record, so nothing is left configured."""
+    log = logging.getLogger(__name__)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("upgrade_checkpoint: error: %(message)s"))
+    log.addHandler(handler)
+    try:
+        log.error(message)
+    finally:
+        log.removeHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The program: exits 0 once every file is upgraded, else with one line on stderr (see the module's doc)."""
     args = _parser().parse_args(argv)
     try:
         upgrade_files(args.path, args.extension, args.map_to_cpu)
     except _Refused as exc:
-        print(f"upgrade_checkpoint: error: {exc}", file=sys.stderr)
+        _report(str(exc))
         raise SystemExit(exc.status) from None
     print("Done.")
