@@ -390,13 +390,16 @@ def _restore_callbacks(hooks: HookDispatcher, checkpoint: dict[str, Any]) -> Non
     callback left out of the resumed run would silently start afresh), with Lightning's words."""
     saved = checkpoint.get("callbacks") or {}
     seen: dict[str, int] = {}
-    keys = []
+    keys: list[object] = []
     for callback in hooks.callbacks:
         key = _callback_key(callback, seen)
         keys.append(key)
         load = getattr(callback, "load_state_dict", None)
         if key in saved and callable(load):
             load(saved[key])
+        elif type(callback) in saved and callable(load):  # Lightning 0.10 to 1.x keyed a state by the class
+            keys.append(type(callback))
+            load(saved[type(callback)])
     missing = [key for key in saved if key not in keys]
     if missing:
         rank_zero_warn(
