@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.plugin_kit.sites import install_site
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 DISTRIBUTIONS = {
@@ -44,18 +45,8 @@ def plugin_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed_plugins(plugin_copies: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the plugin distributions, installed by pip."""
-    target = tmp_path_factory.mktemp("plugins_site")
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target),
-         *(str(plugin_copies / name) for name in DISTRIBUTIONS)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, f"pip install failed:\n{result.stdout}\n{result.stderr}"
-    return target
+    """A folder holding the plugin distributions, installed by pip (from wheels their own backends built)."""
+    return install_site(tmp_path_factory.mktemp("plugins_site"), [plugin_copies / name for name in DISTRIBUTIONS])
 
 
 def test_pip_installs_each_distribution_with_its_entry_point(installed_plugins: Path) -> None:
