@@ -242,6 +242,19 @@ def test_the_launcher_runs_a_module_as_main(tmp_path: Path) -> None:
     assert result.stdout.strip() == "True ['x'] __main__"
 
 
+@pytest.mark.parametrize("program", ["lightning.pytorch", "pytorch_lightning"])
+def test_the_launcher_runs_a_lightning_program_by_its_lightning_name(program: str, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "accelplug.interop", "-m", f"{program}.utilities.upgrade_checkpoint", "missing.ckpt"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1  # accelplug's upgrade_checkpoint: the path does not exist
+    assert result.stderr.strip().startswith("upgrade_checkpoint: error: The path"), result.stderr
+
+
 def test_the_launcher_refuses_to_start_without_a_script() -> None:
     result = subprocess.run([sys.executable, "-m", "accelplug.interop"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
