@@ -18,7 +18,7 @@ CONSTRAINTS = ("-c", "constraints.txt")
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "-e", ".[test]")
-    session.run("python", "-m", "pytest", "-q", *session.posargs)
+    session.run("python", "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile", *session.posargs)
 
 
 @nox.session(python="3.11")

@@ -72,29 +72,13 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the test plugin distributions, installed for real by pip.
 
     It is meant for a subprocess's ``PYTHONPATH``: the distributions are found through their
-    ``accelplug`` entry points exactly as after ``pip install``, never imported by path.
+    ``accelplug`` entry points exactly as after ``pip install``, never imported by path. Built once per
+    session and shared by the xdist workers (``tests/plugin_kit/sites.py``); nothing may write into it.
     """
-    target = tmp_path_factory.mktemp("plugin_site")
-    dists = sorted(str(p) for p in PLUGIN_DISTS.iterdir() if (p / "pyproject.toml").exists())
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "--target",
-            str(target),
-            *dists,
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return target
+    from tests.plugin_kit.sites import shared_site
+
+    dists = sorted(p for p in PLUGIN_DISTS.iterdir() if (p / "pyproject.toml").exists())
+    return shared_site(tmp_path_factory.getbasetemp(), "plugin_site", dists)
 
 
 def subprocess_env(extra: dict[str, str] | None = None, *, pythonpath: Path | None = None) -> dict[str, str]:

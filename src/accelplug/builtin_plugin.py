@@ -2,18 +2,21 @@
 public hooks like any plugin.
 
 Each hook returns its package's one list of built-ins (``BUILTIN_ACCELERATORS``, ``BUILTIN_STRATEGIES``,
-``BUILTIN_PRECISIONS``, ``BUILTIN_ENVIRONMENTS``), so adding a built-in never touches this file.
+``BUILTIN_PRECISIONS``, ``BUILTIN_ENVIRONMENTS``), so adding a built-in never touches this file. Strategies and
+cluster environments are declared by name (``hookspecs.Deferred``), as a plugin may declare its own: the
+registry imports one where a run uses it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from .accelerator import Accelerator
-from .environments.base import ClusterEnvironment
-from .hookspecs import hookimpl
-from .precision.base import NumericPrecision
-from .strategies.base import Strategy
+from .hookspecs import Deferred, hookimpl
+
+if TYPE_CHECKING:
+    from .accelerator import Accelerator
+    from .precision.base import NumericPrecision
 
 
 @hookimpl
@@ -24,10 +27,10 @@ def register_accelerators() -> Iterable[type[Accelerator]]:
 
 
 @hookimpl
-def register_strategies() -> Iterable[type[Strategy]]:
+def register_strategies() -> Iterable[Deferred]:
     from .strategies import BUILTIN_STRATEGIES
 
-    return list(BUILTIN_STRATEGIES)
+    return [Deferred(target, name) for name, target in BUILTIN_STRATEGIES]
 
 
 @hookimpl
@@ -38,7 +41,10 @@ def register_precisions() -> Iterable[type[NumericPrecision]]:
 
 
 @hookimpl
-def register_cluster_environments() -> Iterable[type[ClusterEnvironment]]:
+def register_cluster_environments() -> Iterable[Deferred]:
     from .environments import BUILTIN_ENVIRONMENTS
 
-    return list(BUILTIN_ENVIRONMENTS)
+    return [
+        Deferred(target, name, detect_priority=priority, detect_when=variables)
+        for name, target, priority, variables in BUILTIN_ENVIRONMENTS
+    ]

@@ -15,6 +15,7 @@ every time, because they are trusted and cheap and may depend on the environment
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 import threading
@@ -22,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import metadata
+from pathlib import PurePath
 
 # perf_counter bound once: code that patches time.perf_counter (a test timing its own callback with a mocked
 # clock) must not feed the plugin calls' timings, nor have them use up its values.
@@ -35,6 +37,7 @@ from .accelerator import NAME_PATTERN, Accelerator
 from .environments.base import ClusterEnvironment
 from .envvars import env_flag, env_names
 from .errors import MisconfigurationException, PluginLoadWarning, closest_match, did_you_mean
+from .hookspecs import Deferred
 from .precision.base import NumericPrecision
 from .status import AcceleratorStatus, ContractBreach, ask, broken
 from .strategies.base import Strategy
@@ -124,9 +127,11 @@ class AcceleratorRegistry:
 
     def __init__(self) -> None:
         self._accelerators: dict[str, AcceleratorEntry] = {}
-        self._strategies: dict[str, tuple[type[Strategy], PluginInfo]] = {}
+        #: A strategy or environment registered as a ``Deferred`` declaration is imported on first use (see
+        #: ``_resolved``), so a run loads only the one it uses.
+        self._strategies: dict[str, tuple[type[Strategy] | Deferred, PluginInfo]] = {}
         self._precisions: dict[str, tuple[type[NumericPrecision], PluginInfo]] = {}
-        self._environments: dict[str, tuple[type[ClusterEnvironment], PluginInfo]] = {}
+        self._environments: dict[str, tuple[type[ClusterEnvironment] | Deferred, PluginInfo]] = {}
         #: Environments whose detect() raised, answered nonsense or hung: reported once, then skipped.
         self._broken_environments: set[str] = set()
         self._failures: list[PluginFailure] = []
@@ -349,6 +354,21 @@ class AcceleratorRegistry:
         self._accelerators[name] = AcceleratorEntry(cls, source)
 
     def _add_strategy(self, cls: object, source: PluginInfo) -> None:
+        if isinstance(cls, Deferred):
+            self._declare(self._strategies, cls, source, "strategy")
+            return
+        self._check_strategy(cls)
+        assert isinstance(cls, type) and issubclass(cls, Strategy)
+        name = cls.name
+        if name in self._strategies and self._strategy(name) is not cls:
+            raise MisconfigurationException(
+                f"strategy name {name!r} of {cls.__qualname__} clashes with one already registered "
+                f"by {self._strategies[name][1].describe()}; the first registration is kept"
+            )
+        self._strategies[name] = (cls, source)
+
+    @staticmethod
+    def _check_strategy(cls: object) -> None:
         if not (isinstance(cls, type) and issubclass(cls, Strategy)):
             raise MisconfigurationException(
                 f"{_describe_object(cls)} is not an accelplug Strategy subclass; "
@@ -357,12 +377,6 @@ class AcceleratorRegistry:
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not NAME_PATTERN.match(name) or name == "auto":
             raise MisconfigurationException(f"strategy class {cls.__qualname__} has an invalid name {name!r}")
-        if name in self._strategies and self._strategies[name][0] is not cls:
-            raise MisconfigurationException(
-                f"strategy name {name!r} of {cls.__qualname__} clashes with one already registered "
-                f"by {self._strategies[name][1].describe()}; the first registration is kept"
-            )
-        self._strategies[name] = (cls, source)
 
     def _add_precision(self, cls: object, source: PluginInfo) -> None:
         if not (isinstance(cls, type) and issubclass(cls, NumericPrecision)):
@@ -390,6 +404,28 @@ class AcceleratorRegistry:
         self._precisions[name] = (cls, source)
 
     def _add_environment(self, cls: object, source: PluginInfo) -> None:
+        if isinstance(cls, Deferred):
+            priority = cls.detect_priority
+            if isinstance(priority, bool) or not isinstance(priority, int):
+                raise MisconfigurationException(
+                    f"{cls!r} declares detect_priority={priority!r}; a cluster environment declared by name needs "
+                    "an int (torchrun is 400, Slurm 300, LSF 200, MPI 100)"
+                )
+            self._declare(self._environments, cls, source, "cluster environment")
+            return
+        self._check_environment(cls)
+        assert isinstance(cls, type) and issubclass(cls, ClusterEnvironment)
+        name = cls.name
+        if name in self._environments and self._environment(name) is not cls:
+            owner = self._environment(name)
+            raise MisconfigurationException(
+                f"cluster environment name {name!r} of {cls.__qualname__} clashes with {owner.__qualname__} "
+                f"already registered by {self._environments[name][1].describe()}; the first registration is kept"
+            )
+        self._environments[name] = (cls, source)
+
+    @staticmethod
+    def _check_environment(cls: object) -> None:
         if isinstance(cls, ClusterEnvironment):
             kind = type(cls).__qualname__
             raise MisconfigurationException(
@@ -423,13 +459,71 @@ class AcceleratorRegistry:
                 f"cluster environment class {cls.__qualname__} has detect_priority={priority!r}; expected an int "
                 "(torchrun is 400, Slurm 300, LSF 200, MPI 100)"
             )
-        owner = self._environments.get(name)
-        if owner is not None and owner[0] is not cls:
+
+    # ---- declarations imported on first use (``Deferred``) -----------------------------------------
+    def _declare(
+        self, table: dict[str, tuple[Any, PluginInfo]], declared: Deferred, source: PluginInfo, kind: str
+    ) -> None:
+        """Register ``declared`` under its name without importing it; a name taken by another class clashes."""
+        name = declared.name
+        if not isinstance(name, str) or not NAME_PATTERN.match(name) or name == "auto":
+            raise MisconfigurationException(f"{kind} {declared!r} has an invalid name {name!r}")
+        if name in table:
+            owner, owner_source = table[name]
+            if isinstance(owner, Deferred) and owner.target == declared.target:
+                return
             raise MisconfigurationException(
-                f"cluster environment name {name!r} of {cls.__qualname__} clashes with {owner[0].__qualname__} "
-                f"already registered by {owner[1].describe()}; the first registration is kept"
+                f"{kind} name {name!r} of {declared.target} clashes with one already registered by "
+                f"{owner_source.describe()}; the first registration is kept"
             )
-        self._environments[name] = (cls, source)
+        table[name] = (declared, source)
+
+    def _resolved(
+        self, table: dict[str, tuple[Any, PluginInfo]], name: str, kind: str, check: Callable[[object], None]
+    ) -> Any:
+        """The class registered as ``name``, imported now if it was declared (``Deferred``), and kept.
+
+        The import runs as the plugin's other code does (isolated, with the time bound, for an entry point);
+        a class that fails to import, is not the kind the hook registers, or names itself otherwise than the
+        declaration is reported as the plugin's failure and raises ``MisconfigurationException``.
+        """
+        found, source = table[name]
+        if not isinstance(found, Deferred):
+            return found
+        outcome = self._call(source, found.load, f"import {found.target}")
+        problem = None if outcome.ok else f"import {outcome.error}"
+        if problem is None:
+            try:
+                check(outcome.value)
+            except MisconfigurationException as exc:
+                problem = str(exc)
+        cls: Any = outcome.value
+        priority = found.detect_priority  # declared for an environment only
+        if problem is None and (cls.name != name or (priority is not None and cls.detect_priority != priority)):
+            declared = "" if priority is None else f", detect_priority={priority!r}"
+            actual = "" if priority is None else f", detect_priority={cls.detect_priority!r}"
+            problem = f"{found.target} has name={cls.name!r}{actual}, not the declared name={name!r}{declared}"
+        if problem is not None:
+            message = f"{kind} {name!r} declared as {found!r} cannot be used: {problem}"
+            self._fail(source, message)
+            raise MisconfigurationException(f"{message} (registered by {source.describe()})")
+        table[name] = (cls, source)
+        return cls
+
+    def _strategy(self, name: str) -> type[Strategy]:
+        cls: type[Strategy] = self._resolved(self._strategies, name, "strategy", self._check_strategy)
+        return cls
+
+    def _environment(self, name: str) -> type[ClusterEnvironment]:
+        cls: type[ClusterEnvironment] = self._resolved(
+            self._environments, name, "cluster environment", self._check_environment
+        )
+        return cls
+
+    def _detect_priority(self, name: str) -> int:
+        found = self._environments[name][0]
+        priority: int = found.detect_priority  # type: ignore[assignment]  # an int: checked at registration
+        return priority
 
     # ---- queries ---------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -579,7 +673,7 @@ class AcceleratorRegistry:
                 f"strategy={name!r} is not a registered strategy. Accepted: "
                 f"{', '.join(repr(n) for n in accepted)}.{did_you_mean(name, accepted)}"
             )
-        return self._strategies[key][0]
+        return self._strategy(key)
 
     def register_strategy(self, cls: type[Strategy]) -> type[Strategy]:
         self._add_strategy(cls, PluginInfo(f"runtime:{getattr(cls, '__module__', 'unknown')}"))
@@ -632,19 +726,18 @@ class AcceleratorRegistry:
         """Registered cluster environments in the order :meth:`detect_environment` asks them:
         ``detect_priority``, highest first, then registration order (built-ins first)."""
         order = {name: index for index, name in enumerate(self._environments)}
-        return sorted(self._environments, key=lambda n: (-self._environments[n][0].detect_priority, order[n]))
+        return sorted(self._environments, key=lambda n: (-self._detect_priority(n), order[n]))
 
     def get_environment(self, name: str) -> type[ClusterEnvironment]:
         """The cluster environment class registered as ``name`` (case-insensitive)."""
         key = name.strip().lower() if isinstance(name, str) else name
-        entry = self._environments.get(key) if isinstance(key, str) else None
-        if entry is None:
+        if not isinstance(key, str) or key not in self._environments:
             names = self.environment_names()
             raise MisconfigurationException(
                 f"cluster environment {name!r} is not registered. Registered: "
                 f"{', '.join(repr(n) for n in names)}.{did_you_mean(name, names)}"
             )
-        return entry[0]
+        return self._environment(key)
 
     def environment_source(self, name: str) -> PluginInfo:
         """The plugin and distribution that registered cluster environment ``name``."""
@@ -669,7 +762,14 @@ class AcceleratorRegistry:
         for name in self.environment_names():
             if name in self._broken_environments:
                 continue
-            cls, source = self._environments[name]
+            declared, source = self._environments[name]
+            if isinstance(declared, Deferred) and not declared.may_detect():
+                continue  # none of the variables its detect() reads is set: it cannot answer True
+            try:
+                cls = self._environment(name)
+            except MisconfigurationException:
+                self._broken_environments.add(name)  # reported as the plugin's failure by _resolved
+                continue
             outcome = self._call(source, cls.detect, f"{name}.detect")
             problem = outcome.error
             if problem is None and not isinstance(outcome.value, bool):
@@ -695,11 +795,31 @@ def _plugin_entry_points() -> list[metadata.EntryPoint]:
     found: list[metadata.EntryPoint] = []
     earlier: list[metadata.Distribution] = []
     for dist in metadata.distributions():
-        text = dist.read_text("entry_points.txt")
-        if text and hookspecs.PROJECT_NAME in text and not _hidden_by(dist, earlier):
+        if _mentions_project(dist) and not _hidden_by(dist, earlier):
             found.extend(dist.entry_points.select(group=hookspecs.PROJECT_NAME))
         earlier.append(dist)
     return found
+
+
+def _mentions_project(dist: metadata.Distribution) -> bool:
+    """Whether the distribution's ``entry_points.txt`` holds the word ``accelplug``.
+
+    A distribution found on ``sys.path`` (a ``PathDistribution``, nearly all of them) is a folder: its file is
+    looked for with one ``stat`` and read as bytes, about half the time of ``read_text``'s ``pathlib`` path and
+    its ``FileNotFoundError`` for the two thirds of distributions that have none. Other kinds are asked.
+    """
+    folder = getattr(dist, "_path", None)
+    if not isinstance(folder, PurePath):  # a zip file's (zipfile.Path) or another finder's
+        text = dist.read_text("entry_points.txt")
+        return text is not None and hookspecs.PROJECT_NAME in text
+    path = os.path.join(folder, "entry_points.txt")
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as file:
+            return hookspecs.PROJECT_NAME.encode() in file.read()
+    except OSError:
+        return False
 
 
 def _hidden_by(dist: metadata.Distribution, earlier: list[metadata.Distribution]) -> bool:

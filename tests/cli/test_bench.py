@@ -1,4 +1,8 @@
-"""``accelplug bench`` as a user runs it: real ``python -m accelplug bench`` processes on the tiny CNN.
+"""``accelplug bench`` as a user runs it: processes of their own on the tiny CNN.
+
+The runs are children forked from a server that imported torch once (``tests/warm_python.py``), with
+accelplug imported fresh in each; the progress-bar test is a real ``python -m accelplug bench`` under a
+pseudo-terminal.
 
 Each run is a few steps (seconds); the child gets ``OMP_NUM_THREADS=1`` so that it does not fight
 the other tests for the cores. The refusals, which never reach a run, are ``accelplug.cli.main`` in the
@@ -16,13 +20,14 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from accelplug.bench.report import BenchReport
+from tests.warm_python import WarmPython
 
 RunBench = Callable[..., subprocess.CompletedProcess[str]]
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
@@ -40,11 +45,13 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _runner(env: dict[str, str], cwd: Path) -> RunBench:
+def _runner(python: WarmPython, env: dict[str, str], cwd: Path) -> RunBench:
     """``run("--quick", ...)`` runs ``accelplug bench ...`` in ``cwd`` (where the default folder goes).
 
-    ``hide`` names packages made unimportable in the child (``sys.modules[name] = None``, Python's
-    own marker for "no such module"), to see what a machine without them gets.
+    The process is a child of ``python``, which imported torch once (``tests/warm_python.py``); accelplug and
+    the bench are imported fresh in it, as in ``python -m accelplug``. ``hide`` names packages made
+    unimportable in the child (``sys.modules[name] = None``, Python's own marker for "no such module"), to see
+    what a machine without them gets.
     """
 
     def run(
@@ -52,21 +59,21 @@ def _runner(env: dict[str, str], cwd: Path) -> RunBench:
     ) -> subprocess.CompletedProcess[str]:
         prelude = "".join(f"sys.modules[{name!r}] = None; " for name in hide)
         code = f"import sys; {prelude}from accelplug.cli import main; main()"
-        return subprocess.run(
-            [sys.executable, "-c", code, "bench", *args],
-            env={**env, **(extra or {})},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=cwd,
-        )
+        return python.run(["-c", code, "bench", *args], env={**env, **(extra or {})}, cwd=cwd, timeout=timeout)
 
     return run
 
 
+@pytest.fixture(scope="module")
+def warm_python() -> Iterator[WarmPython]:
+    python = WarmPython()
+    yield python
+    python.close()
+
+
 @pytest.fixture
-def bench(tmp_path: Path) -> RunBench:
-    return _runner(_env(tmp_path), tmp_path)
+def bench(warm_python: WarmPython, tmp_path: Path) -> RunBench:
+    return _runner(warm_python, _env(tmp_path), tmp_path)
 
 
 @dataclass(frozen=True)
@@ -93,19 +100,19 @@ def _finished(result: subprocess.CompletedProcess[str], cwd: Path) -> Run:
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> Run:
+def quick(warm_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> Run:
     """One CPU-only run with the hand-written baseline, shared by the tests that read its output."""
     cwd = tmp_path_factory.mktemp("quick")
     args = ("--quick", "--steps", "2", "--warmup", "2", "--repeats", "2", "--baseline", "--accelerators", "cpu")
-    return _finished(_runner(_env(cwd), cwd)(*args), cwd)
+    return _finished(_runner(warm_python, _env(cwd), cwd)(*args), cwd)
 
 
 @pytest.fixture(scope="module")
-def without_matplotlib(tmp_path_factory: pytest.TempPathFactory) -> Run:
+def without_matplotlib(warm_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> Run:
     """A run on a machine without matplotlib, files sent elsewhere with --out and --json."""
     cwd = tmp_path_factory.mktemp("nompl")
     args = (*FAST, "--repeats", "1", "--out", "results", "--json", "elsewhere/r.json")
-    return _finished(_runner(_env(cwd), cwd)(*args, hide=("matplotlib",)), cwd)
+    return _finished(_runner(warm_python, _env(cwd), cwd)(*args, hide=("matplotlib",)), cwd)
 
 
 def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:

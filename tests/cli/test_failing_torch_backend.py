@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.plugin_kit.sites import install_site
+
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 DIST = Path(__file__).resolve().parents[1] / "plugin_dists" / "torch_backends" / "accelplug-testbackend-fails"
@@ -25,13 +27,7 @@ ERROR = "OSError: libfakedevice.so.3: cannot open shared object file"
 
 @pytest.fixture(scope="module")
 def failing_backend_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("failing_torch_backend")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), str(DIST)],
-        check=True, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    return target
+    return install_site(tmp_path_factory.mktemp("failing_torch_backend"), [DIST])
 
 
 @pytest.fixture

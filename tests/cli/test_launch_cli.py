@@ -11,6 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import typer
+
+from accelplug.cli.app import app
+from accelplug.launcher import plan_launch
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -45,12 +49,21 @@ def test_help_reads_like_torchruns_usage(cli: RunCli) -> None:
         assert option in result.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("spelling", [["--nproc-per-node", "2"], ["--nproc_per_node=2"], ["--devices", "2"]])
-def test_nproc_per_node_spellings_start_that_many_workers(
-    cli_process: RunCli, report_script: Path, spelling: list[str]
-) -> None:
-    result = cli_process("launch", "--cpu", *spelling, str(report_script), "--lr", "1")
+def test_nproc_per_node_spellings_plan_that_many_workers(report_script: Path, spelling: list[str]) -> None:
+    """The spelling is the parser's business: each one gives the plan torchrun runs, two workers (no start)."""
+    launch = typer.main.get_command(app).commands["launch"]  # type: ignore[attr-defined]
+    parsed = launch.make_context("launch", ["--cpu", *spelling, str(report_script), "--lr", "1"])
+    assert parsed.params["devices"] == "2"
+    plan = plan_launch(parsed.args[0], parsed.args[1:], cpu=parsed.params["cpu"], devices=parsed.params["devices"])
+    assert plan.nproc_per_node == 2
+    assert "--nproc-per-node=2" in plan.torchrun_args()
+    assert plan.torchrun_args()[-3:] == [str(report_script), "--lr", "1"]
+
+
+@pytest.mark.slow
+def test_nproc_per_node_starts_that_many_workers(cli_process: RunCli, report_script: Path) -> None:
+    result = cli_process("launch", "--cpu", "--nproc-per-node", "2", str(report_script), "--lr", "1")
     assert result.returncode == 0, result.stderr
     assert _workers(result.stdout) == [
         "WORKER 0 2 None cpu ['--lr', '1']",

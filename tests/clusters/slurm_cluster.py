@@ -126,6 +126,11 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
+def first_job_id(controller_port: int) -> int:
+    """The cluster's first job id: 1 + 100 x (the controller's port mod 100), one of 100 blocks of 100 ids."""
+    return 1 + 100 * (controller_port % 100)
+
+
 def render_config(root: Path, node: str, cpus: int, ports: tuple[int, int], socket_path: Path) -> str:
     """``slurm.conf`` for one node named ``node`` at 127.0.0.1 with ``cpus`` CPUs, everything under ``root``."""
     controller_port, node_port = ports
@@ -159,6 +164,10 @@ def render_config(root: Path, node: str, cpus: int, ports: tuple[int, int], sock
             "ReturnToService=2",
             # Finished jobs stay visible to `scontrol show job` for 5 minutes (the tests read them back).
             "MinJobAge=300",
+            # A training job's rendezvous port is 15000 + the last four digits of its job id, so two clusters alive
+            # at once (the xdist workers' own, or two test runs) must not number their jobs alike: each starts
+            # at a block of 100 ids chosen by its controller's port, which no other live cluster has.
+            f"FirstJobId={first_job_id(controller_port)}",
             "KillWait=5",
             "InactiveLimit=0",
             f"NodeName={node} NodeHostname={node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN",

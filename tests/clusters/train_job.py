@@ -2,8 +2,9 @@
 
 It trains a linear regression with ``Trainer(strategy="ddp", devices=N)`` and says on stdout, per
 process, which rank it was and how many processes the job had; rank 0 saves the trained weights to
-``--out``. ``--step-delay`` slows each step so a signal can arrive mid-run, and ``--ready`` names a file
-rank 0 touches at step 3 (the test then knows training is under way). Run by hand:
+``--out``. ``--step-delay`` slows each step of the job's first run so a signal can arrive mid-run (a run Slurm
+requeued, ``SLURM_RESTART_COUNT`` above 0, goes at full speed: nothing is sent to it), and ``--ready`` names a
+file rank 0 touches at step 3 (the test then knows training is under way). Run by hand:
 
     srun --ntasks=2 python tests/clusters/train_job.py --root /tmp/run --out /tmp/run/w.pt
 """
@@ -79,13 +80,13 @@ def main() -> int:
     parser.add_argument("--ready", type=Path, default=None)
     args = parser.parse_args()
 
+    restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     loader = data()
     L.seed_everything(0, verbose=False)
-    model = Regression(args.step_delay, args.ready)
+    model = Regression(args.step_delay if restarts == "0" else 0.0, args.ready)
     options = {**OPTIONS, "max_epochs": args.epochs, "default_root_dir": args.root}
     trainer = L.Trainer(devices=args.devices, num_nodes=args.num_nodes, strategy="ddp", **options)
     trainer.fit(model, loader)
-    restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     line = (
         f"rank {trainer.global_rank} of {trainer.world_size} (node {trainer.node_rank}, pid {os.getpid()}, "
         f"restart {restarts}): {trainer.global_step} steps\n"

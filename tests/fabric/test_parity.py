@@ -1,7 +1,9 @@
 """The same Fabric loop under Lightning Fabric 2.6 and accelplug's Fabric: the same losses, norms and weights.
 
-One process runs in this test process; two processes are started for real (torchrun's agent, gloo), each
-framework in its own launch of ``scripts/parity.py``. On the CPU every DDP number is bit-identical; FSDP is
+One process runs in this test process; two processes are started for real (gloo), each framework in its own
+launch of ``scripts/parity.py``: Lightning's one run re-launches itself (no launcher) and gives the reference
+of every two-process test; accelplug's DDP loops and FSDP share one launch by torchrun's agent, and its
+plain-script re-launch is a launch of its own. On the CPU every DDP number is bit-identical; FSDP is
 compared within a tolerance, since Lightning runs torch's FSDP1 and accelplug FSDP2 (different reduction
 order of the sharded gradients).
 """
@@ -75,26 +77,53 @@ def test_a_checkpoint_resumes_the_same_under_either_framework(tmp_path: Path) ->
     assert fresh["weights"] != reference["weights"], "the resumed runs started from the saved weights"
 
 
-def _launch(framework: str, case: str, out: Path, *, torchrun: bool = True, timeout: int = 240) -> None:
+#: What a developer's shell might set that would change a run (the module's fixtures start before the autouse
+#: fixture that clears these for each test, so the runs' environment leaves them out itself).
+_LAUNCHER_VARIABLES = ("WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK", "PYTORCH_ENABLE_MPS_FALLBACK")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in child_env().items() if not k.startswith("ACCELPLUG_") and k not in _LAUNCHER_VARIABLES}
+    return {**env, "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _launch(framework: str, case: str, out: Path, *, torchrun: bool = True, timeout: int = 480) -> list[dict[str, Any]]:
+    """Run ``scripts/parity.py FRAMEWORK CASE`` on two processes; each rank's results."""
     command = [sys.executable]
     if torchrun:
         # torchrun's agent keeps its error files in a new /tmp/torchelastic_* folder unless told where.
         logs = ["--log-dir", str(out / f"torchrun-{framework}-{case}")]
         command += ["-m", "torch.distributed.run", *logs, "--nproc-per-node", "2", "--master-port", str(free_port())]
     command += [str(SCRIPT), framework, case, str(out)]
-    result = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    result = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
     assert result.returncode == 0, result.stderr[-4000:]
-
-
-def _results(out: Path, framework: str, case: str) -> list[dict[str, Any]]:
     return [json.loads((out / f"{framework}-{case}.rank{rank}.json").read_text()) for rank in (0, 1)]
 
 
+@pytest.fixture(scope="module")
+def theirs_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    """Lightning's two-process results for every test below, from one launch (starting processes is the slow part).
+
+    ``python parity.py`` with no launcher: Lightning Fabric starts the second rank itself at the first
+    ``launch()``, so the same run is the reference of the DDP loops, FSDP and the plain-script re-launch.
+    """
+    out = tmp_path_factory.mktemp("lightning-parity")
+    return out, _launch("lightning", "ddp,fsdp,relaunch", out, torchrun=False)
+
+
+@pytest.fixture(scope="module")
+def ours_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    """accelplug's DDP loops and FSDP on two processes started by torchrun's agent, from one launch."""
+    out = tmp_path_factory.mktemp("accelplug-parity")
+    return out, _launch("accelplug", "ddp,fsdp", out)
+
+
 @pytest.mark.slow
-def test_two_ddp_processes_match_lightning_fabric_exactly(tmp_path: Path) -> None:
-    for framework in ("lightning", "accelplug"):
-        _launch(framework, "ddp", tmp_path)
-    theirs, ours = _results(tmp_path, "lightning", "ddp"), _results(tmp_path, "accelplug", "ddp")
+@pytest.mark.timeout(600)  # the first of them starts a fixture's launch as well
+def test_two_ddp_processes_match_lightning_fabric_exactly(
+    theirs_run: tuple[Path, list[dict[str, Any]]], ours_run: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    (their_folder, theirs), (our_folder, ours) = theirs_run, ours_run
     for rank in (0, 1):
         for loop in ("plain", "accumulate_clip_norm", "clip_value_adam", "bf16_mixed", "saved"):
             assert ours[rank][loop]["losses"] == theirs[rank][loop]["losses"], (rank, loop)
@@ -114,11 +143,11 @@ def test_two_ddp_processes_match_lightning_fabric_exactly(tmp_path: Path) -> Non
 
     # The two-process checkpoints cross over: each framework's file loads into the other's model.
     saved_weights = ours[0]["saved"]["weights"]
-    for saver in ("lightning", "accelplug"):
+    for saved in (their_folder / "lightning-ddp.ckpt", our_folder / "accelplug-ddp.ckpt"):
         for loader in (lightning_fabric.Fabric, Fabric):
             model = loops.Net()
-            remainder = _quietly(_load_into, loader, model, tmp_path / f"{saver}-ddp.ckpt")
-            assert loops.weights(model) == saved_weights, (saver, loader)
+            remainder = _quietly(_load_into, loader, model, saved)
+            assert loops.weights(model) == saved_weights, (saved.name, loader)
             assert remainder.get("epoch") == 1
 
 
@@ -128,10 +157,11 @@ def _load_into(fabric_cls: Any, model: torch.nn.Module, path: Path) -> dict[str,
 
 
 @pytest.mark.slow
-def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(tmp_path: Path) -> None:
-    for framework in ("lightning", "accelplug"):
-        _launch(framework, "fsdp", tmp_path)
-    theirs, ours = _results(tmp_path, "lightning", "fsdp"), _results(tmp_path, "accelplug", "fsdp")
+@pytest.mark.timeout(600)  # the first of them starts a fixture's launch as well
+def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(
+    theirs_run: tuple[Path, list[dict[str, Any]]], ours_run: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    theirs, ours = theirs_run[1], ours_run[1]
     for rank in (0, 1):
         torch.testing.assert_close(
             torch.tensor(ours[rank]["fsdp"]["losses"]),
@@ -153,13 +183,16 @@ def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_a_plain_python_script_relaunches_itself_as_lightning_fabric_does(tmp_path: Path) -> None:
+@pytest.mark.timeout(600)  # the first of them starts a fixture's launch as well
+def test_a_plain_python_script_relaunches_itself_as_lightning_fabric_does(
+    tmp_path: Path, theirs_run: tuple[Path, list[dict[str, Any]]]
+) -> None:
     """``python script.py`` with devices=2 and no launcher: one process per device under either framework
-    (accelplug re-launches the script under torchrun's agent, Lightning starts the other ranks itself)."""
-    for framework in ("lightning", "accelplug"):
-        _launch(framework, "relaunch", tmp_path, torchrun=False)
-    theirs, ours = _results(tmp_path, "lightning", "relaunch"), _results(tmp_path, "accelplug", "relaunch")
-    assert [r["plain"]["rank"] for r in ours] == [0, 1]
-    assert all(r["plain"]["world_size"] == 2 for r in ours)
-    assert [r["plain"]["local_losses"] for r in ours] == [r["plain"]["local_losses"] for r in theirs]
-    assert [r["plain"]["weights"] for r in ours] == [r["plain"]["weights"] for r in theirs]
+    (accelplug re-launches the script under torchrun's agent, Lightning starts the other ranks itself; its
+    run is the ``theirs_run`` fixture's, started the same way)."""
+    theirs = theirs_run[1]
+    ours = _launch("accelplug", "relaunch", tmp_path, torchrun=False)
+    assert [r["relaunched"]["rank"] for r in ours] == [0, 1]
+    assert all(r["relaunched"]["world_size"] == 2 for r in ours)
+    assert [r["relaunched"]["local_losses"] for r in ours] == [r["relaunched"]["local_losses"] for r in theirs]
+    assert [r["relaunched"]["weights"] for r in ours] == [r["relaunched"]["weights"] for r in theirs]

@@ -123,15 +123,16 @@ class Run:
     seconds: float
 
 
+def sources() -> list[Path]:
+    """The source tree of every misbehaving distribution."""
+    return sorted(p for p in DISTS.iterdir() if (p / "pyproject.toml").exists())
+
+
 def install(target: Path) -> Path:
     """pip-install every misbehaving distribution into ``target`` (for a child's PYTHONPATH)."""
-    dists = sorted(str(p) for p in DISTS.iterdir() if (p / "pyproject.toml").exists())
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), *dists],
-        check=True, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    return target
+    from tests.plugin_kit.sites import install_site
+
+    return install_site(target, sources())
 
 
 def child_env(site: Path, extra: dict[str, str]) -> dict[str, str]:

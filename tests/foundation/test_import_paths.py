@@ -32,8 +32,25 @@ LIGHTNING_PATHS = (
 )
 
 
+def _runs_an_imported_main(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__": main()``: a Lightning path one runs with ``python -m``
+    (``upgrade_checkpoint``) calls the program it imported, and does nothing else."""
+    if not isinstance(node, ast.If) or node.orelse or ast.unparse(node.test) != "__name__ == '__main__'":
+        return False
+    body = node.body
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Call)
+        and isinstance(body[0].value.func, ast.Name)
+        and not body[0].value.args
+        and not body[0].value.keywords
+    )
+
+
 def definitions(source: str) -> list[str]:
-    """What a module binds besides imports, ``__all__`` and a ``__getattr__`` made by ``lazy_submodules``."""
+    """What a module binds besides imports, ``__all__``, a ``__getattr__`` made by ``lazy_submodules`` and a
+    ``__main__`` guard that calls an imported program."""
     found = []
     for index, node in enumerate(ast.parse(source).body):
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
@@ -48,6 +65,8 @@ def definitions(source: str) -> list[str]:
             lazy = isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "lazy_submodules"
             if names == ["__getattr__"] and lazy:
                 continue
+        if _runs_an_imported_main(node):
+            continue
         found.append(f"line {node.lineno}: {ast.unparse(node).splitlines()[0]}")
     return found
 
@@ -76,6 +95,8 @@ def test_a_module_at_a_lightning_path_only_imports(path: Path) -> None:
         "LIMIT = 3\n",
         "__getattr__ = make_getattr()\n",
         "if True:\n    import os\n",
+        "if __name__ == '__main__':\n    main()\n    print('more')\n",
+        "if __name__ == '__main__':\n    main(3)\n",
     ],
 )
 def test_the_check_finds_a_definition(source: str) -> None:
@@ -90,6 +111,7 @@ def test_the_check_accepts_imports_all_and_a_lazy_getattr() -> None:
         "from ..callbacks import Callback\n"
         '__all__ = ["Callback"]\n'
         '__getattr__ = lazy_submodules(__name__, ("callbacks",))\n'
+        "if __name__ == '__main__':\n    main()\n"
     )
     assert definitions(source) == []
 

@@ -49,19 +49,12 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "accelerators": ("", "cpu", "cuda", "mps"),  # the built-in accelerators available() lists
     "hardware": ("", "devices", "runtime"),  # (the driver is asked, through _nvml, only where torch has CUDA)
     "precision": ("", "base", "bf16_true", "fp16_true", "full", "mixed", "names"),  # the built-in precisions
-    "strategies": (  # the built-in strategies, and what the Strategy base makes in its constructor
-        "",
-        "base",
-        "compiling",
-        "ddp",
-        "fsdp",
-        "layer_sync",
-        "model_parallel",
-        "parallel",
-        "prepared",
-        "single_device",
-    ),
-    "environments": ("", "base", "kubeflow", "lightning", "lsf", "mpi", "slurm", "torchelastic"),  # detection
+    # the Strategy base and the strategy a one-device run builds; the other built-ins are registered by name and
+    # imported when chosen (ddp, and with it parallel and prepared, by the Trainer's module; compiling by its options)
+    "strategies": ("", "base", "compiling", "ddp", "layer_sync", "parallel", "prepared", "single_device"),
+    # the base class; each built-in is imported only where its launcher's variables are set (slurm: the
+    # default logger names a Slurm job's runs by its job id)
+    "environments": ("", "base", "slurm"),
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
     "selection": ("",),  # and the environment a run adopts (not the launcher, which starts processes at fit)
     "distributed": ("", "rank_zero"),  # set_rank
@@ -74,6 +67,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "profilers": ("", "base"),  # trainer.profiler, a PassThroughProfiler
     "trainer": (
         "",
+        "_record",  # the dataclass methods TrainerOptions and LoopState share (cheaper than generating them)
         "trainer",
         "state",
         "display",

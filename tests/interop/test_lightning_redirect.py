@@ -268,6 +268,15 @@ def test_the_launcher_runs_a_module_as_main(tmp_path: Path, launcher: Run) -> No
     assert result.stdout.strip() == "True ['x'] __main__"
 
 
+@pytest.mark.parametrize("program", ["lightning.pytorch", "pytorch_lightning"])
+def test_the_launcher_runs_a_lightning_program_by_its_lightning_name(
+    program: str, tmp_path: Path, launcher: Run
+) -> None:
+    result = launcher("-m", f"{program}.utilities.upgrade_checkpoint", "missing.ckpt", cwd=tmp_path)
+    assert result.returncode == 1  # accelplug's upgrade_checkpoint: the path does not exist
+    assert result.stderr.strip().startswith("upgrade_checkpoint: error: The path"), result.stderr
+
+
 def test_the_launcher_refuses_to_start_without_a_script(launcher: Run) -> None:
     result = launcher(timeout=60)
     assert result.returncode == 2

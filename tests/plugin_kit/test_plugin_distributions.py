@@ -3,7 +3,9 @@
 Each distribution is copied out of the source tree (so a build leaves nothing behind), installed by
 pip into one ``--target`` folder, and used from child processes whose ``PYTHONPATH`` holds that
 folder: accelplug finds the plugins through their ``accelplug`` entry points, exactly as after a
-``pip install``. Nothing here imports a plugin by path.
+``pip install``. Nothing here imports a plugin by path. The registry reports come from children forked
+from a server that imported torch once (``tests/warm_python.py``); ``accelplug list`` and each
+distribution's own tests run as real processes.
 """
 
 from __future__ import annotations
@@ -13,20 +15,21 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.plugin_kit.sites import install_site
+from tests.warm_python import WarmPython
 
-PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
+REPO = Path(__file__).resolve().parents[2]
+PLUGINS = REPO / "plugins"
 DISTRIBUTIONS = {
     "accelplug-example": "example",
     "accelplug-xpu": "xpu",
     "accelplug-torch-accelerator": "torch_accelerator",
     "accelplug-xla": "xla",
 }
-
-RunPython = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
@@ -44,18 +47,8 @@ def plugin_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed_plugins(plugin_copies: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the plugin distributions, installed by pip."""
-    target = tmp_path_factory.mktemp("plugins_site")
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target),
-         *(str(plugin_copies / name) for name in DISTRIBUTIONS)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, f"pip install failed:\n{result.stdout}\n{result.stderr}"
-    return target
+    """A folder holding the plugin distributions, installed by pip (from wheels their own backends built)."""
+    return install_site(tmp_path_factory.mktemp("plugins_site"), [plugin_copies / name for name in DISTRIBUTIONS])
 
 
 def test_pip_installs_each_distribution_with_its_entry_point(installed_plugins: Path) -> None:
@@ -104,17 +97,26 @@ print(json.dumps({
 """
 
 
-def _registry_report(run_python: RunPython, site: Path, env: dict[str, str] | None = None) -> dict[str, object]:
-    result = run_python(_REGISTRY_REPORT, env=env, pythonpath=site)
+@pytest.fixture(scope="module")
+def warm_python() -> Iterator[WarmPython]:
+    """Children with torch already imported (``tests/warm_python.py``): accelplug, its registry and every plugin
+    are imported fresh in each, from the site on its ``PYTHONPATH``, without paying torch's import each time."""
+    python = WarmPython()
+    yield python
+    python.close()
+
+
+def _registry_report(python: WarmPython, site: Path, env: dict[str, str] | None = None) -> dict[str, object]:
+    result = python.run(["-c", _REGISTRY_REPORT], env={**_plugin_test_env(site), **(env or {})}, cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stderr
     report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
     return report
 
 
 def test_the_registry_finds_every_installed_plugin_through_its_entry_point(
-    installed_plugins: Path, run_python: RunPython
+    installed_plugins: Path, warm_python: WarmPython
 ) -> None:
-    report = _registry_report(run_python, installed_plugins)
+    report = _registry_report(warm_python, installed_plugins)
     assert report["names"] == ["cpu", "cuda", "example", "mps", "torch_accelerator", "tpu", "xla", "xpu"]
     assert report["failures"] == []
     assert report["sources"] == {
@@ -130,20 +132,20 @@ def test_the_registry_finds_every_installed_plugin_through_its_entry_point(
 
 
 def test_the_example_is_available_but_auto_never_prefers_it_over_the_cpu(
-    installed_plugins: Path, run_python: RunPython
+    installed_plugins: Path, warm_python: WarmPython
 ) -> None:
-    available = _registry_report(run_python, installed_plugins)["available"]
+    available = _registry_report(warm_python, installed_plugins)["available"]
     assert isinstance(available, list)
     assert available.index("cpu") < available.index("example")
 
 
-def test_accelplug_plugins_loads_only_the_named_plugins(installed_plugins: Path, run_python: RunPython) -> None:
-    report = _registry_report(run_python, installed_plugins, {"ACCELPLUG_PLUGINS": "example,xpu"})
+def test_accelplug_plugins_loads_only_the_named_plugins(installed_plugins: Path, warm_python: WarmPython) -> None:
+    report = _registry_report(warm_python, installed_plugins, {"ACCELPLUG_PLUGINS": "example,xpu"})
     assert report["names"] == ["cpu", "cuda", "example", "mps", "xpu"]
 
 
-def test_disabling_autoload_keeps_only_the_builtins(installed_plugins: Path, run_python: RunPython) -> None:
-    report = _registry_report(run_python, installed_plugins, {"ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"})
+def test_disabling_autoload_keeps_only_the_builtins(installed_plugins: Path, warm_python: WarmPython) -> None:
+    report = _registry_report(warm_python, installed_plugins, {"ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert report["names"] == ["cpu", "cuda", "mps"]
 
 

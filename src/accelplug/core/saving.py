@@ -35,6 +35,7 @@ import torch
 
 from ..errors import CheckpointNotFoundError, MisconfigurationException
 from ..overrides import overrides
+from .migration import pl_legacy_patch, upgrade_loaded
 
 __all__ = [
     "CHECKPOINT_PAST_HPARAMS_KEYS",
@@ -341,11 +342,15 @@ def load_from_checkpoint(
     **kwargs: Any,
 ) -> Any:
     """An instance of ``cls`` built from the checkpoint's hyper-parameters, with its state loaded."""
-    checkpoint = _read(checkpoint_path, map_location, weights_only)
+    with pl_legacy_patch():  # a file an older Lightning pickled classes into names them at their old paths
+        checkpoint = _read(checkpoint_path, map_location, weights_only)
     if not isinstance(checkpoint, dict):
         raise MisconfigurationException(
             f"{cls.__name__}.load_from_checkpoint: the file holds a {type(checkpoint).__name__}, not a checkpoint."
         )
+    checkpoint = upgrade_loaded(
+        checkpoint, checkpoint_path if isinstance(checkpoint_path, (str, os.PathLike)) else None
+    )
     key = cls.CHECKPOINT_HYPER_PARAMS_KEY
     if hparams_file is not None:
         checkpoint[key] = _hparams_from_file(hparams_file)

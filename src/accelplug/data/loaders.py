@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 
 from ..distributed.rank_zero import rank_zero_warn
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, PossibleUserWarning
 from ..hardware.capabilities import capabilities
 
 __all__ = [
     "Sharding",
+    "for_prediction",
     "prepare_loader",
     "rebuild_loader",
+    "rebuilt_batch_sampler",
     "sequential_for_overfit",
     "unpin_where_unsupported",
+    "warn_padded_evaluation",
     "with_distributed_sampler",
 ]
 
@@ -38,7 +42,9 @@ class Sharding(Protocol):
     @property
     def global_rank(self) -> int: ...
 
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any: ...
+    def prepare_dataloader(
+        self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None, unrepeated: bool = False
+    ) -> Any: ...
 
     def process_dataloader(self, loader: Any) -> Any: ...
 
@@ -130,7 +136,15 @@ def unpin_where_unsupported(loader: Any, device: torch.device) -> Any:
     return loader if capabilities(device.type).pins_memory() else rebuild_loader(loader, pin_memory=False)
 
 
-def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int, *, shuffle: bool | None = None) -> Any:
+def with_distributed_sampler(
+    loader: Any,
+    world_size: int,
+    rank: int,
+    seed: int,
+    *,
+    shuffle: bool | None = None,
+    unrepeated: bool = False,
+) -> Any:
     """``loader`` with a distributed sampler, so that each rank sees its own share of every epoch (Lightning's rule).
 
     ``shuffle=None`` shuffles the shares when the loader shuffled (Fabric, evaluation); the Trainer passes
@@ -140,10 +154,14 @@ def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int,
     new sampler (its class called with ``(sampler, batch_size=..., drop_last=...)``). An iterable dataset
     and a loader already holding a ``DistributedSampler`` are left alone (they shard themselves), and a
     loader the Trainer cannot rebuild is returned with a warning.
+
+    ``unrepeated=True`` (prediction) shares the loader's own sampler out without padding, whatever its kind
+    (:class:`~.samplers.UnrepeatedDistributedSamplerWrapper`): every sample goes to exactly one process, so the
+    shares may differ by one; a batch sampler made again around it keeps every batch (``drop_last=False``).
     """
     from torch.utils.data.distributed import DistributedSampler
 
-    from .samplers import DistributedSamplerWrapper
+    from .samplers import DistributedSamplerWrapper, UnrepeatedDistributedSamplerWrapper
 
     if not isinstance(loader, DataLoader):
         warnings.warn(
@@ -164,25 +182,45 @@ def with_distributed_sampler(loader: Any, world_size: int, rank: int, seed: int,
         "shuffle": isinstance(inner, RandomSampler) if shuffle is None else shuffle,
     }
     sampler: Sampler[Any]
-    if isinstance(inner, (RandomSampler, SequentialSampler)):
+    if unrepeated:
+        sampler = UnrepeatedDistributedSamplerWrapper(inner, **options)
+    elif isinstance(inner, (RandomSampler, SequentialSampler)):
         sampler = DistributedSampler(loader.dataset, **options)  # type: ignore[arg-type]
     else:
         sampler = DistributedSamplerWrapper(inner, **options)
     if loader.batch_size is not None:
         return rebuild_loader(loader, sampler=sampler)
-    return rebuild_loader(loader, batch_sampler=_rebuilt_batch_sampler(loader.batch_sampler, sampler))
+    batches = rebuilt_batch_sampler(loader.batch_sampler, sampler, predicting=unrepeated)
+    return rebuild_loader(loader, batch_sampler=batches)
 
 
-def _rebuilt_batch_sampler(batch_sampler: Any, sampler: Sampler[Any]) -> Any:
-    """The user's batch sampler, made again around ``sampler`` (its class, its batch size and drop_last)."""
+def rebuilt_batch_sampler(
+    batch_sampler: Any, sampler: Sampler[Any] | Iterable[Any], *, predicting: bool = False
+) -> Any:
+    """The user's batch sampler, made again around ``sampler`` (its class, its batch size and drop_last).
+
+    ``predicting=True`` makes it with ``drop_last=False``, so that every sample is predicted, as Lightning does; a
+    batch sampler without ``batch_size`` and ``drop_last`` attributes is then kept as it is, with a warning (a
+    prediction should not fail for it), where another stage refuses it.
+    """
     cls = type(batch_sampler)
     if cls is BatchSampler:
-        return BatchSampler(sampler, batch_sampler.batch_size, batch_sampler.drop_last)
+        drop_last = False if predicting else batch_sampler.drop_last
+        return BatchSampler(sampler, batch_sampler.batch_size, drop_last)
     missing = [name for name in ("batch_size", "drop_last") if not hasattr(batch_sampler, name)]
+    if missing and predicting:
+        rank_zero_warn(
+            f"You are using a custom batch sampler `{cls.__qualname__}` for prediction: accelplug cannot make it "
+            f"again with drop_last=False (it has no {' or '.join(missing)} attribute), so it is used as it is and "
+            "may leave samples unpredicted. Make sure it yields every index.",
+            category=PossibleUserWarning,
+        )
+        return batch_sampler
     try:
         if missing:
             raise TypeError(f"it has no {' or '.join(missing)} attribute")
-        return cls(sampler, batch_size=batch_sampler.batch_size, drop_last=batch_sampler.drop_last)
+        drop_last = False if predicting else batch_sampler.drop_last
+        return cls(sampler, batch_size=batch_sampler.batch_size, drop_last=drop_last)
     except TypeError as exc:
         raise MisconfigurationException(
             f"the DataLoader's batch_sampler, a {cls.__name__}, cannot be made again around a distributed sampler "
@@ -235,6 +273,52 @@ def sequential_for_overfit(loaders: list[Any], prefix: str) -> list[Any]:
     return redone
 
 
+def for_prediction(loader: Any, *, batch_sampler_rebuilt: bool = False) -> Any:
+    """``loader`` made again for prediction, as Lightning makes every prediction loader: its batches keep every
+    sample (``drop_last=False``) and an :class:`~.batch_indices.IndexRecordingBatchSampler` records which dataset
+    indices each batch held (a ``BasePredictionWriter``'s ``batch_indices``).
+
+    The sampler stays the loader's (``batch_size`` given) or, under a batch sampler of the user's, the loader's
+    ``sampler`` is put in a new one of its class (``batch_sampler_rebuilt``: the distributed sampler already was).
+    An iterable dataset, ``batch_size=None`` without a batch sampler, or not a ``DataLoader``: left as it is (no
+    indices to record, as in Lightning).
+    """
+    from .batch_indices import IndexRecordingBatchSampler
+
+    if not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
+        return loader
+    batches = loader.batch_sampler
+    if batches is None or isinstance(batches, IndexRecordingBatchSampler):
+        return loader
+    if loader.batch_size is not None:
+        batches = BatchSampler(loader.sampler, loader.batch_size, drop_last=False)
+    elif not batch_sampler_rebuilt:
+        batches = rebuilt_batch_sampler(batches, loader.sampler, predicting=True)
+    recorder = IndexRecordingBatchSampler(batches)
+    return rebuild_loader(loader, batch_sampler=recorder, batch_size=1, sampler=None, drop_last=False)
+
+
+def warn_padded_evaluation(given: Sequence[Any], prepared: Sequence[Any], call: str) -> None:
+    """Lightning's advice when a standalone ``validate``/``test`` call shared its loaders out with a padded
+    ``DistributedSampler``: some samples are then evaluated twice, so the metrics are slightly off."""
+    from torch.utils.data.distributed import DistributedSampler
+
+    for raw, ready in zip(given, prepared, strict=True):
+        sampler = getattr(ready, "sampler", None)
+        sampler = getattr(getattr(ready, "batch_sampler", None), "sampler", sampler)
+        if not isinstance(sampler, DistributedSampler) or sampler is getattr(raw, "sampler", None):
+            continue
+        if sampler.num_replicas > 1:
+            rank_zero_warn(
+                f"Using `DistributedSampler` with the dataloaders. During `trainer.{call}()`, it is recommended to "
+                "use `Trainer(devices=1, num_nodes=1)` so that each sample is evaluated exactly once: the "
+                f"DistributedSampler pads the {sampler.num_replicas} processes' shares to one length by repeating "
+                "samples when the dataset does not divide evenly.",
+                category=PossibleUserWarning,
+            )
+            return
+
+
 def prepare_loader(
     loader: Any,
     device: torch.device,
@@ -242,6 +326,7 @@ def prepare_loader(
     *,
     shuffle: bool = True,
     train: bool = False,
+    predict: bool = False,
     distributed_sampler: bool,
     seed: int | None,
 ) -> Any:
@@ -254,6 +339,11 @@ def prepare_loader(
     under DDP, for loaders that already shard (Lightning's ``use_distributed_sampler``). ``seed`` shuffles the
     shards; None takes ``seed_everything``'s (``PL_GLOBAL_SEED``), as Lightning. After
     ``seed_everything(..., workers=True)`` a loader without a ``worker_init_fn`` gets Lightning's worker seeding.
+
+    ``predict=True`` is Lightning's prediction rule: the loader's own sampler keeps its order (a shuffled loader
+    predicts in shuffled order); under DDP it is shared out without padding, each sample to one process
+    (:class:`~.samplers.UnrepeatedDistributedSamplerWrapper`); and the batch sampler is made again with
+    ``drop_last=False`` and records each batch's dataset indices (:func:`for_prediction`).
     """
     from .combined_loader import CombinedLoader, TrainingBatches
 
@@ -265,6 +355,7 @@ def prepare_loader(
                 strategy,
                 shuffle=shuffle,
                 train=train,
+                predict=predict,
                 distributed_sampler=distributed_sampler,
                 seed=seed,
             )
@@ -274,12 +365,17 @@ def prepare_loader(
     if not shuffle and _map_style_batched(loader):
         loader = rebuild_loader(loader, sampler=SequentialSampler(loader.dataset))  # type: ignore[arg-type]
     loader = unpin_where_unsupported(loader, device)
-    if strategy.is_distributed and distributed_sampler:
+    sharded = strategy.is_distributed and distributed_sampler
+    if sharded:
         from .samplers import sampler_seed
 
         shard_shuffle = (True if train else None) if shuffle else False
         chosen_seed = sampler_seed() if seed is None else seed
-        loader = strategy.prepare_dataloader(loader, shuffle_seed=chosen_seed, shuffle=shard_shuffle)
+        # ``unrepeated`` is passed for prediction only: a strategy of another package need not know the keyword
+        extra = {"unrepeated": True} if predict else {}
+        loader = strategy.prepare_dataloader(loader, shuffle_seed=chosen_seed, shuffle=shard_shuffle, **extra)
+    if predict:
+        loader = for_prediction(loader, batch_sampler_rebuilt=sharded)
     loader = strategy.process_dataloader(loader)
     from .workers import add_worker_seeding
 

@@ -1,4 +1,5 @@
-"""Seeding a DataLoader's worker processes as Lightning does after ``seed_everything(seed, workers=True)``.
+"""A DataLoader's worker processes: seeded as Lightning seeds them after ``seed_everything(seed, workers=True)``,
+and stopped when a Trainer call ends (:func:`shutdown_workers`).
 
 torch gives worker ``i`` the seed ``base + i`` for torch only; Python's ``random`` and numpy would repeat
 the same draws in every worker and every process. Lightning then installs its ``pl_worker_init_function``,
@@ -14,6 +15,7 @@ import functools
 import os
 import random
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -21,7 +23,13 @@ from torch.utils.data import DataLoader
 
 from ..errors import MisconfigurationException
 
-__all__ = ["add_worker_seeding", "suggested_max_num_workers", "worker_init_function", "worker_seeds"]
+__all__ = [
+    "add_worker_seeding",
+    "shutdown_workers",
+    "suggested_max_num_workers",
+    "worker_init_function",
+    "worker_seeds",
+]
 
 _MASK = (1 << 64) - 1
 SEED_WORKERS_ENV = "PL_SEED_WORKERS"
@@ -76,3 +84,35 @@ def suggested_max_num_workers(local_world_size: int) -> int:
             "of processes on this machine."
         )
     return max(1, _cpus_available() // local_world_size - 1)
+
+
+def shutdown_workers(loaders: Any) -> None:
+    """Stop the worker processes of every ``DataLoader`` in ``loaders`` (nested in lists, tuples, dicts and combined
+    loaders), as Lightning does when a fit, validate, test or predict call ends, also one that failed.
+
+    ``persistent_workers=True`` keeps a loader's workers alive between its epochs, held by its ``_iterator``; once the
+    call is over nothing iterates it again, and the processes (with their copies of the dataset) would otherwise live
+    until the loader is garbage collected. The loader forgets its iterator, so a later call starts fresh workers.
+    """
+    from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+    pending, seen = [loaders], set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, DataLoader):
+            iterator = getattr(item, "_iterator", None)
+            if isinstance(iterator, _MultiProcessingDataLoaderIter):
+                iterator._shutdown_workers()
+            item._iterator = None
+        elif isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        else:  # a CombinedLoader (its loaders in ``flattened``) or the fit's batches around one (``combined``)
+            pending.extend(getattr(item, "flattened", None) or [])
+            combined = getattr(item, "combined", None)
+            if combined is not None:
+                pending.append(combined)

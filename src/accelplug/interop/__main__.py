@@ -19,7 +19,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 from ..errors import MisconfigurationException
-from ._redirect import ENV_VAR, use_accelplug_for_lightning
+from ._redirect import ENV_VAR, redirect_target, use_accelplug_for_lightning
 
 USAGE = (
     "usage: python -m accelplug.interop script.py [args...]\n"
@@ -56,7 +56,9 @@ def main(argv: list[str]) -> int:
     child_environment(os.environ)
     if argv[0] == "-m":
         sys.argv = [argv[1], *argv[2:]]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        # a Lightning program (``lightning.pytorch.utilities.upgrade_checkpoint``) runs as accelplug's module:
+        # its alias only stands for an imported module, it has no code of its own to run
+        runpy.run_module(redirect_target(argv[1]) or argv[1], run_name="__main__", alter_sys=True)
         return 0
     script = Path(argv[0])
     if not script.is_file():

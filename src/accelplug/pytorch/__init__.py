@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from .._import_paths import lazy_submodules
 from ..callbacks import Callback
+from ..checkpoint.migration import LIGHTNING_VERSION as __version__
 from ..core.datamodule import LightningDataModule
 from ..core.module import LightningModule
 from ..seed import seed_everything
 from ..trainer import Trainer
-from ..trainer.checkpointing.lightning_loops import LIGHTNING_VERSION as __version__
 
 __all__ = ["Callback", "LightningDataModule", "LightningModule", "Trainer", "__version__", "seed_everything"]
 

@@ -33,16 +33,26 @@ from ..checkpoint import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import is_url
 from ..errors import MisconfigurationException
 from ..overrides import default_method
-from .compiling import compile_module
-from .prepared import PreparedModule, StepRouter, training_step_caller
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..precision.base import NumericPrecision
     from .optimizers import OptimizerSetup
+    from .prepared import PreparedModule, StepRouter, training_step_caller
 
 # PreparedModule, StepRouter and training_step_caller live in .prepared; plugin strategies import them from here.
+# They (and torch.compile's entry point, .compiling) are imported when a module is prepared, not with the base class
+# that every Trainer's strategy is built on.
 __all__ = ["PreparedModule", "StepRouter", "Strategy", "training_step_caller"]
+_FROM_PREPARED = frozenset({"PreparedModule", "StepRouter", "training_step_caller"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_PREPARED:
+        from . import prepared
+
+        return getattr(prepared, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def accelerator_of(strategy: object, accelerator: Any, *, given: bool) -> Any:
@@ -288,6 +298,8 @@ class Strategy(ABC):
         ``fabric.setup(...)``; a strategy that prepares differently overrides this step (FSDP shards before
         anything moves to the device). ``move_to_device=False`` leaves placement to the user (Fabric's option).
         """
+        from .prepared import PreparedModule, training_step_caller
+
         device = self._device()
         module = precision.convert_module(module)
         if move_to_device:
@@ -295,6 +307,8 @@ class Strategy(ABC):
         wrapped = self.wrap_module(module)
         step_module: Callable[[Any, int], Any] = wrapped if wrapped is not None else training_step_caller(module)
         if compile_options is not None:
+            from .compiling import compile_module
+
             step_module = compile_module(module, wrapped, compile_options, device)
         compiled = (module,) if compile_options is not None else ()
         router = _router_in(wrapped)
@@ -552,9 +566,12 @@ class Strategy(ABC):
         return self.is_global_zero
 
     # ---- data ----------------------------------------------------------------------------------
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
+    def prepare_dataloader(
+        self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None, unrepeated: bool = False
+    ) -> Any:
         """This process's view of ``loader`` (DDP gives each rank its own shard; ``shuffle`` None: shuffle the
-        shards when the loader shuffles)."""
+        shards when the loader shuffles). ``unrepeated=True`` (passed for prediction only, so an override without
+        it still serves the other stages): each sample to exactly one process, without padding the shares."""
         return loader
 
     def process_dataloader(self, loader: Any) -> Any:
@@ -633,4 +650,6 @@ def _router_in(wrapped: torch.nn.Module | None) -> StepRouter | None:
     """The :class:`StepRouter` a strategy's wrapper holds (DDP: ``DDP(StepRouter(module))``), if any."""
     if wrapped is None:
         return None
+    from .prepared import StepRouter
+
     return next((m for m in wrapped.modules() if isinstance(m, StepRouter)), None)

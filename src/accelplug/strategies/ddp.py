@@ -22,6 +22,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..envvars import env_float, env_int
 from ..errors import MisconfigurationException, did_you_mean
+from . import DDP_PRESET_SETTINGS
 from .parallel import ParallelStrategy
 from .prepared import StepRouter
 
@@ -457,11 +458,15 @@ class DDPStrategy(ParallelStrategy):
         """Only post-local SGD adds work after a step; otherwise the lean batch path stays open."""
         return self._model_averager is not None or type(self).optimizer_step is not DDPStrategy.optimizer_step
 
-    def prepare_dataloader(self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None) -> Any:
+    def prepare_dataloader(
+        self, loader: Any, *, shuffle_seed: int, shuffle: bool | None = None, unrepeated: bool = False
+    ) -> Any:
         from ..data.loaders import with_distributed_sampler
 
         share = self.distributed_sampler_kwargs
-        return with_distributed_sampler(loader, share["num_replicas"], share["rank"], shuffle_seed, shuffle=shuffle)
+        return with_distributed_sampler(
+            loader, share["num_replicas"], share["rank"], shuffle_seed, shuffle=shuffle, unrepeated=unrepeated
+        )
 
     def _wrapped_module(self) -> Any:
         return self._ddp
@@ -604,22 +609,7 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
 
 #: Lightning's registered DDP names beyond ``"ddp"`` itself, each the DDP strategy with its presets.
 DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
-    _preset(name, start_method, find_unused)
-    for name, start_method, find_unused in (
-        ("ddp_spawn", "spawn", None),
-        ("ddp_fork", "fork", None),
-        ("ddp_notebook", "fork", None),
-        *(
-            (f"{prefix}_find_unused_parameters_{str(flag).lower()}", method, flag)
-            for prefix, method in (
-                ("ddp", "popen"),
-                ("ddp_spawn", "spawn"),
-                ("ddp_fork", "fork"),
-                ("ddp_notebook", "fork"),
-            )
-            for flag in (False, True)
-        ),
-    )
+    _preset(name, start_method, find_unused) for name, start_method, find_unused in DDP_PRESET_SETTINGS
 )
 # Each preset is a module attribute under its class name, so pickle finds it: ``ddp_spawn`` sends the Trainer,
 # its strategy included, to fresh interpreters.

@@ -57,21 +57,21 @@ class Run:
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
 
-    def prepare_loader(self, loader: Any, *, shuffle: bool = True, train: bool = False) -> Any:
+    def prepare_loader(self, loader: Any, *, train: bool = False, predict: bool = False) -> Any:
         """This process's view of ``loader``, with this run's device, strategy and sampler options."""
         options = self.options
         return prepare_loader(
             loader,
             self.device,
             self.strategy,
-            shuffle=shuffle,
             train=train,
+            predict=predict,
             distributed_sampler=options.use_distributed_sampler,
             seed=options.seed,
         )
 
-    def prepare_loaders(self, loaders: Sequence[Any], *, shuffle: bool = True) -> list[Any]:
-        return [self.prepare_loader(loader, shuffle=shuffle) for loader in loaders]
+    def prepare_loaders(self, loaders: Sequence[Any], *, predict: bool = False) -> list[Any]:
+        return [self.prepare_loader(loader, predict=predict) for loader in loaders]
 
     def flush_loggers(self) -> None:
         """At an epoch's end, ``flush()`` the loggers that have no ``save()`` (those were saved as they logged)."""

@@ -19,6 +19,7 @@ import torch
 
 from ..checkpoint import AsyncCheckpointIO
 from ..data.batches import make_transfer
+from ..data.workers import shutdown_workers
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.protocol import finalize_loggers, start_experiments
@@ -235,7 +236,10 @@ def _configure_sharded_model(module: torch.nn.Module) -> None:
 def end_run(run: Run, *, failed: BaseException | None = None) -> None:
     """Teardown hooks, the strategy's (and accelerator's) teardown and the loggers, whatever happened."""
     module = getattr(run.trainer, "_module", None) or run.module
-    _tear_down(run.hooks, run.strategy, run.precision, run.datamodule, run.stage, run.state, run.loggers, failed)
+    try:
+        _tear_down(run.hooks, run.strategy, run.precision, run.datamodule, run.stage, run.state, run.loggers, failed)
+    finally:
+        shutdown_workers(list(run.state.data.values()))  # persistent workers too, as Lightning's loop teardown
     # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
     vars(module).pop("_logged_metric_attributes", None)
     profiler = run.hooks.profiler

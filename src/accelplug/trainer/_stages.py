@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
+from ..data.loaders import warn_padded_evaluation
 from ..data.sources import resolve_loaders
 from ..errors import TunerExit
 from ..loggers import CSVLogger, TensorBoardLogger
@@ -327,7 +328,9 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         with grad_context(run):  # Lightning asks for the loaders inside its evaluation loop, under inference_mode
             loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
-        loop = EvaluationLoop(run, run.prepare_loaders(loaders), stage, limit=limit, progress=progress)
+        prepared = run.prepare_loaders(loaders)
+        warn_padded_evaluation(loaders, prepared, name)
+        loop = EvaluationLoop(run, prepared, stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
     if metrics is None:
         return []
@@ -351,7 +354,7 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
             return None
         with grad_context(run):
             loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
-        return PredictionLoop(run, run.prepare_loaders(loaders, shuffle=False), limit=limit).predict()
+        return PredictionLoop(run, run.prepare_loaders(loaders, predict=True), limit=limit).predict()
 
 
 def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 
 from ..enums import LightningEnum
+from ._record import Record
 
 __all__ = [
     "LoopState",
@@ -111,8 +112,8 @@ class StopReason(str, Enum):
     NO_TRAINING_BATCHES = "no training batches"
 
 
-@dataclass
-class PredictionRecord:
+@dataclass(init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
+class PredictionRecord(Record):
     """What a ``predict`` call collected, shown as Lightning's ``trainer.predict_loop`` (what prediction writers
     read): the outputs per loader, and with a writer the dataset indices of each batch."""
 
@@ -136,8 +137,11 @@ class PredictionRecord:
         return self.outputs[0] if len(self.outputs) == 1 else self.outputs
 
 
-@dataclass
-class LoopState:
+@dataclass(init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
+class LoopState(Record):
+    """The counters and records of a Trainer's calls (``trainer.state``): written by the loops, read through the
+    Trainer's properties; Lightning's ``trainer.state`` names (``status``, ``fn``, ``stage``, ``finished``) too."""
+
     global_step: int = 0
     current_epoch: int = 0
     #: Batches whose optimizer stepped (every batch under manual optimisation): Lightning's

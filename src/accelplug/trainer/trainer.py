@@ -303,9 +303,20 @@ class Trainer:
         ckpt_path: str | os.PathLike[str] | None = None,
         weights_only: bool | None = None,
     ) -> Any:
-        """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader)."""
+        """``predict_step`` (or ``forward``) outputs for every batch, in order (a list per dataloader).
+
+        Under a strategy that spawns or forks its processes nothing comes back (``None``), as in Lightning: a
+        ``BasePredictionWriter`` writes each process's predictions instead."""
         from ._stages import StageCall, run_prediction
 
+        if self.selection.start_method != "popen":  # Lightning's rule for ddp_spawn/ddp_fork/ddp_notebook
+            if return_predictions:
+                raise MisconfigurationException(
+                    "`return_predictions` should be set to `False` when using the strategies that spawn or fork: "
+                    f"got return_predictions=True with a {type(self._strategy).__name__} that starts them; their "
+                    "predictions are not sent back. Use a BasePredictionWriter callback, or strategy='ddp'."
+                )
+            return_predictions = False
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
         stage_call = StageCall(**{**call, "weights_only": resolve_weights_only(weights_only)})
@@ -361,21 +372,28 @@ class Trainer:
     ) -> Path | str:
         """Write model, optimizers, schedulers, scaler, loop position and RNG states atomically.
 
-        ``weights_only=True`` leaves the optimizer and scheduler states out. Under DDP every rank must call
+        ``weights_only=True`` leaves the optimizer and scheduler states out. Before any call, a module connected by
+        hand (``trainer.strategy.connect(model)``) is saved at loop position zero, without optimizers (Lightning's
+        behaviour); with no module at all it raises an ``AttributeError``. Under DDP every rank must call
         this (it ends with a barrier); only rank 0 writes. ``filepath`` may be an fsspec URL
         (``s3://bucket/model.ckpt``), returned as given.
         """
-        from .checkpointing.saving import save_run_checkpoint
+        from .checkpointing.saving import connected_source, save_run_checkpoint
 
-        if self._run is None:
-            from .options.arguments import NoModelAttached
+        source: Any = self._run
+        if source is None:
+            connected = self._strategy.lightning_module
+            if connected is None:
+                from .options.arguments import NoModelAttached
 
-            raise NoModelAttached(
-                "Saving a checkpoint is only possible if a model is attached to the Trainer: save_checkpoint() "
-                "needs a model and its optimizers; call it during or after trainer.fit() (or validate/test/predict)."
-            )
+                raise NoModelAttached(
+                    "Saving a checkpoint is only possible if a model is attached to the Trainer: call "
+                    "save_checkpoint() during or after trainer.fit() (or validate/test/predict), or attach the "
+                    "module first with trainer.strategy.connect(model)."
+                )
+            source = connected_source(self, connected)  # a run at its start, as Lightning saves it
         with self.profiler.profile("save_checkpoint"):
-            return save_run_checkpoint(self._run, self._strategy, filepath, weights_only, storage_options)
+            return save_run_checkpoint(source, self._strategy, filepath, weights_only, storage_options)
 
     # ---- what the selection decided ------------------------------------------------------------------------
     @property

@@ -1,5 +1,6 @@
 """accelplug's checkpoints against Lightning 2.6's: the same ``epoch``, ``global_step`` and loop counters at each
-save point, and Lightning loading and resuming a file accelplug wrote to the weights its own resume reaches."""
+save point, Lightning loading and resuming a file accelplug wrote to the weights its own resume reaches, and
+accelplug resuming a file Lightning wrote as Lightning does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 import torch
 
 import accelplug
-from tests.callbacks.parity import fit_both, lightning, make_module
+from accelplug.trainer.checkpointing.lightning_loops import loop_from_lightning
+from tests.callbacks.parity import fit_both, lightning, make_module, quiet_lightning
 
 
 def _checkpoint_callback(framework: Any) -> Any:
@@ -87,3 +89,50 @@ def test_lightning_loads_and_resumes_a_checkpoint_accelplug_wrote(saved: str, tm
     ours, our_model = _resume(accelplug, tmp_path / "accelplug-resume", ckpt)
     assert (theirs.global_step, theirs.current_epoch) == (ours.global_step, ours.current_epoch) == (18, 3)
     torch.testing.assert_close(their_model.state_dict(), our_model.state_dict())
+
+
+@pytest.mark.parametrize("saved", ["epoch=0-step=6.ckpt", "after-fit.ckpt"])
+def test_accelplug_resumes_a_checkpoint_lightning_wrote_where_lightnings_own_resume_goes(
+    saved: str, tmp_path: Path
+) -> None:
+    sides = fit_both(
+        tmp_path, lambda f: [_checkpoint_callback(f)(dirpath=f"{tmp_path}/{f.__name__}/ckpts", save_top_k=-1)]
+    )
+    with quiet_lightning():
+        sides["lightning"].trainer.save_checkpoint(sides["lightning"].root / "ckpts" / "after-fit.ckpt")
+    ckpt = sides["lightning"].root / "ckpts" / saved
+    assert "accelplug_checkpoint" not in torch.load(ckpt, weights_only=True)  # Lightning's file, as it wrote it
+    theirs, their_model = _resume(lightning, tmp_path / "lightning-resume", ckpt)
+    ours, our_model = _resume(accelplug, tmp_path / "accelplug-resume", ckpt)
+    assert (ours.global_step, ours.current_epoch) == (theirs.global_step, theirs.current_epoch) == (18, 3)
+    torch.testing.assert_close(our_model.state_dict(), their_model.state_dict())
+
+
+def test_lightnings_loop_counters_read_back_into_the_loop_record_accelplug_keeps_beside_them(tmp_path: Path) -> None:
+    """accelplug writes Lightning's counters and its own record side by side at each save point (validation end,
+    train epoch end, after the fit): reading the counters back gives the record, field for field."""
+    checkpoints = accelplug.ModelCheckpoint
+    trainer = accelplug.Trainer(
+        accelerator="cpu",
+        max_epochs=2,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        default_root_dir=tmp_path,
+        callbacks=[
+            checkpoints(dirpath=tmp_path / "on-validation-end", save_top_k=-1),
+            # mode only tells the two state keys apart (nothing is monitored)
+            checkpoints(dirpath=tmp_path / "at-epoch-end", save_top_k=-1, save_on_train_epoch_end=True, mode="max"),
+            checkpoints(dirpath=tmp_path / "by-step", save_top_k=-1, every_n_train_steps=4),
+        ],
+    )
+    trainer.fit(make_module(accelplug))
+    trainer.save_checkpoint(tmp_path / "after-fit" / "last.ckpt")
+    files = sorted(tmp_path.glob("*/*.ckpt"))
+    assert len(files) > 6
+    for file in files:
+        checkpoint = torch.load(file, weights_only=True)
+        derived = loop_from_lightning(checkpoint)
+        kept = {key: checkpoint["loop"][key] for key in derived}
+        assert derived == kept, file.relative_to(tmp_path)

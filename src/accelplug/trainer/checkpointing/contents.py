@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -28,11 +28,15 @@ from .format import CHECKPOINT_FORMAT, capture_rng_state, read_checkpoint
 from .lightning_loops import LIGHTNING_VERSION, lightning_loops
 
 if TYPE_CHECKING:
+    from ...precision.base import NumericPrecision
     from ...strategies.base import Strategy
+    from ...strategies.optimizers import OptimizerSetup
     from .._run import Run
     from ..dispatch.hooks import HookDispatcher
+    from ..state import LoopState
 
 __all__ = [
+    "CheckpointSource",
     "Restoring",
     "build_checkpoint",
     "read_for_restore",
@@ -50,7 +54,27 @@ def _callback_key(callback: object, seen: dict[str, int]) -> str:
     return key if count == 0 else f"{key}#{count}"
 
 
-def build_checkpoint(run: Run) -> dict[str, Any]:
+class CheckpointSource(Protocol):
+    """What :func:`build_checkpoint` reads: a :class:`~accelplug.trainer._run.Run`, or for a module connected by hand
+    (``trainer.strategy.connect(model)``) before any call, the Trainer's pieces (:func:`.saving.connected_source`)."""
+
+    @property
+    def state(self) -> LoopState: ...
+    @property
+    def strategy(self) -> Strategy: ...
+    @property
+    def optim(self) -> OptimizerSetup | None: ...
+    @property
+    def module(self) -> torch.nn.Module: ...
+    @property
+    def hooks(self) -> HookDispatcher: ...
+    @property
+    def datamodule(self) -> Any: ...
+    @property
+    def precision(self) -> NumericPrecision: ...
+
+
+def build_checkpoint(run: CheckpointSource) -> dict[str, Any]:
     """Everything a later ``fit(..., ckpt_path=...)`` needs to continue exactly where this run is."""
     state, strategy, optim = run.state, run.strategy, run.optim
     checkpoint: dict[str, Any] = {
@@ -101,7 +125,7 @@ ACCELPLUG_KEYS = frozenset(
 )
 
 
-def _accelplug_state(run: Run) -> dict[str, Any]:
+def _accelplug_state(run: CheckpointSource) -> dict[str, Any]:
     """The format version, the precision's state, the exact loop position, every random generator and the metrics."""
     state = run.state
     return {
@@ -312,6 +336,8 @@ def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> Non
             f"ckpt_path={shown!r} holds no optimizer state, so training cannot resume from it exactly. Load its "
             "weights with validate/test(ckpt_path=...) or model.load_state_dict(), then start a new fit."
         )
+    if not saved_optimizers:  # saved before any optimizer existed (a module connected by hand): fresh ones
+        return
     if len(saved_optimizers) != len(optim.optimizers):
         raise MisconfigurationException(
             f"ckpt_path={shown!r} holds {len(saved_optimizers)} optimizer state(s), but "
@@ -364,13 +390,16 @@ def _restore_callbacks(hooks: HookDispatcher, checkpoint: dict[str, Any]) -> Non
     callback left out of the resumed run would silently start afresh), with Lightning's words."""
     saved = checkpoint.get("callbacks") or {}
     seen: dict[str, int] = {}
-    keys = []
+    keys: list[object] = []
     for callback in hooks.callbacks:
         key = _callback_key(callback, seen)
         keys.append(key)
         load = getattr(callback, "load_state_dict", None)
         if key in saved and callable(load):
             load(saved[key])
+        elif type(callback) in saved and callable(load):  # Lightning 0.10 to 1.x keyed a state by the class
+            keys.append(type(callback))
+            load(saved[type(callback)])
     missing = [key for key in saved if key not in keys]
     if missing:
         rank_zero_warn(

@@ -23,6 +23,7 @@ import torch
 
 from ...checkpoint.file import (
     CHECKPOINT_FORMAT,
+    FORMAT_KEY,
     atomic_save,
     check_format,
     content_digest,
@@ -31,7 +32,10 @@ from ...checkpoint.file import (
     load_verified,
     refuse_urls,
 )
+from ...checkpoint.migration import VERSION_KEY
+from ...core.migration import pl_legacy_patch, upgrade_loaded
 from ...errors import CheckpointNotFoundError, MisconfigurationException
+from .lightning_loops import loop_from_lightning
 
 if TYPE_CHECKING:
     from ...accelerator import Accelerator
@@ -92,23 +96,35 @@ def _checked_url(url: str) -> str:
 def read_checkpoint(
     path: object, device: torch.device, *, weights_only: bool = True, io: CheckpointIO | None = None
 ) -> dict[str, Any]:
-    """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine).
+    """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine); a file
+    Lightning wrote is upgraded to Lightning 2.6's layout (older releases') and given the ``loop`` record accelplug
+    resumes from, read from Lightning's loop counters.
 
     With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint``, given the path in the
     type the caller gave; the format and keys are checked here either way.
     """
     target = checked_path(path)
     state: dict[str, Any]
-    if io is None:
-        state = load_verified(target, device, weights_only=weights_only, label="ckpt_path")
+    with pl_legacy_patch():  # a file an older Lightning pickled classes into names them at their old paths
+        if io is None:
+            state = load_verified(target, device, weights_only=weights_only, label="ckpt_path", require_format=False)
+        else:
+            given = target if isinstance(path, os.PathLike) else str(target)
+            state = io.load_checkpoint(given, map_location=device, weights_only=weights_only)
+    if _written_by_lightning(state):
+        state = upgrade_loaded(state, target)
+        state["loop"] = loop_from_lightning(state)
     else:
-        given = target if isinstance(path, os.PathLike) else str(target)
-        state = io.load_checkpoint(given, map_location=device, weights_only=weights_only)
         check_format(state, "ckpt_path", str(target))
     missing = [k for k in ("state_dict", "loop") if k not in state]
     if missing:
         raise MisconfigurationException(f"ckpt_path={str(target)!r} is incomplete: it has no {', '.join(missing)}.")
     return state
+
+
+def _written_by_lightning(state: object) -> bool:
+    """Whether a file is Lightning's own (its release recorded, and none of accelplug's format)."""
+    return isinstance(state, dict) and VERSION_KEY in state and FORMAT_KEY not in state
 
 
 def find_last_checkpoint(folders: Iterable[Path], device: torch.device, files: Iterable[Path] = ()) -> Path | None:

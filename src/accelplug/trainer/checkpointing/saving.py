@@ -11,21 +11,53 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import torch
 
 from ...checkpoint.file import is_url, refuse_urls
 from ...errors import MisconfigurationException
 
 if TYPE_CHECKING:
+    from ...precision.base import NumericPrecision
     from ...strategies.base import Strategy
-    from .._run import Run
+    from ...strategies.optimizers import OptimizerSetup
+    from ..dispatch.hooks import HookDispatcher
+    from ..state import LoopState
+    from .contents import CheckpointSource
 
-__all__ = ["save_run_checkpoint"]
+__all__ = ["connected_source", "save_run_checkpoint"]
+
+
+@dataclass(frozen=True)
+class _Connected:
+    """A module connected by hand (``trainer.strategy.connect(model)``), seen as a run that has not started: loop
+    position zero, no optimizers yet (Lightning saves ``optimizer_states=[]`` there), the Trainer's callbacks."""
+
+    state: LoopState
+    strategy: Strategy
+    module: torch.nn.Module
+    hooks: HookDispatcher
+    datamodule: Any
+    precision: NumericPrecision
+    optim: OptimizerSetup | None = None
+
+
+def connected_source(trainer: Any, module: torch.nn.Module) -> CheckpointSource:
+    """What :func:`save_run_checkpoint` reads, for ``module`` connected to ``trainer``'s strategy before any call
+    (Lightning 2.6 saves it: the checkpoint of a run at its start)."""
+    from ..dispatch.hooks import HookDispatcher
+
+    hooks = HookDispatcher(trainer, module, list(trainer.callbacks), datamodule=trainer.datamodule)
+    return _Connected(
+        trainer.state, trainer.strategy, module, hooks, trainer.datamodule, trainer.precision_plugin, None
+    )
 
 
 def save_run_checkpoint(
-    run: Run, strategy: Strategy, filepath: Any, weights_only: bool | None, storage_options: Any
+    run: CheckpointSource, strategy: Strategy, filepath: Any, weights_only: bool | None, storage_options: Any
 ) -> Path | str:
     """Write ``run``'s checkpoint (without optimizer and scheduler states when ``weights_only``) to ``filepath``;
     every rank calls this and waits for the others, rank 0 writes. Returns the resolved path, or the URL."""

@@ -31,15 +31,21 @@ def resume_position(
     if checkpoint is None:  # a fresh Trainer, or a later fit of one: the epoch after the one it left
         return state.epoch, 0, None
     accelerator = opt.strategy.accelerator
-    loop = checkpoint["loop"]
+    loop, saved_rng = checkpoint["loop"], checkpoint.get("rng")
     state.epoch_left = bool(loop["epoch_done"])
+    if saved_rng is None:  # a file Lightning wrote records no generators: go on from where its counters stand
+        return (
+            (state.current_epoch + 1, 0, None)
+            if loop["epoch_done"]
+            else (state.current_epoch, state.batches_done, None)
+        )
     if loop["epoch_done"]:
-        restore_rng_state(checkpoint["rng"], accelerator)
+        restore_rng_state(saved_rng, accelerator)
         if not loop.get("epoch_schedulers_done", True):
             opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=True)
         return state.current_epoch + 1, 0, None
     if checkpoint.get("epoch_start_rng") is None:  # saved before the first epoch began (a signal at once)
-        restore_rng_state(checkpoint["rng"], accelerator)
+        restore_rng_state(saved_rng, accelerator)
         return state.current_epoch, 0, None
     restore_rng_state(checkpoint["epoch_start_rng"], accelerator)
     return state.current_epoch, int(loop["batches_done"]), checkpoint["rng"]

@@ -3,8 +3,8 @@
 The hooks run in Lightning's order (``on_predict_model_eval``, ``on_predict_start``, ``on_predict_epoch_start``,
 per batch the transfer hooks, ``on_predict_batch_start``, the step, ``on_predict_batch_end``; then
 ``on_predict_epoch_end`` and ``on_predict_end``). The outputs and, when a :class:`BasePredictionWriter` asks,
-each batch's dataset indices are kept in ``run.state.predict`` (``trainer.predict_loop``), where writers read
-them; without a writer the loaders are left as they are.
+each batch's dataset indices (recorded by the loader's batch sampler, :func:`accelplug.data.loaders.for_prediction`)
+are kept in ``run.state.predict`` (``trainer.predict_loop``), where writers read them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...callbacks.prediction_writer import BasePredictionWriter
-from ...data.batch_indices import record_batch_indices
+from ...data.batch_indices import IndexRecordingBatchSampler
 from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length
 from ._modes import ModuleModes
@@ -98,9 +98,9 @@ class PredictionLoop:
         several = len(self.loaders) > 1
         done = 0
         for index, loader in enumerate(self.loaders):
-            recorder = None
-            if self.on_batch or self.on_epoch:
-                loader, recorder = record_batch_indices(loader)
+            recorder = getattr(loader, "batch_sampler", None) if self.on_batch or self.on_epoch else None
+            if not isinstance(recorder, IndexRecordingBatchSampler):  # no indices to tell (as in Lightning)
+                recorder = None
             extra = (index,) if several else ()
             fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
             for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, self.limits[index]))):

@@ -28,16 +28,17 @@ _PL_PREFIX = "PL_TRAINER_"
 def lightning_env_defaults(init: _F) -> _F:
     """Lightning's ``PL_TRAINER_<ARGUMENT>`` environment variables as defaults of the arguments a call leaves out
     (a Python literal, else the text: ``PL_TRAINER_MAX_STEPS=7``, ``PL_TRAINER_LOGGER=False``); an argument
-    passed wins. Nothing is parsed when no such variable is set."""
-    signature = inspect.signature(init)
+    passed wins. Nothing is parsed when no such variable is set, and ``init``'s signature is read only then (reading
+    the Trainer's 47 parameters at import would cost every ``Trainer()``'s start-up)."""
+    signature = functools.cache(lambda: inspect.signature(init))
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
         names = [k[len(_PL_PREFIX) :].lower() for k in os.environ if k.startswith(_PL_PREFIX)]
         if names:
-            bound = signature.bind_partial(self, *args, **kwargs).arguments
+            bound = signature().bind_partial(self, *args, **kwargs).arguments
             for name in names:
-                if name in signature.parameters and name not in bound and name != "self":
+                if name in signature().parameters and name not in bound and name != "self":
                     kwargs[name] = _literal(os.environ[_PL_PREFIX + name.upper()])
         init(self, *args, **kwargs)
 

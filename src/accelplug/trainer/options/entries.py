@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException, did_you_mean
+from .._record import Record
 from . import checks
 
 if TYPE_CHECKING:
@@ -36,8 +37,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class OptionEntry:
+@dataclass(frozen=True, init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
+class OptionEntry(Record):
     """One option's declaration, as :func:`entries` returns it."""
 
     name: str
@@ -63,8 +64,8 @@ _LIMIT = (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches)
 _NONE_OR_INT = "an int >= 0, or None"
 
 
-@dataclass(frozen=True)
-class TrainerOptions:
+@dataclass(frozen=True, init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
+class TrainerOptions(Record):
     """The Trainer's options, checked and normalised (``trainer.options``); built by :func:`validate_options`."""
 
     max_epochs: int | None = option(
@@ -173,7 +174,9 @@ class TrainerOptions:
 def entries() -> dict[str, OptionEntry]:
     """Every option's declaration, by name, in the order of :class:`TrainerOptions`."""
     return {
-        f.name: OptionEntry(f.name, f.metadata["given"], f.metadata["check"], f.metadata["accepted"])
+        f.name: OptionEntry(
+            name=f.name, given=f.metadata["given"], check=f.metadata["check"], accepted=f.metadata["accepted"]
+        )
         for f in fields(TrainerOptions)
     }
 

@@ -54,6 +54,9 @@ def run_in_local_processes(
 
 def _run_rank(trainer: Any, model: torch.nn.Module, work: Callable[[], Any]) -> dict[str, Any] | None:
     """One rank: the work; rank 0's outcome (what the parent's objects take back), None elsewhere."""
+    from ...distributed.rank_zero import set_rank
+
+    set_rank(trainer.global_rank)  # the parent told rank_zero_only it was rank 0; this process may not be
     output = work()
     if os.environ.get("LOCAL_RANK") != "0":
         return None

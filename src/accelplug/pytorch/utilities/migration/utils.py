@@ -1,0 +1,7 @@
+"""``lightning.pytorch.utilities.migration.utils``'s path: accelplug's checkpoint upgrades, the same objects."""
+
+from __future__ import annotations
+
+from ....core.migration import migrate_checkpoint, pl_legacy_patch
+
+__all__ = ["migrate_checkpoint", "pl_legacy_patch"]
