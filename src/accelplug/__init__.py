@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _import_paths
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _import_paths.install()  # old module paths (``accelplug.module``...) keep importing, with a DeprecationWarning
 

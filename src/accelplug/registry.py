@@ -33,6 +33,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs, isolation
+from ._version import __version__
 from .accelerator import NAME_PATTERN, Accelerator
 from .environments.base import ClusterEnvironment
 from .envvars import env_flag, env_names
@@ -156,7 +157,7 @@ class AcceleratorRegistry:
         self._timeout = isolation.plugin_timeout()
         if env_flag(TRACE_ENV):
             self._start_tracing()
-        self._load_plugin(PluginInfo(BUILTIN_PLUGIN, "accelplug", _version("accelplug")), lambda: builtin_plugin)
+        self._load_plugin(PluginInfo(BUILTIN_PLUGIN, "accelplug", __version__), lambda: builtin_plugin)
         if env_flag(DISABLE_AUTOLOAD_ENV):
             return
         entry_points = sorted(_plugin_entry_points(), key=lambda e: e.name)
@@ -833,13 +834,6 @@ def _normalized_name(dist: metadata.Distribution) -> str:
     # public name, normalized as PEP 503 says, where a Distribution lacks it.
     name = getattr(dist, "_normalized_name", None)
     return name if isinstance(name, str) else re.sub(r"[-_.]+", "-", dist.name).lower().replace("-", "_")
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 _registry: AcceleratorRegistry | None = None
