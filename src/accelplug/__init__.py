@@ -10,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import _import_paths
-
 from ._version import __version__
 
 _import_paths.install()  # old module paths (``accelplug.module``...) keep importing, with a DeprecationWarning
