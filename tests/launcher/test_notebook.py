@@ -37,7 +37,7 @@ CELLS = [
     "trainer.fit(model, data())",
     "print('after fit', os.getpid(), trainer.global_step, trainer.world_size)\ntorch.save(model.state_dict(), OUT)",
     "metrics = trainer.validate(model, data(), verbose=False)\nprint('validated', sorted(metrics[0]))",
-    "predictions = trainer.predict(model, data())\nprint('predicted', len(predictions), tuple(predictions[0].shape))",
+    "predictions = trainer.predict(model, data())\nprint('predicted', predictions)",
 ]
 
 
@@ -51,8 +51,9 @@ def test_a_notebook_trains_on_two_forked_processes_with_the_weights_of_torchrun(
     client.execute(env=child_env(_ENV))
     printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
     assert "after fit" in printed and " 24 " in printed, printed  # the kernel's trainer got rank 0's step count
-    assert "validated ['val_loss']" in printed, printed  # validate and predict fork too; rank 0's results return
-    assert "predicted 8 (4, 1)" in printed, printed  # rank 0's half: 32 samples in batches of 4
+    assert "validated ['val_loss']" in printed, printed  # validate forks too, and rank 0's metrics return
+    # predict forks too; as in Lightning, a forking strategy returns no predictions (a prediction writer keeps them)
+    assert "predicted None" in printed, printed
 
     reference = tmp_path / "torchrun.pt"
     launch = [sys.executable, "-m", "accelplug", "launch", "--cpu", "--devices", "2", str(CLUSTERS / "train_job.py")]

@@ -16,14 +16,39 @@ lightning = pytest.importorskip("lightning", reason="the parity tests compare ag
 
 def _lines(framework: Any, caplog: pytest.LogCaptureFixture, **options: Any) -> list[str]:
     caplog.clear()
-    # quiet_lightning(framework) hides Lightning's warnings; its INFO lines are what this test reads
-    with quiet_lightning(framework), caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, "lightning.pytorch"):
-        framework.Trainer(logger=False, enable_progress_bar=False, **options)
-    return [
-        r.getMessage().rstrip(".")
-        for r in caplog.records
-        if "configured so" in r.getMessage() or "fast_dev_run" in r.getMessage()
+    # Read at each framework's own loggers, whatever the tests before this one in the process left behind:
+    # Lightning stops ``lightning.pytorch`` propagating to the root (where caplog listens) when it is first
+    # imported while the root has no handler, quiet_lightning() and others raise the ``lightning.*`` levels,
+    # and a library's ``logging.config.dictConfig`` disables every logger that existed before it.
+    names = ("accelplug", "lightning", "lightning.pytorch", "lightning.fabric", "lightning_fabric")
+    framework_loggers = [logging.getLogger(name) for name in names]
+    every_logger = [
+        logger
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger) and name.split(".")[0] in {n.split(".")[0] for n in names}
     ]
+    saved = [(logger, logger.level, logger.disabled) for logger in every_logger + framework_loggers]
+    for logger in every_logger:
+        logger.disabled = False
+        logger.setLevel(logging.NOTSET)
+    for logger in framework_loggers:
+        logger.setLevel(logging.INFO)
+        logger.addHandler(caplog.handler)
+    try:
+        # quiet_lightning(framework) hides Lightning's warnings; its INFO lines are what this test reads
+        with quiet_lightning(framework), caplog.at_level(logging.INFO):
+            for logger in framework_loggers:  # quiet_lightning raised two of them again
+                logger.setLevel(logging.INFO)
+            framework.Trainer(logger=False, enable_progress_bar=False, **options)
+    finally:
+        for logger in framework_loggers:
+            logger.removeHandler(caplog.handler)
+        for logger, level, disabled in saved:
+            logger.setLevel(level)
+            logger.disabled = disabled
+    records = {id(r): r for r in caplog.records}.values()  # a record that also propagates to the root: once
+    messages = [r.getMessage().rstrip(".") for r in records]
+    return [m for m in messages if "configured so" in m or "fast_dev_run" in m]
 
 
 @pytest.mark.parametrize(
