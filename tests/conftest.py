@@ -54,6 +54,18 @@ _ISOLATED_ENV = (
 
 
 @pytest.fixture(autouse=True)
+def restored_environment() -> Iterator[None]:
+    """Each test ends with the environment it started with. Code under test may write variables for the processes
+    it starts (Lightning's LSF environment writes ``MASTER_PORT``, a launcher its ranks'), and under xdist a leak
+    reaches whatever test that worker runs next, down to an ``srun`` that hands it to its tasks."""
+    before = dict(os.environ)
+    yield
+    if dict(os.environ) != before:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+@pytest.fixture(autouse=True)
 def isolated_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     for name in _ISOLATED_ENV:
         monkeypatch.delenv(name, raising=False)

@@ -1,76 +1,86 @@
 """The INFO lines Lightning's Trainer gives for a limit of one batch (``1``) against the whole epoch (``1.0``), and
-for ``fast_dev_run``: the same lines, on the ``accelplug.trainer`` logger, and none for the defaults."""
+for ``fast_dev_run``: the same lines, on the ``accelplug.trainer`` logger, and none for the defaults.
+
+Both Trainers are built in one fresh Python for every case at once: what a framework logs depends on process-wide
+state the rest of the suite changes (the rank Lightning fixes when it is first imported, which ``lightning_utilities``
+logger its INFO lines go through, a library's ``logging.config.dictConfig`` disabling every existing logger), and a
+fresh process starts from none of it, as a user's script does.
+"""
 
 from __future__ import annotations
 
-import logging
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-import accelplug
-from tests.callbacks.parity import quiet_lightning
+from tests.processes import child_env
 
-lightning = pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
+pytest.importorskip("lightning", reason="the parity tests compare against lightning, not installed here")
+
+CASES: list[dict[str, Any]] = [
+    {"limit_train_batches": 1},
+    {"limit_train_batches": 1.0},
+    {"limit_val_batches": 1},
+    {"limit_test_batches": 1.0},
+    {"limit_predict_batches": 1},
+    {"overfit_batches": 1.0},
+    {"overfit_batches": 1, "limit_val_batches": 1, "limit_test_batches": 1},
+    {"val_check_interval": 1},
+    {"val_check_interval": 1.0},
+    {"fast_dev_run": True, "limit_val_batches": 1},
+    {},
+]
+
+#: Each framework's Trainer for each case; the INFO lines about limits and fast_dev_run, in order, as JSON.
+_CHILD = """
+import json, logging, sys, warnings
+warnings.simplefilter("ignore")
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(record.getMessage().rstrip("."))
+logging.getLogger().addHandler(Keep())
+logging.getLogger().setLevel(logging.INFO)
+import accelplug, lightning
+for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning_utilities", "accelplug"):
+    logging.getLogger(name).setLevel(logging.INFO)
+    logging.getLogger(name).propagate = True
+out = []
+for options in json.loads(sys.argv[1]):
+    lines = {}
+    for name, framework in (("accelplug", accelplug), ("lightning", lightning)):
+        records.clear()
+        framework.Trainer(logger=False, enable_progress_bar=False, **options)
+        lines[name] = [m for m in records if "configured so" in m or "fast_dev_run" in m]
+    out.append(lines)
+print(json.dumps(out))
+"""
 
 
-def _lines(framework: Any, caplog: pytest.LogCaptureFixture, **options: Any) -> list[str]:
-    caplog.clear()
-    # Read at each framework's own loggers, whatever the tests before this one in the process left behind:
-    # Lightning stops ``lightning.pytorch`` propagating to the root (where caplog listens) when it is first
-    # imported while the root has no handler, quiet_lightning() and others raise the ``lightning.*`` levels,
-    # and a library's ``logging.config.dictConfig`` disables every logger that existed before it.
-    names = ("accelplug", "lightning", "lightning.pytorch", "lightning.fabric", "lightning_fabric")
-    framework_loggers = [logging.getLogger(name) for name in names]
-    every_logger = [
-        logger
-        for name, logger in logging.Logger.manager.loggerDict.items()
-        if isinstance(logger, logging.Logger) and name.split(".")[0] in {n.split(".")[0] for n in names}
-    ]
-    saved = [(logger, logger.level, logger.disabled) for logger in every_logger + framework_loggers]
-    for logger in every_logger:
-        logger.disabled = False
-        logger.setLevel(logging.NOTSET)
-    for logger in framework_loggers:
-        logger.setLevel(logging.INFO)
-        logger.addHandler(caplog.handler)
-    try:
-        # quiet_lightning(framework) hides Lightning's warnings; its INFO lines are what this test reads
-        with quiet_lightning(framework), caplog.at_level(logging.INFO):
-            for logger in framework_loggers:  # quiet_lightning raised two of them again
-                logger.setLevel(logging.INFO)
-            framework.Trainer(logger=False, enable_progress_bar=False, **options)
-    finally:
-        for logger in framework_loggers:
-            logger.removeHandler(caplog.handler)
-        for logger, level, disabled in saved:
-            logger.setLevel(level)
-            logger.disabled = disabled
-    records = {id(r): r for r in caplog.records}.values()  # a record that also propagates to the root: once
-    messages = [r.getMessage().rstrip(".") for r in records]
-    return [m for m in messages if "configured so" in m or "fast_dev_run" in m]
+@pytest.fixture(scope="module")
+def lines() -> list[dict[str, list[str]]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(CASES)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env({"ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+    )
+    assert result.returncode == 0, result.stderr
+    return list(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 @pytest.mark.parametrize(
-    "options",
-    [
-        {"limit_train_batches": 1},
-        {"limit_train_batches": 1.0},
-        {"limit_val_batches": 1},
-        {"limit_test_batches": 1.0},
-        {"limit_predict_batches": 1},
-        {"overfit_batches": 1.0},
-        {"overfit_batches": 1, "limit_val_batches": 1, "limit_test_batches": 1},
-        {"val_check_interval": 1},
-        {"val_check_interval": 1.0},
-        {"fast_dev_run": True, "limit_val_batches": 1},
-        {},
-    ],
-    ids=lambda options: ",".join(f"{k}={v}" for k, v in options.items()) or "defaults",
+    "case",
+    range(len(CASES)),
+    ids=[",".join(f"{k}={v}" for k, v in options.items()) or "defaults" for options in CASES],
 )
 def test_the_trainer_says_what_a_limit_of_one_means_as_lightning_does(
-    caplog: pytest.LogCaptureFixture, options: dict[str, Any]
+    lines: list[dict[str, list[str]]], case: int
 ) -> None:
-    ours = _lines(accelplug, caplog, **options)
-    assert ours == _lines(lightning, caplog, **options)
-    assert bool(ours) == bool(options)
+    ours, theirs = lines[case]["accelplug"], lines[case]["lightning"]
+    assert ours == theirs
+    assert bool(ours) == bool(CASES[case])
