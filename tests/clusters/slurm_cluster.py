@@ -198,6 +198,9 @@ class SlurmCluster:
         leak into ``srun``/``sbatch`` as options.
         """
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))}
+        # nor a rendezvous of the test process's own (a set MASTER_ADDR/MASTER_PORT wins over the job id's port)
+        for name in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK"):
+            env.pop(name, None)
         env["SLURM_CONF"] = str(self.conf)
         env["PATH"] = os.pathsep.join([env.get("PATH", ""), *_SBIN])
         env.update(extra or {})
