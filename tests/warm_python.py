@@ -20,6 +20,12 @@ What it is not: a test of start-up (what ``import accelplug`` imports, how long 
 of a variable Python itself reads at start-up (``PYTHONWARNINGS``, ``-X`` options, ``PYTHONHASHSEED``): those
 tests start real processes. The server must stay free of threads (it forks), so it imports nothing that
 starts one; torch's import does not.
+
+Once torch is imported the server calls :func:`gc.freeze` (Python's advice for a process that forks): the
+garbage collector of a child then never walks the objects of torch, neither in its collections nor in the
+final one at exit, which would otherwise touch (and so copy) every page they lie on: that walk was most of
+what a child's exit cost. Only the objects of the server's own import are frozen; whatever a child creates is
+collected and finalized as in any Python.
 """
 
 from __future__ import annotations
@@ -38,10 +44,11 @@ from pathlib import Path
 #: The server, run as ``python -c SERVER``. It reads one JSON request a line and answers ``{"id", "pid"}``
 #: when it forked and ``{"id", "returncode"}`` when that child ended (``-N`` for signal N, as subprocess does).
 #: In the child, ``serve()`` returns the request and the module level runs it, so an uncaught exception or
-#: ``SystemExit`` ends the child exactly as it ends ``python``.
+#: ``SystemExit`` ends the child exactly as it ends ``python``. ``gc.freeze()``: see the module's docstring.
 SERVER = r"""
-import json, os, select, sys
+import gc, json, os, select, sys
 import torch  # noqa: F401  (the point of the server)
+gc.freeze()  # torch's objects to the permanent generation: no child collects, copies or tears them down
 
 def serve():
     requests = os.dup(0)
