@@ -79,7 +79,7 @@ KINDS: dict[str, Kind] = {
         "exits_at_import", "accelplug-testplugin-exits", ("called sys.exit(3) while being imported",), "cpu"
     ),
     "20 MB printed at import": Kind("noisy_import", "accelplug-testplugin-noisy", (), "cpu"),
-    "5 s import": Kind("slow_import", "accelplug-testplugin-slowimport", (), "slowimport"),
+    "2 s import": Kind("slow_import", "accelplug-testplugin-slowimport", (), "slowimport"),
     "misspelt hook name": Kind(
         "misspelt_hook",
         "accelplug-testplugin-misspelt",
