@@ -135,12 +135,14 @@ else:
 """
 
 
-def _server_env() -> dict[str, str]:
+def _server_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The server's environment: no ``PYTHONPATH`` (each child puts its own in front of ``sys.path``) and
     single-threaded OpenBLAS and OpenMP, so that importing torch (and numpy) starts no thread in a process
-    that forks. A child's torch and numpy keep these thread counts whatever its own ``env`` says."""
+    that forks. A child's torch and numpy keep these thread counts whatever its own ``env`` says. ``extra``
+    (:class:`WarmPython`'s ``server_env``) last."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.update(extra or {})
     return env
 
 
@@ -149,16 +151,20 @@ class WarmPython:
 
     Thread-safe: several runs may be under way at once (each in its own child). :meth:`close` ends the server;
     children still running are the caller's (their pids are known until they end).
+
+    ``server_env``: variables for the server itself. What Python reads once at its own start-up is the server's
+    in every child, whatever the child's ``env`` says: a run that needs ``PYTHONHASHSEED=0`` (the order of a
+    set of strings, the same in every run) gives it here, and in the child's ``env`` for what reads it there.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, server_env: Mapping[str, str] | None = None) -> None:
         self._folder = tempfile.mkdtemp(prefix="accelplug-warm-")
         self._server = subprocess.Popen(
             [sys.executable, "-c", SERVER],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=_server_env(),
+            env=_server_env(server_env),
         )
         self._lock = threading.Lock()
         self._next = 0

@@ -15,7 +15,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,26 @@ from accelplug.pytorch.cli import (
     OptimizerCallable,
 )
 from tests.lightning_compat.test_real_projects import to_accelplug
+from tests.warm_python import WarmPython
 
 SCRIPT = Path(__file__).resolve().parent / "cli_scripts" / "train_cli.py"
 FRAMEWORKS = ("lightning", "accelplug")
 QUIET = ("--trainer.logger=false", "--trainer.enable_checkpointing=false", "--trainer.enable_model_summary=false")
 
 
-def _start(tmp_path: Path, framework: str, args: list[str], mode: str) -> subprocess.Popen[str]:
+@pytest.fixture(scope="module")
+def warm_python() -> Iterator[WarmPython]:
+    """The server the runs are forked from: torch imported once (``tests/warm_python.py``); Lightning or
+    accelplug, jsonargparse and the script are imported fresh in each run. ``PYTHONHASHSEED=0`` as in every run."""
+    python = WarmPython(server_env={"PYTHONHASHSEED": "0"})
+    yield python
+    python.close()
+
+
+def _run(
+    python: WarmPython, tmp_path: Path, framework: str, args: list[str], mode: str
+) -> subprocess.CompletedProcess[str]:
+    """``python train_cli.py ARGS`` in ``tmp_path/FRAMEWORK``, the script's imports swapped for accelplug's run."""
     folder = tmp_path / framework
     folder.mkdir(exist_ok=True)
     source = SCRIPT.read_text()
@@ -51,34 +65,26 @@ def _start(tmp_path: Path, framework: str, args: list[str], mode: str) -> subpro
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCELPLUG_", "PL_"))}
     env.update({"CLI_MODE": mode, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
     env["ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return subprocess.Popen(
-        [sys.executable, SCRIPT.name, *args],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    try:
+        return python.run([SCRIPT.name, *args], env=env, cwd=folder, timeout=240)
+    except subprocess.TimeoutExpired as timeout:  # killed: what it printed, with SIGKILL's status
+        out, err = (text if isinstance(text, str) else "" for text in (timeout.stdout, timeout.stderr))
+        return subprocess.CompletedProcess(timeout.cmd, -9, out, err)
 
 
 def _run_both(
-    tmp_path: Path, args: list[str], mode: str = "subcommands"
+    python: WarmPython, tmp_path: Path, args: list[str], mode: str = "subcommands"
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """The script under each framework, the two processes side by side (one thread each)."""
-    processes = {fw: _start(tmp_path, fw, args, mode) for fw in FRAMEWORKS}
-    runs = {}
-    for framework, process in processes.items():
-        try:
-            stdout, stderr = process.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            stdout, stderr = process.communicate()
-        runs[framework] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-    return runs
+    with ThreadPoolExecutor(max_workers=len(FRAMEWORKS)) as pool:
+        futures = {fw: pool.submit(_run, python, tmp_path, fw, args, mode) for fw in FRAMEWORKS}
+        return {fw: future.result() for fw, future in futures.items()}
 
 
-def _both(tmp_path: Path, args: list[str], mode: str = "subcommands") -> dict[str, subprocess.CompletedProcess[str]]:
-    runs = _run_both(tmp_path, args, mode)
+def _both(
+    python: WarmPython, tmp_path: Path, args: list[str], mode: str = "subcommands"
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    runs = _run_both(python, tmp_path, args, mode)
     for framework, run in runs.items():
         assert run.returncode == 0, f"{framework}: {run.stdout[-1500:]}\n{run.stderr[-3000:]}"
     return runs
@@ -111,7 +117,9 @@ def _close(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert a[key] == b[key], key
 
 
-def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_lightning(tmp_path: Path) -> None:
+def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_lightning(
+    warm_python: WarmPython, tmp_path: Path
+) -> None:
     args = [
         "fit",
         "--optimizer=Adam",
@@ -121,7 +129,7 @@ def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_
         "--data.targets=2",
         *QUIET,
     ]
-    _both(tmp_path, args)
+    _both(warm_python, tmp_path, args)
     mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
     _close(mine, lightnings)
     # data.targets linked into model.out_dim; the instantiator rebuilds the model from these in load_from_checkpoint
@@ -133,7 +141,9 @@ def test_fit_with_optimizer_scheduler_and_a_linked_argument_trains_and_saves_as_
     )
 
 
-def test_a_yaml_config_file_and_the_command_line_combine_as_in_lightning(tmp_path: Path) -> None:
+def test_a_yaml_config_file_and_the_command_line_combine_as_in_lightning(
+    warm_python: WarmPython, tmp_path: Path
+) -> None:
     config = tmp_path / "run.yaml"
     config.write_text(
         "seed_everything: 3\n"
@@ -143,7 +153,7 @@ def test_a_yaml_config_file_and_the_command_line_combine_as_in_lightning(tmp_pat
         "optimizer:\n  class_path: torch.optim.SGD\n  init_args:\n    lr: 0.2\n"
         "lr_scheduler:\n  class_path: ReduceLROnPlateau\n  init_args:\n    monitor: val_loss\n    patience: 0\n"
     )
-    _both(tmp_path, ["fit", f"--config={config}", "--data.batch_size=16", *QUIET])
+    _both(warm_python, tmp_path, ["fit", f"--config={config}", "--data.batch_size=16", *QUIET])
     mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
     _close(mine, lightnings)
     assert (mine["batch_size"], mine["hparams"]["hidden"], mine["global_step"]) == (16, 5, 2)
@@ -151,8 +161,12 @@ def test_a_yaml_config_file_and_the_command_line_combine_as_in_lightning(tmp_pat
     assert _saved_config(tmp_path, "accelplug")["seed_everything"] == 3
 
 
-def test_print_config_prints_the_same_model_data_and_optimizer_sections(tmp_path: Path) -> None:
-    runs = _both(tmp_path, ["fit", "--model.hidden=9", "--optimizer=SGD", "--optimizer.lr=0.3", "--print_config"])
+def test_print_config_prints_the_same_model_data_and_optimizer_sections(
+    warm_python: WarmPython, tmp_path: Path
+) -> None:
+    runs = _both(
+        warm_python, tmp_path, ["fit", "--model.hidden=9", "--optimizer=SGD", "--optimizer.lr=0.3", "--print_config"]
+    )
     keys = ("max_epochs", "accelerator", "devices", "enable_progress_bar")
     printed = {fw: yaml.safe_load(run.stdout) for fw, run in runs.items()}
     assert _comparable(printed["accelplug"], keys) == _comparable(printed["lightning"], keys)
@@ -160,31 +174,35 @@ def test_print_config_prints_the_same_model_data_and_optimizer_sections(tmp_path
     assert not (tmp_path / "accelplug" / "results.json").exists()  # printing the config runs nothing
 
 
-def test_run_false_builds_the_classes_and_leaves_the_call_to_the_script(tmp_path: Path) -> None:
-    _both(tmp_path, ["--trainer.max_epochs=1", "--model.hidden=3", *QUIET], mode="no_run")
+def test_run_false_builds_the_classes_and_leaves_the_call_to_the_script(
+    warm_python: WarmPython, tmp_path: Path
+) -> None:
+    _both(warm_python, tmp_path, ["--trainer.max_epochs=1", "--model.hidden=3", *QUIET], mode="no_run")
     _close(_results(tmp_path, "accelplug"), _results(tmp_path, "lightning"))
 
 
-def test_subclass_mode_picks_the_model_class_by_name(tmp_path: Path) -> None:
+def test_subclass_mode_picks_the_model_class_by_name(warm_python: WarmPython, tmp_path: Path) -> None:
     args = ["fit", "--model=ScaledNet", "--model.scale=0.5", "--trainer.max_epochs=1", *QUIET]
-    _both(tmp_path, args, mode="subclass")
+    _both(warm_python, tmp_path, args, mode="subclass")
     mine, lightnings = _results(tmp_path, "accelplug"), _results(tmp_path, "lightning")
     _close(mine, lightnings)
     assert (mine["model"], mine["scale"]) == ("ScaledNet", 0.5)
 
 
-def test_a_bad_argument_ends_both_with_exit_2_naming_it(tmp_path: Path) -> None:
-    for framework, run in _run_both(tmp_path, ["fit", "--model.hiden=3"]).items():
+def test_a_bad_argument_ends_both_with_exit_2_naming_it(warm_python: WarmPython, tmp_path: Path) -> None:
+    for framework, run in _run_both(warm_python, tmp_path, ["fit", "--model.hiden=3"]).items():
         assert run.returncode == 2, framework
         assert "hiden" in run.stderr and "Traceback" not in run.stderr, framework
 
 
-def test_a_second_run_into_the_same_folder_refuses_to_overwrite_its_config(tmp_path: Path) -> None:
+def test_a_second_run_into_the_same_folder_refuses_to_overwrite_its_config(
+    warm_python: WarmPython, tmp_path: Path
+) -> None:
     logger = ["--trainer.logger=CSVLogger", "--trainer.logger.save_dir=out", "--trainer.logger.name=logs"]
     logger.append("--trainer.logger.version=fixed")
     args = ["fit", "--trainer.max_epochs=1", *logger, *QUIET[1:]]
-    _both(tmp_path, args)
-    for framework, run in _run_both(tmp_path, args).items():
+    _both(warm_python, tmp_path, args)
+    for framework, run in _run_both(warm_python, tmp_path, args).items():
         assert run.returncode != 0, framework
         assert (tmp_path / framework / "out" / "logs" / "fixed" / "config.yaml").is_file(), framework
         assert "config.yaml" in run.stderr and "overwrite" in run.stderr, framework
