@@ -13,13 +13,16 @@ process, and accelplug, its registry, every plugin and the code under test are i
   ``PYTHONPATH`` in front of the interpreter's own entries;
 - stdin from ``input`` (or ``/dev/null``), stdout and stderr to files the caller reads afterwards (no pipe to
   fill: a child may print megabytes), file descriptors 0, 1 and 2 themselves redirected;
-- the code runs as ``__main__`` and the child ends the way Python ends: ``SystemExit`` and uncaught exceptions
-  give the exit status and traceback ``python`` gives, non-daemon threads are joined, ``atexit`` runs.
+- the code runs as ``__main__`` (a script's ``__file__`` absolute, as ``python SCRIPT`` gives it) and the child
+  ends the way Python ends: ``SystemExit`` and uncaught exceptions give the exit status and traceback
+  ``python`` gives, non-daemon threads are joined, ``atexit`` runs;
+- on request, stderr into stdout's file and a process group of its own (``stderr=STDOUT``,
+  ``start_new_session=True``), killed whole on a timeout.
 
-What it is not: a test of start-up (what ``import accelplug`` imports, how long a process takes to start) or
-of a variable Python itself reads at start-up (``PYTHONWARNINGS``, ``-X`` options, ``PYTHONHASHSEED``): those
-tests start real processes. The server must stay free of threads (it forks), so it imports nothing that
-starts one; torch's import does not.
+What it is not: a test of start-up (what ``import accelplug`` imports, how long a process takes to start) or of a
+variable Python itself reads at start-up (``PYTHONWARNINGS``, ``-X`` options, ``PYTHONHASHSEED``): those tests
+start real processes, or give the variable to the server (``server_env``) when every run wants it. The server must
+stay free of threads (it forks), so it imports nothing that starts one; torch's import does not.
 
 Once torch is imported the server calls :func:`gc.freeze` (Python's advice for a process that forks): the
 garbage collector of a child then never walks the objects of torch, neither in its collections nor in the
@@ -91,8 +94,13 @@ def serve():
         answers.flush()
 
 def start(request):
+    if request["new_session"]:
+        os.setsid()
     for fd, path, flags in ((0, request["stdin"], os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
                             (2, request["stderr"], os.O_WRONLY)):
+        if path is None:  # stderr into stdout's file, at the same offset (subprocess's STDOUT)
+            os.dup2(1, fd)
+            continue
         opened = os.open(path, flags)
         os.dup2(opened, fd)
         os.close(opened)
@@ -129,7 +137,17 @@ if first == "-c":
 elif first == "-m":
     import runpy
     runpy._run_module_as_main(rest[0], alter_argv=True)
-else:
+elif os.path.isfile(first) and not first.endswith(".zip"):
+    # as python SCRIPT runs it: __main__ a module of its own with __file__ (and the code's file name) absolute,
+    # sys.argv[0] as given (runpy.run_path would make that absolute too)
+    from importlib.machinery import SourceFileLoader
+    path = os.path.abspath(first)
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    with open(path, "rb") as source:
+        code = compile(source.read(), path, "exec")
+    exec(code, main.__dict__)
+else:  # a folder or zip file with a __main__.py
     import runpy
     runpy.run_path(first, run_name="__main__")
 """
@@ -195,10 +213,15 @@ class WarmPython:
         cwd: str | Path,
         timeout: float,
         input: str | None = None,
+        stderr_to_stdout: bool = False,
+        new_session: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         """Like ``subprocess.run([sys.executable, *args], capture_output=True, text=True, ...)``.
 
-        On ``timeout`` the child is killed and :class:`subprocess.TimeoutExpired` raised with what it printed.
+        ``stderr_to_stdout``: as ``stderr=subprocess.STDOUT`` (both in ``stdout``, in the order written; ``stderr``
+        is None). ``new_session``: as ``start_new_session=True``, the child leads a process group of its own.
+        On ``timeout`` the child (with ``new_session``, its whole process group: what it started too) is killed
+        and :class:`subprocess.TimeoutExpired` raised with what it printed.
         """
         with self._lock:
             key = self._next
@@ -219,7 +242,8 @@ class WarmPython:
             "cwd": str(cwd),
             "stdin": str(stdin),
             "stdout": str(stdout),
-            "stderr": str(stderr),
+            "stderr": None if stderr_to_stdout else str(stderr),
+            "new_session": new_session,
         }
         assert self._server.stdin is not None
         with self._lock:
@@ -229,12 +253,17 @@ class WarmPython:
         try:
             returncode = end_future.result(timeout=timeout)
         except TimeoutError:
-            os.kill(pid, signal.SIGKILL)
+            if new_session:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
             end_future.result(timeout=60)
             out, err = self._read(stdout, stderr)
-            raise subprocess.TimeoutExpired([sys.executable, *args], timeout, out, err) from None
+            raise subprocess.TimeoutExpired(
+                [sys.executable, *args], timeout, out, None if stderr_to_stdout else err
+            ) from None
         out, err = self._read(stdout, stderr)
-        return subprocess.CompletedProcess([sys.executable, *args], returncode, out, err)
+        return subprocess.CompletedProcess([sys.executable, *args], returncode, out, None if stderr_to_stdout else err)
 
     @staticmethod
     def _read(*paths: Path) -> tuple[str, str]:

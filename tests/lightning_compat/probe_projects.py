@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))  # the repository: tests.warm_python
 
 import test_real_projects as runner
 
@@ -42,21 +43,23 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="accelplug-projects-"))
     finished = dict.fromkeys(modes, 0)
     projects = [p for p in runner.PROJECTS if not options.names or p.name in options.names]
+    python = runner.project_python()
     for project in projects:
         for mode in modes:
             started = time.perf_counter()
             if mode == "flat":
                 swap, runner.to_accelplug = runner.to_accelplug, flat
                 try:
-                    run = runner.run_project(project, "accelplug", base / project.name / mode)
+                    run = runner.run_project(project, "accelplug", base / project.name / mode, python)
                 finally:
                     runner.to_accelplug = swap
             else:
-                run = runner.run_project(project, mode, base / project.name / mode)
+                run = runner.run_project(project, mode, base / project.name / mode, python)
             seconds = time.perf_counter() - started
             finished[mode] += run.returncode == 0
             ending = "ran through" if run.returncode == 0 else run.first_failure
             print(f"{project.name:26} {mode:9} {seconds:6.1f}s  {ending}", flush=True)
+    python.close()
     print(" ".join(f"{mode}: {count} of {len(projects)} ran through;" for mode, count in finished.items()))
     print(f"runs kept under {base}")
     return 0

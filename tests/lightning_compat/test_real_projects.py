@@ -3,8 +3,9 @@
 Each file under ``projects/`` is a public Lightning 2.x script (its header names the source, the commit, the
 licence and exactly what was changed: downloads replaced by synthetic data of the same shape, sizes made small,
 one added line that writes ``results.json``). The runner copies it with ``projects/_synthetic.py`` into a fresh
-folder and runs it in a subprocess, once unchanged and once with every ``lightning``/``pytorch_lightning``
-import rewritten to accelplug's (``lightning.pytorch`` and ``pytorch_lightning`` -> ``accelplug.pytorch``,
+folder and runs it in a process of its own (forked from a server that imported torch once:
+``tests/warm_python.py``), once unchanged and once with every ``lightning``/``pytorch_lightning`` import
+rewritten to accelplug's (``lightning.pytorch`` and ``pytorch_lightning`` -> ``accelplug.pytorch``,
 ``lightning.fabric`` -> ``accelplug.fabric``, ``lightning`` -> ``accelplug``). The accelplug run must finish,
 leave every file the Lightning run left (same relative paths), and, where the project is deterministic, report
 the same values as Lightning within float rounding.
@@ -21,7 +22,6 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.warm_python import WarmPython
 
 pytest.importorskip("lightning", reason="the real projects are compared against lightning, not installed here")
 
@@ -255,28 +257,39 @@ def _text(output: str | bytes | None) -> str:
     return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
-def run_project(project: Project, framework: str, folder: Path, base_env: dict[str, str] | None = None) -> Run:
-    """One run in a fresh ``folder``; on a timeout the whole process group goes (DDP starts more processes)."""
+#: What Python reads once, at its start-up, of the runs' environment: the server they are forked from starts with it.
+SERVER_ENV = {"PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1"}
+
+
+def project_python() -> WarmPython:
+    """The server the runs are forked from (``tests/warm_python.py``): torch imported once, and nothing else;
+    Lightning or accelplug and the project's own imports are imported fresh in each run, ``python SCRIPT``'s
+    ``__main__`` being the script. What a DDP run starts for its other ranks are fresh Pythons."""
+    return WarmPython(server_env=SERVER_ENV)
+
+
+def run_project(
+    project: Project, framework: str, folder: Path, python: WarmPython, base_env: dict[str, str] | None = None
+) -> Run:
+    """One run in a fresh ``folder``, a process of its own leading its own process group, forked from ``python``;
+    on a timeout the whole process group goes (DDP starts more processes)."""
     folder.mkdir(parents=True)
     for name in (project.script, SUPPORT):
         source = (PROJECTS_DIR / name).read_text()
         (folder / name).write_text(to_accelplug(source) if framework == "accelplug" else source)
-    process = subprocess.Popen(
-        [sys.executable, project.script, *project.args],
-        cwd=folder,
-        env=_environment(dict(os.environ) if base_env is None else base_env, project),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    env = _environment(dict(os.environ) if base_env is None else base_env, project)
     try:
-        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
-        returncode = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output = _text(process.communicate()[0]) + f"\nTimeoutError: no end after {RUN_TIMEOUT_S} s"
+        done = python.run(
+            [project.script, *project.args],
+            env=env,
+            cwd=folder,
+            timeout=RUN_TIMEOUT_S,
+            stderr_to_stdout=True,
+            new_session=True,
+        )
+        output, returncode = done.stdout, done.returncode
+    except subprocess.TimeoutExpired as timeout:  # its process group was killed
+        output = _text(timeout.stdout) + f"\nTimeoutError: no end after {RUN_TIMEOUT_S} s"
         returncode = -1
     (folder / "output.txt").write_text(output)
     results_file = folder / "results.json"
@@ -285,8 +298,15 @@ def run_project(project: Project, framework: str, folder: Path, base_env: dict[s
 
 
 @pytest.fixture(scope="session")
+def warm_python() -> Iterator[WarmPython]:
+    python = project_python()
+    yield python
+    python.close()
+
+
+@pytest.fixture(scope="session")
 def project_runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, warm_python: WarmPython
 ) -> Iterator[Callable[[Project], dict[str, Run]]]:
     """The two runs of a project. At the first request every selected project's runs are queued on two workers,
     in the order the tests ask for them, so both cores stay busy while the tests wait in turn."""
@@ -302,7 +322,9 @@ def project_runs(
 
     def submit(project: Project) -> None:
         base = tmp_path_factory.mktemp(project.name)
-        futures[project.name] = {fw: pool.submit(run_project, project, fw, base / fw, base_env) for fw in FRAMEWORKS}
+        futures[project.name] = {
+            fw: pool.submit(run_project, project, fw, base / fw, warm_python, base_env) for fw in FRAMEWORKS
+        }
 
     def runs(project: Project) -> dict[str, Run]:
         with lock:
@@ -433,7 +455,7 @@ def test_first_failure_is_the_last_exception_line() -> None:
 
 
 def test_a_run_past_its_time_is_ended_with_the_processes_it_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm_python: WarmPython
 ) -> None:
     projects = tmp_path / "projects"
     projects.mkdir()
@@ -446,7 +468,7 @@ def test_a_run_past_its_time_is_ended_with_the_processes_it_started(
     )
     monkeypatch.setattr(sys.modules[__name__], "PROJECTS_DIR", projects)
     monkeypatch.setattr(sys.modules[__name__], "RUN_TIMEOUT_S", 3)
-    run = run_project(Project("sleeper", "sleeper.py"), "lightning", tmp_path / "run")
+    run = run_project(Project("sleeper", "sleeper.py"), "lightning", tmp_path / "run", warm_python)
     assert run.returncode == -1
     assert run.first_failure == "TimeoutError: no end after 3 s"
     child = int((tmp_path / "run" / "child.pid").read_text())
