@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from accelplug.pytorch.cli import (
     LRSchedulerTypeTuple,
     OptimizerCallable,
 )
+from tests.conftest import REPO, subprocess_env
 from tests.lightning_compat.test_real_projects import to_accelplug
 from tests.warm_python import WarmPython
 
@@ -209,9 +210,7 @@ def test_a_second_run_into_the_same_folder_refuses_to_overwrite_its_config(
 
 
 # ---- accelplug's own checks (no Lightning run needed) ---------------------------------------------------------
-def test_without_jsonargparse_the_cli_names_the_package_to_install(
-    run_python: Callable[..., subprocess.CompletedProcess[str]],
-) -> None:
+def test_without_jsonargparse_the_cli_names_the_package_to_install(warm_python: WarmPython) -> None:
     code = (
         "import sys\n"
         "sys.modules['jsonargparse'] = None  # as if not installed\n"
@@ -222,7 +221,7 @@ def test_without_jsonargparse_the_cli_names_the_package_to_install(
         "except MisconfigurationException as error:\n"
         "    print(error)\n"
     )
-    result = run_python(code)
+    result = warm_python.run(["-c", code], env=subprocess_env(), cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "jsonargparse" in result.stdout and 'pip install "accelplug[cli]"' in result.stdout
 
