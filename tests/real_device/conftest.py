@@ -33,7 +33,7 @@ def vulkan(tmp_path_factory: pytest.TempPathFactory) -> Device:
     """lavapipe, torchvulkan and the bridge, ready for child processes."""
     begin = time.perf_counter()
     try:
-        device = prepare(tmp_path_factory.mktemp("vulkan") / "site")
+        device = prepare(tmp_path_factory.getbasetemp())
     except VulkanUnavailable as exc:
         unavailable(str(exc))
         raise  # pragma: no cover - skip() and fail() raise

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from .conftest import run_child
-from .vulkan import REPO, Device, install_plugins, plugin_env
+from .vulkan import REPO, Device, plugin_env, plugin_site
 
 Report = dict[str, Any]
 
@@ -29,10 +29,9 @@ def on_vulkan(vulkan: Device, tmp_path_factory: pytest.TempPathFactory) -> Repor
 @pytest.fixture(scope="module")
 def on_example_plugin(tmp_path_factory: pytest.TempPathFactory) -> Report:
     """No device needed: the example plugin's accelerator runs on the host CPU."""
-    site = tmp_path_factory.mktemp("lightning_plugins") / "site"
-    install_plugins(site)
+    site = plugin_site(tmp_path_factory.getbasetemp())
     result = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "lightning_child.py"), str(site.parent)],
+        [sys.executable, str(Path(__file__).parent / "lightning_child.py"), str(tmp_path_factory.mktemp("lightning"))],
         env=plugin_env(site), capture_output=True, text=True, timeout=600, cwd=REPO,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-5000:]

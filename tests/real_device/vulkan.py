@@ -96,21 +96,13 @@ def _check_torchvulkan(icd: Path) -> None:
         )
 
 
-def install_plugins(target: Path) -> None:
-    """pip-installs copies of the plugins (setuptools leaves its build folders beside the source it builds)."""
-    sources = []
-    for name in DISTRIBUTIONS:
-        source = target.parent / f"{target.name}-sources" / name
-        ignored = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "tests")
-        shutil.copytree(PLUGINS / name, source, ignore=ignored, dirs_exist_ok=True)
-        sources.append(str(source))
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), *sources],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    if result.returncode != 0:
-        raise AssertionError(f"pip install of the plugins failed:\n{result.stdout}\n{result.stderr}")
+def plugin_site(basetemp: Path) -> Path:
+    """The plugins pip-installed into a site built once per test session and shared by its xdist workers
+    (``tests/plugin_kit/sites.py``): the device's tests and the example plugin's Lightning run use the same one.
+    Nothing may write into it."""
+    from tests.plugin_kit.sites import shared_site
+
+    return shared_site(basetemp, "real_device_plugins", [PLUGINS / name for name in DISTRIBUTIONS])
 
 
 def plugin_env(site: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -126,11 +118,11 @@ def plugin_env(site: Path, extra: dict[str, str] | None = None) -> dict[str, str
     return env
 
 
-def prepare(site: Path) -> Device:
-    """lavapipe installed (when missing and possible), torchvulkan checked, the plugins pip-installed into ``site``."""
+def prepare(basetemp: Path) -> Device:
+    """lavapipe installed (when missing and possible), torchvulkan checked, the plugins pip-installed (the session's
+    :func:`plugin_site`, ``basetemp`` being pytest's)."""
     if mode() == "off":
         raise VulkanUnavailable(f"{MODE_ENV}=off")
     installation = _install_lavapipe()
     _check_torchvulkan(ICD)
-    install_plugins(site)
-    return Device(icd=ICD, site=site, installation=installation)
+    return Device(icd=ICD, site=plugin_site(basetemp), installation=installation)
