@@ -21,7 +21,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import metadata
 from pathlib import PurePath
 
@@ -33,6 +33,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs, isolation
+from ._record import record
 from ._version import __version__
 from .accelerator import NAME_PATTERN, Accelerator
 from .environments.base import ClusterEnvironment
@@ -65,7 +66,7 @@ _PRECISION_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 RESERVED_NAMES = frozenset({"auto", "gpu"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginInfo:
     """Where an accelerator came from: the plugin (entry-point name) and its distribution."""
 
@@ -83,7 +84,7 @@ class PluginInfo:
         return f"plugin {self.plugin!r} (distribution {self.distribution} {self.version or ''})".rstrip()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginFailure:
     """A plugin that was skipped or whose accelerator misbehaved, and why."""
 
@@ -96,7 +97,7 @@ class PluginFailure:
         return f"{PluginInfo(self.plugin, self.distribution, self.version).describe()}: {self.error}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AcceleratorEntry:
     cls: type[Accelerator]
     source: PluginInfo
