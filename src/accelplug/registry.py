@@ -803,8 +803,14 @@ def _plugin_entry_points() -> list[metadata.EntryPoint]:
     return found
 
 
+_GROUP_HEADER_END = f"{hookspecs.PROJECT_NAME}]"
+
+
 def _mentions_project(dist: metadata.Distribution) -> bool:
-    """Whether the distribution's ``entry_points.txt`` holds the word ``accelplug``.
+    """Whether the distribution's ``entry_points.txt`` may hold the ``[accelplug]`` group: whether it holds
+    ``accelplug]``, which every line that the stdlib's parser reads as that group's header ends with. (The word
+    alone is in every file that names a console script ``accelplug``, accelplug's own first, whose distribution
+    name then had to be checked against every earlier one's.)
 
     A distribution found on ``sys.path`` (a ``PathDistribution``, nearly all of them) is a folder: its file is
     looked for with one ``stat`` and read as bytes, about half the time of ``read_text``'s ``pathlib`` path and
@@ -813,13 +819,13 @@ def _mentions_project(dist: metadata.Distribution) -> bool:
     folder = getattr(dist, "_path", None)
     if not isinstance(folder, PurePath):  # a zip file's (zipfile.Path) or another finder's
         text = dist.read_text("entry_points.txt")
-        return text is not None and hookspecs.PROJECT_NAME in text
+        return text is not None and _GROUP_HEADER_END in text
     path = os.path.join(folder, "entry_points.txt")
     if not os.path.isfile(path):
         return False
     try:
         with open(path, "rb") as file:
-            return hookspecs.PROJECT_NAME.encode() in file.read()
+            return _GROUP_HEADER_END.encode() in file.read()
     except OSError:
         return False
 

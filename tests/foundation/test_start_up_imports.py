@@ -54,9 +54,8 @@ NEEDED: dict[str, tuple[str, ...]] = {
     # the Strategy base and the strategy a one-device run builds; the other built-ins are registered by name and
     # imported when chosen (compiling: the Trainer checks its compile option with it)
     "strategies": ("", "base", "compiling", "layer_sync", "single_device"),
-    # the base class; each built-in is imported only where its launcher's variables are set (slurm: the
-    # default logger names a Slurm job's runs by its job id)
-    "environments": ("", "base", "slurm"),
+    # the base class; each built-in is imported only where its launcher's variables are set
+    "environments": ("", "base"),
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
     "selection": ("",),  # and the environment a run adopts (not the launcher, which starts processes at fit)
     "distributed": ("", "rank_zero"),  # set_rank
