@@ -361,13 +361,7 @@ class AcceleratorRegistry:
             return
         self._check_strategy(cls)
         assert isinstance(cls, type) and issubclass(cls, Strategy)
-        name = cls.name
-        if name in self._strategies and self._strategy(name) is not cls:
-            raise MisconfigurationException(
-                f"strategy name {name!r} of {cls.__qualname__} clashes with one already registered "
-                f"by {self._strategies[name][1].describe()}; the first registration is kept"
-            )
-        self._strategies[name] = (cls, source)
+        self._add_class(self._strategies, cls, source, "strategy", self._strategy)
 
     @staticmethod
     def _check_strategy(cls: object) -> None:
@@ -417,14 +411,7 @@ class AcceleratorRegistry:
             return
         self._check_environment(cls)
         assert isinstance(cls, type) and issubclass(cls, ClusterEnvironment)
-        name = cls.name
-        if name in self._environments and self._environment(name) is not cls:
-            owner = self._environment(name)
-            raise MisconfigurationException(
-                f"cluster environment name {name!r} of {cls.__qualname__} clashes with {owner.__qualname__} "
-                f"already registered by {self._environments[name][1].describe()}; the first registration is kept"
-            )
-        self._environments[name] = (cls, source)
+        self._add_class(self._environments, cls, source, "cluster environment", self._environment)
 
     @staticmethod
     def _check_environment(cls: object) -> None:
@@ -461,6 +448,24 @@ class AcceleratorRegistry:
                 f"cluster environment class {cls.__qualname__} has detect_priority={priority!r}; expected an int "
                 "(torchrun is 400, Slurm 300, LSF 200, MPI 100)"
             )
+
+    @staticmethod
+    def _add_class(
+        table: dict[str, tuple[Any, PluginInfo]],
+        cls: type[Strategy] | type[ClusterEnvironment],
+        source: PluginInfo,
+        kind: str,
+        resolve: Callable[[str], type],
+    ) -> None:
+        """Register a checked class under its name: the same class again changes nothing, another one clashes
+        (``resolve`` imports a name's declared class to tell)."""
+        name = cls.name
+        if name in table and (owner := resolve(name)) is not cls:
+            raise MisconfigurationException(
+                f"{kind} name {name!r} of {cls.__qualname__} clashes with {owner.__qualname__} already registered "
+                f"by {table[name][1].describe()}; the first registration is kept"
+            )
+        table[name] = (cls, source)
 
     # ---- declarations imported on first use (``Deferred``) -----------------------------------------
     def _declare(
