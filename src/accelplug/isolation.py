@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 # perf_counter bound once: code that patches time.perf_counter (a test timing its own callback with a mocked
 # clock) must not feed the plugin calls' timings, nor have them use up its values.
 from time import perf_counter as _clock
 from typing import Generic, TypeVar
 
+from ._record import record
 from .envvars import env_float
 
 __all__ = [
@@ -68,7 +68,7 @@ def describe_exception(exc: BaseException) -> str:
     return f"raised {type(exc).__name__}: {message}" if message else f"raised {type(exc).__name__}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CallOutcome(Generic[T]):
     """How a call into plugin code ended: its value, or what went wrong (``error``)."""
 

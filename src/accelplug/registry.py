@@ -21,7 +21,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import metadata
 from pathlib import PurePath
 
@@ -33,6 +33,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs, isolation
+from ._record import record
 from ._version import __version__
 from .accelerator import NAME_PATTERN, Accelerator
 from .environments.base import ClusterEnvironment
@@ -65,7 +66,7 @@ _PRECISION_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 RESERVED_NAMES = frozenset({"auto", "gpu"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginInfo:
     """Where an accelerator came from: the plugin (entry-point name) and its distribution."""
 
@@ -83,7 +84,7 @@ class PluginInfo:
         return f"plugin {self.plugin!r} (distribution {self.distribution} {self.version or ''})".rstrip()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PluginFailure:
     """A plugin that was skipped or whose accelerator misbehaved, and why."""
 
@@ -96,7 +97,7 @@ class PluginFailure:
         return f"{PluginInfo(self.plugin, self.distribution, self.version).describe()}: {self.error}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AcceleratorEntry:
     cls: type[Accelerator]
     source: PluginInfo
@@ -360,13 +361,7 @@ class AcceleratorRegistry:
             return
         self._check_strategy(cls)
         assert isinstance(cls, type) and issubclass(cls, Strategy)
-        name = cls.name
-        if name in self._strategies and self._strategy(name) is not cls:
-            raise MisconfigurationException(
-                f"strategy name {name!r} of {cls.__qualname__} clashes with one already registered "
-                f"by {self._strategies[name][1].describe()}; the first registration is kept"
-            )
-        self._strategies[name] = (cls, source)
+        self._add_class(self._strategies, cls, source, "strategy", self._strategy)
 
     @staticmethod
     def _check_strategy(cls: object) -> None:
@@ -416,14 +411,7 @@ class AcceleratorRegistry:
             return
         self._check_environment(cls)
         assert isinstance(cls, type) and issubclass(cls, ClusterEnvironment)
-        name = cls.name
-        if name in self._environments and self._environment(name) is not cls:
-            owner = self._environment(name)
-            raise MisconfigurationException(
-                f"cluster environment name {name!r} of {cls.__qualname__} clashes with {owner.__qualname__} "
-                f"already registered by {self._environments[name][1].describe()}; the first registration is kept"
-            )
-        self._environments[name] = (cls, source)
+        self._add_class(self._environments, cls, source, "cluster environment", self._environment)
 
     @staticmethod
     def _check_environment(cls: object) -> None:
@@ -460,6 +448,24 @@ class AcceleratorRegistry:
                 f"cluster environment class {cls.__qualname__} has detect_priority={priority!r}; expected an int "
                 "(torchrun is 400, Slurm 300, LSF 200, MPI 100)"
             )
+
+    @staticmethod
+    def _add_class(
+        table: dict[str, tuple[Any, PluginInfo]],
+        cls: type[Strategy] | type[ClusterEnvironment],
+        source: PluginInfo,
+        kind: str,
+        resolve: Callable[[str], type],
+    ) -> None:
+        """Register a checked class under its name: the same class again changes nothing, another one clashes
+        (``resolve`` imports a name's declared class to tell)."""
+        name = cls.name
+        if name in table and (owner := resolve(name)) is not cls:
+            raise MisconfigurationException(
+                f"{kind} name {name!r} of {cls.__qualname__} clashes with {owner.__qualname__} already registered "
+                f"by {table[name][1].describe()}; the first registration is kept"
+            )
+        table[name] = (cls, source)
 
     # ---- declarations imported on first use (``Deferred``) -----------------------------------------
     def _declare(
@@ -802,8 +808,14 @@ def _plugin_entry_points() -> list[metadata.EntryPoint]:
     return found
 
 
+_GROUP_HEADER_END = f"{hookspecs.PROJECT_NAME}]"
+
+
 def _mentions_project(dist: metadata.Distribution) -> bool:
-    """Whether the distribution's ``entry_points.txt`` holds the word ``accelplug``.
+    """Whether the distribution's ``entry_points.txt`` may hold the ``[accelplug]`` group: whether it holds
+    ``accelplug]``, which every line that the stdlib's parser reads as that group's header ends with. (The word
+    alone is in every file that names a console script ``accelplug``, accelplug's own first, whose distribution
+    name then had to be checked against every earlier one's.)
 
     A distribution found on ``sys.path`` (a ``PathDistribution``, nearly all of them) is a folder: its file is
     looked for with one ``stat`` and read as bytes, about half the time of ``read_text``'s ``pathlib`` path and
@@ -812,13 +824,13 @@ def _mentions_project(dist: metadata.Distribution) -> bool:
     folder = getattr(dist, "_path", None)
     if not isinstance(folder, PurePath):  # a zip file's (zipfile.Path) or another finder's
         text = dist.read_text("entry_points.txt")
-        return text is not None and hookspecs.PROJECT_NAME in text
+        return text is not None and _GROUP_HEADER_END in text
     path = os.path.join(folder, "entry_points.txt")
     if not os.path.isfile(path):
         return False
     try:
         with open(path, "rb") as file:
-            return hookspecs.PROJECT_NAME.encode() in file.read()
+            return _GROUP_HEADER_END.encode() in file.read()
     except OSError:
         return False
 

@@ -13,12 +13,13 @@ initialised in the calling process and forking afterwards stays safe.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from ._record import record
 from .accelerator import Accelerator
 from .checkpoint import CheckpointIO
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
@@ -56,7 +57,7 @@ ACCELERATOR_ENV = "ACCELPLUG_ACCELERATOR"
 FORK_STRATEGIES = ("ddp_fork", "ddp_notebook")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     """The validated plan for a run: which accelerator, which devices, how, at what precision."""
 
@@ -143,7 +144,7 @@ _ACCEPTED = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunPlugins:
     """Lightning's ``plugins=`` argument (Trainer and Fabric) sorted by kind: at most one object of each."""
 
@@ -416,7 +417,7 @@ def select(
     return Selection(instance, tuple(device_ids), strategy_name, canonical, why, strategy_object, start_method)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Choices:
     """What a run was asked for, before anything is resolved: each an argument, else ``ACCELPLUG_*`` or the config
     file, else the built-in default (the Trainer's :func:`~accelplug.trainer.options.defaults.resolve_defaults`)."""
@@ -430,7 +431,7 @@ class Choices:
     mps_fallback: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunSetup:
     """The typed record :func:`build` returns and both the Trainer and Fabric run with: the resolved
     :class:`Selection` and the objects made from it (strategy, precision), with the ``plugins=`` that ride along."""
@@ -555,9 +556,8 @@ def attach_environment(strategy: Strategy, environment: ClusterEnvironment | Non
     started the processes, else Lightning's local one (the Trainer or Fabric starts them, or torchrun's
     variables are read). A strategy of one process has none, as in Lightning.
     """
-    from .strategies.parallel import ParallelStrategy
-
-    if isinstance(strategy, ParallelStrategy):
+    parallel = sys.modules.get("accelplug.strategies.parallel")  # not loaded: no strategy here is a parallel one
+    if parallel is not None and isinstance(strategy, parallel.ParallelStrategy):
         from .environments.lightning import LightningEnvironment
 
         strategy.cluster_environment = environment if environment is not None else LightningEnvironment()

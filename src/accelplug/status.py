@@ -11,8 +11,10 @@ probe runs (a worker thread with a time bound for entry-point plugins) and how l
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from ._record import record
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
@@ -22,7 +24,7 @@ __all__ = ["AcceleratorStatus", "ContractBreach", "ask", "broken", "single_devic
 Tracer = Callable[[str], None]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AcceleratorStatus:
     """An accelerator's answers to the class-level queries, checked."""
 

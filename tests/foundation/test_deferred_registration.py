@@ -54,3 +54,11 @@ def test_a_name_declared_twice_by_different_targets_clashes() -> None:
     registry = get_registry()
     with pytest.raises(MisconfigurationException, match="strategy name 'ddp' of other:Thing clashes"):
         registry._add_strategy(Deferred("other:Thing", "ddp"), registry.source("cpu"))
+
+
+def test_another_class_under_a_declared_name_clashes_naming_the_class_it_would_replace() -> None:
+    usurper = type("Usurper", (DDPStrategy,), {"name": "ddp"})
+    registry = get_registry()
+    with pytest.raises(MisconfigurationException, match="strategy name 'ddp' of Usurper clashes with DDPStrategy"):
+        registry.register_strategy(usurper)
+    assert registry.get_strategy("ddp") is DDPStrategy

@@ -45,7 +45,18 @@ class Layer(NamedTuple):
 LAYERS: list[Layer] = [
     Layer(
         "the basics: errors, variables, the machine, overrides, how import paths resolve",
-        ("errors", "_version", "envvars", "enums", "hardware", "isolation", "overrides", "_import_paths", "_optional"),
+        (
+            "errors",
+            "_version",
+            "_record",
+            "envvars",
+            "enums",
+            "hardware",
+            "isolation",
+            "overrides",
+            "_import_paths",
+            "_optional",
+        ),
     ),
     Layer(
         "the plugin spine; hardware, precisions and strategies; processes, checkpoint files, data, measures",
@@ -106,7 +117,6 @@ TIERS: list[Tier] = [
     Tier(
         "what a run is made of, none of it knowing a run (display.defaults: the callbacks a Trainer adds)",
         (
-            "trainer._record",
             "trainer.state",
             "trainer.dispatch.*",
             "trainer.options.*",

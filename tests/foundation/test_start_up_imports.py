@@ -38,6 +38,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "accelplug": ("",),
     "_import_paths": ("",),  # the moved-paths finder, installed by ``import accelplug``
     "_version": ("",),  # __version__, and the version the registry reports for its built-in plugin
+    "_record": ("",),  # the dataclass methods of every record on the path (cheaper than generating them)
     "registry": ("",),  # get_registry(), and with it the plugin spine:
     "hookspecs": ("",),
     "builtin_plugin": ("",),
@@ -51,11 +52,10 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "hardware": ("", "devices", "runtime"),  # (the driver is asked, through _nvml, only where torch has CUDA)
     "precision": ("", "base", "bf16_true", "fp16_true", "full", "mixed", "names"),  # the built-in precisions
     # the Strategy base and the strategy a one-device run builds; the other built-ins are registered by name and
-    # imported when chosen (ddp, and with it parallel and prepared, by the Trainer's module; compiling by its options)
-    "strategies": ("", "base", "compiling", "ddp", "layer_sync", "parallel", "prepared", "single_device"),
-    # the base class; each built-in is imported only where its launcher's variables are set (slurm: the
-    # default logger names a Slurm job's runs by its job id)
-    "environments": ("", "base", "slurm"),
+    # imported when chosen (compiling: the Trainer checks its compile option with it)
+    "strategies": ("", "base", "compiling", "layer_sync", "single_device"),
+    # the base class; each built-in is imported only where its launcher's variables are set
+    "environments": ("", "base"),
     "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
     "selection": ("",),  # and the environment a run adopts (not the launcher, which starts processes at fit)
     "distributed": ("", "rank_zero"),  # set_rank
@@ -68,7 +68,6 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "profilers": ("", "base"),  # trainer.profiler, a PassThroughProfiler
     "trainer": (
         "",
-        "_record",  # the dataclass methods TrainerOptions and LoopState share (cheaper than generating them)
         "trainer",
         "state",
         "display",

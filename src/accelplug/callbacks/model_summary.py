@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 import torch
 
+from .._record import record
 from ..errors import MisconfigurationException
 from .base import Callback
 
@@ -44,7 +45,7 @@ def _shape(value: Any) -> Any:
     return "?"
 
 
-@dataclass
+@record
 class SummaryData:
     """What the table shows: the columns (header, cells) and the totals below it."""
 

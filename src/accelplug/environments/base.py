@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar
 
+from .._record import record
 from ..errors import MisconfigurationException
 
 __all__ = [
@@ -92,7 +92,7 @@ def check_below(rank_name: str, rank: int, size_name: str, size: int) -> int:
     return rank
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnvironmentFacts:
     """Everything an environment says about this process, asked at once (``accelplug env`` shows it)."""
 

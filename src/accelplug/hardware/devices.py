@@ -15,9 +15,9 @@ here with the same message everywhere. Kept free of torch and of the registry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from .._record import record
 from ..errors import MisconfigurationException
 
 __all__ = [
@@ -48,7 +48,7 @@ class InvalidDevicesError(MisconfigurationException):
         super().__init__(f"devices={devices!r} is not valid: {why}. Accepted forms: {ACCEPTED_DEVICES_FORMS}.")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DevicesRequest:
     """What a ``devices`` value asks for, before any accelerator is consulted."""
 

@@ -73,9 +73,7 @@ def trainer_loggers(spec: Any, default_root_dir: str | os.PathLike[str]) -> list
         from .tensorboard import TensorBoardLogger, tensorboard_available
 
         if tensorboard_available():  # a Slurm job's runs are named by its job id, as in Lightning
-            from ..environments.slurm import SLURMEnvironment
-
-            return [TensorBoardLogger(save_dir=default_root_dir, version=SLURMEnvironment.job_id())]
+            return [TensorBoardLogger(save_dir=default_root_dir, version=_slurm_job_id())]
     if spec is True or spec == "csv":
         from .csv_logs import CSVLogger
 
@@ -198,3 +196,12 @@ def finalize_loggers(loggers: Iterable[Any], *, failed: BaseException | None) ->
 def is_logger(obj: object) -> bool:
     """Whether ``obj`` follows the logger protocol (at least ``log_metrics``)."""
     return callable(getattr(obj, "log_metrics", None))
+
+
+def _slurm_job_id() -> int | None:
+    """The Slurm job's id, where there is a job (outside one, the Slurm environment's module is not loaded)."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    from ..environments.slurm import SLURMEnvironment
+
+    return SLURMEnvironment.job_id()

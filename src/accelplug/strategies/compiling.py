@@ -33,7 +33,6 @@ from typing import Any
 import torch
 
 from ..errors import MisconfigurationException, did_you_mean
-from .prepared import training_step_caller
 
 __all__ = [
     "COMPILE_MODES",
@@ -165,6 +164,8 @@ def compile_module(
     Compilation itself happens at the first call (the first training step, timed and reported by the
     fit loop); under DDP that call is inside ``DistributedDataParallel.forward`` (see the module docstring).
     """
+    from .prepared import training_step_caller  # here: every Trainer() checks its compile option with this module
+
     check_compile_device(device, options)
     compile_in_place(module, options)
     return wrapped if wrapped is not None else training_step_caller(module)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
+
+from .._record import record
 
 if TYPE_CHECKING:
     from .optimizers import OptimizerSetup
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["PreparedModule", "StepRouter", "training_step_caller"]
 
 
-@dataclass
+@record
 class PreparedModule:
     """The result of preparing a module for a run.
 

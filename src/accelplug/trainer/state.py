@@ -8,12 +8,12 @@ Trainer's private fields and the Trainer's public properties (``global_step``, `
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
+from .._record import record
 from ..enums import LightningEnum
-from ._record import Record
 
 __all__ = [
     "LoopState",
@@ -71,7 +71,7 @@ class RunningStage(LightningEnum):
         return "val" if self in (RunningStage.VALIDATING, RunningStage.SANITY_CHECKING) else self.value
 
 
-@dataclass
+@record
 class TrainerState:
     """Lightning's record of where a Trainer is: the status, the method running and its stage."""
 
@@ -112,8 +112,8 @@ class StopReason(str, Enum):
     NO_TRAINING_BATCHES = "no training batches"
 
 
-@dataclass(init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
-class PredictionRecord(Record):
+@record
+class PredictionRecord:
     """What a ``predict`` call collected, shown as Lightning's ``trainer.predict_loop`` (what prediction writers
     read): the outputs per loader, and with a writer the dataset indices of each batch."""
 
@@ -137,8 +137,8 @@ class PredictionRecord(Record):
         return self.outputs[0] if len(self.outputs) == 1 else self.outputs
 
 
-@dataclass(init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
-class LoopState(Record):
+@record
+class LoopState:
     """The counters and records of a Trainer's calls (``trainer.state``): written by the loops, read through the
     Trainer's properties; Lightning's ``trainer.state`` names (``status``, ``fn``, ``stage``, ``finished``) too."""
 

@@ -20,6 +20,7 @@ import functools
 import math
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,8 +40,6 @@ from ..overrides import overrides
 from ..profilers import Profiler
 from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
-from ..strategies.ddp import DDPStrategy
-from ..strategies.parallel import ParallelStrategy
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .options.arguments import (
     check_checkpointing,
@@ -89,8 +88,6 @@ _V = TypeVar("_V")
 def _is_file_logger(logger: Any) -> bool:
     """A ``CSVLogger`` or ``TensorBoardLogger``: each module is looked up, not imported, since a logger of a class
     not loaded cannot be one of its instances (``Trainer()`` loads only the logger it makes)."""
-    import sys
-
     csv, tensorboard = (sys.modules.get(f"accelplug.loggers.{name}") for name in ("csv_logs", "tensorboard"))
     return (csv is not None and isinstance(logger, csv.CSVLogger)) or (
         tensorboard is not None and isinstance(logger, tensorboard.TensorBoardLogger)
@@ -105,9 +102,11 @@ def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_node
     own = strategy.root_device
     if own is None or own.type != selection.root_device.type:
         strategy.root_device = selection.root_device
-    if isinstance(strategy, ParallelStrategy) and strategy.parallel_devices is None:
+    # looked up, not imported: a single-device run (the default) loads neither module
+    parallel, ddp = (sys.modules.get(f"accelplug.strategies.{name}") for name in ("parallel", "ddp"))
+    if parallel is not None and isinstance(strategy, parallel.ParallelStrategy) and strategy.parallel_devices is None:
         strategy.parallel_devices = list(selection.devices)
-    if isinstance(strategy, DDPStrategy):
+    if ddp is not None and isinstance(strategy, ddp.DDPStrategy):
         strategy.num_nodes = num_nodes
 
 

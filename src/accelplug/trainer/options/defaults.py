@@ -13,9 +13,9 @@ import functools
 import inspect
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from ..._record import record
 from ...selection import Choices
 from ...strategies.base import accelerator_of, devices_of
 
@@ -87,7 +87,7 @@ def is_unset(value: object) -> bool:
     return isinstance(value, (Unset, _UnsetInt, _UnsetBool))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResolvedDefaults:
     #: The values, each the argument, else the environment's or the config file's, else the built-in default.
     choices: Choices

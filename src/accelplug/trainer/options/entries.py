@@ -15,12 +15,12 @@ import datetime
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._record import record
 from ...errors import MisconfigurationException, did_you_mean
-from .._record import Record
 from . import checks
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
-class OptionEntry(Record):
+@record(frozen=True)
+class OptionEntry:
     """One option's declaration, as :func:`entries` returns it."""
 
     name: str
@@ -64,8 +64,8 @@ _LIMIT = (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches)
 _NONE_OR_INT = "an int >= 0, or None"
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)  # its methods are Record's (start-up: see .._record)
-class TrainerOptions(Record):
+@record(frozen=True)
+class TrainerOptions:
     """The Trainer's options, checked and normalised (``trainer.options``); built by :func:`validate_options`."""
 
     max_epochs: int | None = option(
