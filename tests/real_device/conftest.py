@@ -7,14 +7,14 @@ they fail. pytest's summary prints what lavapipe's installation and each child r
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.warm_python import WarmPython
 
 from .vulkan import MODE_ENV, REPO, Device, VulkanUnavailable, mode, prepare
 
@@ -41,19 +41,27 @@ def vulkan(tmp_path_factory: pytest.TempPathFactory) -> Device:
     return device
 
 
+@pytest.fixture(scope="session")
+def device_python() -> Iterator[WarmPython]:
+    """The server the device's child processes are forked from (``tests/warm_python.py``): torch imported once
+    and nothing else; torchvulkan, the Vulkan driver, accelplug, the bridge and Lightning are each child's own."""
+    python = WarmPython()
+    yield python
+    python.close()
+
+
 def run_child(
-    device: Device, script: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    python: WarmPython,
+    device: Device,
+    script: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
-    """Run ``tests/real_device/SCRIPT args`` on the device; its last stdout line, parsed as JSON."""
+    """Run ``python tests/real_device/SCRIPT args`` on the device, forked from ``python``; its last stdout line,
+    parsed as JSON."""
     begin = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, str(HERE / script), *args],
-        env=device.env(env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=cwd or REPO,
-    )
+    result = python.run([str(HERE / script), *args], env=device.env(env), timeout=600, cwd=cwd or REPO)
     seconds = time.perf_counter() - begin
     output = f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
     assert result.returncode == 0, f"{script} {' '.join(args)} failed:\n{output}"
@@ -67,7 +75,9 @@ TOGETHER = ("stages", "fabric", "precisions", "compiling", "optional_parts")
 
 
 @pytest.fixture(scope="session")
-def scenario(vulkan: Device, tmp_path_factory: pytest.TempPathFactory) -> Callable[..., dict[str, Any]]:
+def scenario(
+    vulkan: Device, device_python: WarmPython, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[..., dict[str, Any]]:
     """``scenario("stages")``: that scenario's report; each child process runs once per session."""
     done: dict[str, dict[str, Any]] = {}
 
@@ -75,7 +85,9 @@ def scenario(vulkan: Device, tmp_path_factory: pytest.TempPathFactory) -> Callab
         if name not in done:
             names = TOGETHER if name in TOGETHER else (name,)
             env = {"TORCHVULKAN_STRICT": "1"} if name == "strict" else {}
-            done.update(run_child(vulkan, "vulkan_child.py", str(tmp_path_factory.mktemp(name)), *names, env=env))
+            done.update(
+                run_child(device_python, vulkan, "vulkan_child.py", str(tmp_path_factory.mktemp(name)), *names, env=env)
+            )
         return done[name]
 
     return get

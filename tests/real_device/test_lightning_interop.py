@@ -8,12 +8,12 @@ real device (the bridge to torchvulkan) and on the ``example`` plugin (an accelp
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.warm_python import WarmPython
 
 from .conftest import run_child
 from .vulkan import REPO, Device, plugin_env, plugin_site
@@ -22,17 +22,17 @@ Report = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def on_vulkan(vulkan: Device, tmp_path_factory: pytest.TempPathFactory) -> Report:
-    return run_child(vulkan, "lightning_child.py", str(tmp_path_factory.mktemp("lightning")), "--vulkan")
+def on_vulkan(vulkan: Device, device_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> Report:
+    return run_child(device_python, vulkan, "lightning_child.py", str(tmp_path_factory.mktemp("lightning")), "--vulkan")
 
 
 @pytest.fixture(scope="module")
-def on_example_plugin(tmp_path_factory: pytest.TempPathFactory) -> Report:
+def on_example_plugin(device_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> Report:
     """No device needed: the example plugin's accelerator runs on the host CPU."""
     site = plugin_site(tmp_path_factory.getbasetemp())
-    result = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "lightning_child.py"), str(tmp_path_factory.mktemp("lightning"))],
-        env=plugin_env(site), capture_output=True, text=True, timeout=600, cwd=REPO,
+    result = device_python.run(
+        [str(Path(__file__).parent / "lightning_child.py"), str(tmp_path_factory.mktemp("lightning"))],
+        env=plugin_env(site), timeout=600, cwd=REPO,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-5000:]
     report: Report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.warm_python import WarmPython
+
 from .vulkan import REPO, Device
 
 KIT = Path(__file__).parent / "vulkan_kit.py"
@@ -28,16 +30,16 @@ def test_the_conformance_kit_passes_on_the_bridge_to_the_real_device(vulkan: Dev
     assert "does not claim 'bf16-mixed'" in result.stdout and "does not claim '64-true'" in result.stdout
 
 
-def test_bench_quick_measures_the_device_against_the_cpu(vulkan: Device, tmp_path: Path) -> None:
+def test_bench_quick_measures_the_device_against_the_cpu(
+    vulkan: Device, device_python: WarmPython, tmp_path: Path
+) -> None:
     code = (
         "import torchvulkan\n"
         "from accelplug.cli import main\n"
         "main(['bench', '--quick', '--models', 'tinymlp', '--accelerators', 'torch_accelerator', '--steps', '3',"
         " '--warmup', '1', '--repeats', '1', '--out', 'out', '--json', 'bench.json'])\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], env=vulkan.env(), capture_output=True, text=True, timeout=600, cwd=tmp_path
-    )
+    result = device_python.run(["-c", code], env=vulkan.env(), timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = json.loads((tmp_path / "bench.json").read_text())["results"]
     measured = {(r["accelerator"], r["phase"]) for r in rows}
