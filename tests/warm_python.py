@@ -49,8 +49,13 @@ from pathlib import Path
 #: In the child, ``serve()`` returns the request and the module level runs it, so an uncaught exception or
 #: ``SystemExit`` ends the child exactly as it ends ``python``. ``gc.freeze()``: see the module's docstring.
 SERVER = r"""
-import gc, json, os, select, sys
+import gc, importlib, json, os, select, sys
 import torch  # noqa: F401  (the point of the server)
+for name in sys.argv[1:]:  # WarmPython's preload
+    importlib.import_module(name)
+del name
+if os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1:
+    sys.exit("warm_python: importing torch and the preloads started a thread: this process must not fork")
 gc.freeze()  # torch's objects to the permanent generation: no child collects, copies or tears them down
 
 def serve():
@@ -173,12 +178,17 @@ class WarmPython:
     ``server_env``: variables for the server itself. What Python reads once at its own start-up is the server's
     in every child, whatever the child's ``env`` says: a run that needs ``PYTHONHASHSEED=0`` (the order of a
     set of strings, the same in every run) gives it here, and in the child's ``env`` for what reads it there.
+
+    ``preload``: more of torch's own modules for the server to import after torch, for runs that import them
+    anyway: ``torch._dynamo`` (about as costly as torch), which ``import lightning`` imports and torch itself
+    imports when a first optimizer is built, so a run of a Lightning or accelplug fit has it either way, only
+    sooner. Never a module of the code under test; the server refuses to start if a preload started a thread.
     """
 
-    def __init__(self, *, server_env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, *, server_env: Mapping[str, str] | None = None, preload: Sequence[str] = ()) -> None:
         self._folder = tempfile.mkdtemp(prefix="accelplug-warm-")
         self._server = subprocess.Popen(
-            [sys.executable, "-c", SERVER],
+            [sys.executable, "-c", SERVER, *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -48,9 +48,11 @@ QUIET = ("--trainer.logger=false", "--trainer.enable_checkpointing=false", "--tr
 
 @pytest.fixture(scope="module")
 def warm_python() -> Iterator[WarmPython]:
-    """The server the runs are forked from: torch imported once (``tests/warm_python.py``); Lightning or
-    accelplug, jsonargparse and the script are imported fresh in each run. ``PYTHONHASHSEED=0`` as in every run."""
-    python = WarmPython(server_env={"PYTHONHASHSEED": "0"})
+    """The server the runs are forked from: torch imported once (``tests/warm_python.py``), with the compiler
+    front end every run imports anyway (``import lightning`` does, and so does accelplug's first optimizer);
+    Lightning or accelplug, jsonargparse and the script are imported fresh in each run. ``PYTHONHASHSEED=0`` as
+    in every run."""
+    python = WarmPython(server_env={"PYTHONHASHSEED": "0"}, preload=("torch._dynamo",))
     yield python
     python.close()
 

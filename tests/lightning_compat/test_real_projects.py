@@ -262,10 +262,11 @@ SERVER_ENV = {"PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1"}
 
 
 def project_python() -> WarmPython:
-    """The server the runs are forked from (``tests/warm_python.py``): torch imported once, and nothing else;
+    """The server the runs are forked from (``tests/warm_python.py``): torch imported once, with the compiler
+    front end every run imports anyway (``import lightning`` does, and so does accelplug's first optimizer);
     Lightning or accelplug and the project's own imports are imported fresh in each run, ``python SCRIPT``'s
     ``__main__`` being the script. What a DDP run starts for its other ranks are fresh Pythons."""
-    return WarmPython(server_env=SERVER_ENV)
+    return WarmPython(server_env=SERVER_ENV, preload=("torch._dynamo",))
 
 
 def run_project(
