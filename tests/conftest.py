@@ -15,10 +15,14 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from accelplug.registry import reset_registry
+
+if TYPE_CHECKING:
+    from tests.warm_python import WarmPython
 
 try:  # hypothesis keeps its example database and constants cache in a temporary folder, not the checkout
     from hypothesis import settings
@@ -120,6 +124,18 @@ def run_python() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def fit_python() -> Iterator[WarmPython]:
+    """Child Pythons forked from a server that imported torch and its compiler front end (``tests/warm_python.py``),
+    for a test whose child fits a model, which imports both (torch imports ``torch._dynamo`` at a first
+    optimizer), and whose point is the fit, not the start-up. One server per worker, shared by its tests."""
+    from tests.warm_python import WarmPython
+
+    python = WarmPython(preload=("torch._dynamo",))
+    yield python
+    python.close()
 
 
 @pytest.fixture(autouse=True)

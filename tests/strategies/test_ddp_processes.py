@@ -15,8 +15,6 @@ only, so that case is accelplug's alone).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ import pytest
 import torch
 
 from tests.processes import child_env
+from tests.warm_python import WarmPython
 
 pytest.importorskip("lightning", reason="the runs are compared with lightning's, not installed here")
 
@@ -144,18 +143,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(framework: str, tmp_path: Path) -> dict[str, Any]:
+def _run(python: WarmPython, framework: str, tmp_path: Path) -> dict[str, Any]:
+    """``python SCRIPT FRAMEWORK OUT``: rank 0 forked from ``python`` (torch imported once), rank 1 the fresh
+    Python the framework's launcher starts; each rank's results."""
     script = tmp_path / f"ddp_{framework}.py"
     script.write_text(SCRIPT)
     out = tmp_path / f"{framework}.json"
-    done = subprocess.run(
-        [sys.executable, str(script), framework, str(out)],
-        cwd=tmp_path,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
+    done = python.run([str(script), framework, str(out)], cwd=tmp_path, env=child_env(), timeout=400)
     assert done.returncode == 0, done.stderr[-4000:]
     ranks = [json.loads(Path(f"{out}.{rank}").read_text()) for rank in (0, 1)]
     assert ranks[0] == ranks[1], f"{framework}: the two ranks ended with different weights"
@@ -170,9 +164,9 @@ def _close(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(840)  # two launches of two processes each: about 70 s alone, longer on a loaded machine
-def test_ddp_options_train_as_lightnings_on_two_gloo_processes(tmp_path: Path) -> None:
-    expected = _run("lightning", tmp_path)
-    got = _run("accelplug", tmp_path)
+def test_ddp_options_train_as_lightnings_on_two_gloo_processes(fit_python: WarmPython, tmp_path: Path) -> None:
+    expected = _run(fit_python, "lightning", tmp_path)
+    got = _run(fit_python, "accelplug", tmp_path)
     for case, result in expected.items():
         assert got[case]["world"] == result["world"] == 2
         assert got[case]["global_step"] == result["global_step"], case

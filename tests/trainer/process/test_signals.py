@@ -1,6 +1,7 @@
 """SIGTERM and SIGINT during fit: a checkpoint, one line, exit 143/130; resuming matches an uninterrupted run.
 
-The process tests send real signals to a real ``fit`` (``scripts/survivor.py``); the in-process ones
+The process tests send real signals to a real ``fit`` (``scripts/survivor.py``, started cold); the runs they
+compare with, which no signal reaches, are forked from the session's ``fit_python``. The in-process ones
 send the signal to the test process itself, from inside the loop, to look at the stop's details.
 """
 
@@ -25,6 +26,7 @@ from accelplug.callbacks import ModelCheckpoint
 from accelplug.trainer.state import StopReason
 from tests.modules import LinearRegression, quiet, regression_data
 from tests.processes import child_env
+from tests.warm_python import WarmPython
 
 SURVIVOR = Path(__file__).resolve().parents[2] / "scripts" / "survivor.py"
 STEPS = 40
@@ -42,16 +44,17 @@ def _digest(stdout: str) -> str:
     return done[0].split("weights=")[1]
 
 
-def _finish(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(_survivor(root, *args), env=child_env(), capture_output=True, text=True, timeout=120)
+def _finish(python: WarmPython, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The fit run to its end in a child of ``python`` (no signal in it: a process of its own, not a cold one)."""
+    result = python.run(_survivor(root, *args)[1:], env=child_env(), cwd=root, timeout=120)
     assert result.returncode == 0, result.stderr
     return result
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> str:
+def uninterrupted(fit_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The final weights' digest of the same fit run to the end without a signal."""
-    return _digest(_finish(tmp_path_factory.mktemp("uninterrupted")).stdout)
+    return _digest(_finish(fit_python, tmp_path_factory.mktemp("uninterrupted")).stdout)
 
 
 def _interrupt(root: Path, signum: int, *args: str) -> tuple[subprocess.Popen[str], str, str]:
@@ -74,7 +77,7 @@ def _interrupt(root: Path, signum: int, *args: str) -> tuple[subprocess.Popen[st
 @pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_mid_fit_checkpoints_exits_with_one_line_and_resuming_equals_an_uninterrupted_run(
-    tmp_path: Path, request: pytest.FixtureRequest, signum: int, code: int
+    tmp_path: Path, request: pytest.FixtureRequest, fit_python: WarmPython, signum: int, code: int
 ) -> None:
     child, out, err = _interrupt(tmp_path, signum)
     assert child.returncode == code, err
@@ -97,7 +100,7 @@ def test_a_signal_mid_fit_checkpoints_exits_with_one_line_and_resuming_equals_an
     if signum == signal.SIGINT:
         return  # the same stop and checkpoint as SIGTERM's; resuming it once is enough
     # the new Trainer logs to version_1: "auto" (the line's advice) finds the file in version_0, and says so
-    resumed = _finish(tmp_path, "--ckpt-path", "auto")
+    resumed = _finish(fit_python, tmp_path, "--ckpt-path", "auto")
     assert f"resuming from {path} (step {step})" in resumed.stderr
     assert _digest(resumed.stdout) == request.getfixturevalue("uninterrupted")
 
