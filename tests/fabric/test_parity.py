@@ -23,6 +23,7 @@ from accelplug.fabric import Fabric
 from accelplug.launcher import free_port
 from tests.callbacks.parity import quiet_lightning
 from tests.processes import REPO, child_env
+from tests.warm_python import WarmPython
 
 from . import loops
 
@@ -87,28 +88,35 @@ def _env() -> dict[str, str]:
     return {**env, "ACCELPLUG_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
-def _launch(framework: str, case: str, out: Path, *, torchrun: bool = True, timeout: int = 480) -> list[dict[str, Any]]:
-    """Run ``scripts/parity.py FRAMEWORK CASE`` on two processes; each rank's results."""
-    command = [sys.executable]
-    if torchrun:
+def _launch(
+    framework: str, case: str, out: Path, *, python: WarmPython | None = None, timeout: int = 480
+) -> list[dict[str, Any]]:
+    """Run ``scripts/parity.py FRAMEWORK CASE`` on two processes; each rank's results.
+
+    Without ``python``, under torchrun's agent (``python -m torch.distributed.run``); with it, as ``python
+    parity.py`` forked from that server (torch imported once), the script starting its other rank itself."""
+    args = [str(SCRIPT), framework, case, str(out)]
+    if python is not None:
+        result = python.run(args, env=_env(), timeout=timeout, cwd=REPO)
+    else:
         # torchrun's agent keeps its error files in a new /tmp/torchelastic_* folder unless told where.
         logs = ["--log-dir", str(out / f"torchrun-{framework}-{case}")]
-        command += ["-m", "torch.distributed.run", *logs, "--nproc-per-node", "2", "--master-port", str(free_port())]
-    command += [str(SCRIPT), framework, case, str(out)]
-    result = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        torchrun = ["-m", "torch.distributed.run", *logs, "--nproc-per-node", "2", "--master-port", str(free_port())]
+        command = [sys.executable, *torchrun, *args]
+        result = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO)
     assert result.returncode == 0, result.stderr[-4000:]
     return [json.loads((out / f"{framework}-{case}.rank{rank}.json").read_text()) for rank in (0, 1)]
 
 
 @pytest.fixture(scope="module")
-def theirs_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+def theirs_run(fit_python: WarmPython, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     """Lightning's two-process results for every test below, from one launch (starting processes is the slow part).
 
     ``python parity.py`` with no launcher: Lightning Fabric starts the second rank itself at the first
     ``launch()``, so the same run is the reference of the DDP loops, FSDP and the plain-script re-launch.
     """
     out = tmp_path_factory.mktemp("lightning-parity")
-    return out, _launch("lightning", "ddp,fsdp,relaunch", out, torchrun=False)
+    return out, _launch("lightning", "ddp,fsdp,relaunch", out, python=fit_python)
 
 
 @pytest.fixture(scope="module")
@@ -185,13 +193,13 @@ def test_fsdp_on_two_processes_matches_lightning_fabric_fsdp(
 @pytest.mark.slow
 @pytest.mark.timeout(600)  # the first of them starts a fixture's launch as well
 def test_a_plain_python_script_relaunches_itself_as_lightning_fabric_does(
-    tmp_path: Path, theirs_run: tuple[Path, list[dict[str, Any]]]
+    tmp_path: Path, theirs_run: tuple[Path, list[dict[str, Any]]], fit_python: WarmPython
 ) -> None:
     """``python script.py`` with devices=2 and no launcher: one process per device under either framework
     (accelplug re-launches the script under torchrun's agent, Lightning starts the other ranks itself; its
     run is the ``theirs_run`` fixture's, started the same way)."""
     theirs = theirs_run[1]
-    ours = _launch("accelplug", "relaunch", tmp_path, torchrun=False)
+    ours = _launch("accelplug", "relaunch", tmp_path, python=fit_python)
     assert [r["relaunched"]["rank"] for r in ours] == [0, 1]
     assert all(r["relaunched"]["world_size"] == 2 for r in ours)
     assert [r["relaunched"]["local_losses"] for r in ours] == [r["relaunched"]["local_losses"] for r in theirs]
