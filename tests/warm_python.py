@@ -51,9 +51,8 @@ from pathlib import Path
 SERVER = r"""
 import gc, importlib, json, os, select, sys
 import torch  # noqa: F401  (the point of the server)
-for name in sys.argv[1:]:  # WarmPython's preload
-    importlib.import_module(name)
-del name
+for preload in sys.argv[1:]:  # WarmPython's preload (none: the loop never runs)
+    importlib.import_module(preload)
 if os.path.isdir("/proc/self/task") and len(os.listdir("/proc/self/task")) > 1:
     sys.exit("warm_python: importing torch and the preloads started a thread: this process must not fork")
 gc.freeze()  # torch's objects to the permanent generation: no child collects, copies or tears them down
