@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..data.loaders import prepare_loader
+from ..data.loaders import prepare_loader, warn_shuffled_evaluation
 from .dispatch.hooks import HookDispatcher
 from .logging.self_log import LogRouter
 from .state import LoopState, Stage
@@ -70,8 +70,11 @@ class Run:
             seed=options.seed,
         )
 
-    def prepare_loaders(self, loaders: Sequence[Any], *, predict: bool = False) -> list[Any]:
-        return [self.prepare_loader(loader, predict=predict) for loader in loaders]
+    def prepare_loaders(self, loaders: Sequence[Any], prefix: str) -> list[Any]:
+        """An evaluation's or prediction's loaders (``prefix``: ``val``, ``test`` or ``predict``), each prepared,
+        with Lightning's advice when one of them shuffles."""
+        warn_shuffled_evaluation(loaders, prefix)
+        return [self.prepare_loader(loader, predict=prefix == "predict") for loader in loaders]
 
     def flush_loggers(self) -> None:
         """At an epoch's end, ``flush()`` the loggers that have no ``save()`` (those were saved as they logged)."""
