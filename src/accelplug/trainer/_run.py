@@ -53,6 +53,18 @@ class Run:
     #: hook; the call's loop takes them once that hook returns.
     tuned_loaders: list[Any] | None = None
 
+    #: Each loop's current batch iterator (``"train"``, ``"val/0"``...), kept from one ``iter()`` to the next as
+    #: Lightning's fetcher keeps it: a loader's worker processes then stop when the loop's next epoch starts its
+    #: own, or when the call ends (``end_run``), not as soon as an epoch took its last batch.
+    iterators: dict[str, Any] = field(default_factory=dict)
+
+    def hold_iterator(self, key: str, iterable: Any) -> Any:
+        """A new iterator over ``iterable``, kept under ``key`` in place of the one before (made first, as Lightning
+        does: the old workers stop once the new ones started)."""
+        iterator = iter(iterable)
+        self.iterators[key] = iterator
+        return iterator
+
     @property
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
