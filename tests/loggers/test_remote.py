@@ -196,7 +196,9 @@ def test_a_file_url_is_a_local_checkpoint(tmp_path: Path) -> None:
     saved = torch.load(tmp_path / "a.ckpt", weights_only=True)
     assert saved["loop"]["global_step"] == 1
     validated, model = Trainer(**quiet(logger=False, enable_checkpointing=False)), LinearRegression()
-    validated.validate(model, regression_data(n=8), ckpt_path=f"file://{tmp_path / 'a.ckpt'}", verbose=False)
+    validated.validate(
+        model, regression_data(n=8, shuffle=False), ckpt_path=f"file://{tmp_path / 'a.ckpt'}", verbose=False
+    )
     assert torch.equal(model.linear.weight, saved["state_dict"]["linear.weight"])
 
 

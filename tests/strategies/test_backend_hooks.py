@@ -149,12 +149,12 @@ class _Tested(LinearRegression):
 def test_every_stage_iterates_the_loader_the_strategy_returned() -> None:
     model, calls = _Tested(), _OwnSingleStrategy.calls
     trainer = _trainer(max_epochs=1, limit_val_batches=2)
-    trainer.fit(model, regression_data(n=64, batch_size=16), regression_data(n=64, batch_size=16))
+    trainer.fit(model, regression_data(n=64, batch_size=16), regression_data(n=64, batch_size=16, shuffle=False))
     assert calls.count("process_dataloader") == 2
     assert calls.count("batch") == 4 + 2, "4 training batches and 2 validation batches went through the wrapper"
     calls.clear()
-    trainer.validate(model, regression_data(n=32, batch_size=16), verbose=False)
-    trainer.test(model, regression_data(n=32, batch_size=16), verbose=False)
+    trainer.validate(model, regression_data(n=32, batch_size=16, shuffle=False), verbose=False)
+    trainer.test(model, regression_data(n=32, batch_size=16, shuffle=False), verbose=False)
     predictions = trainer.predict(model, regression_data(n=48, batch_size=16, shuffle=False))
     assert calls.count("process_dataloader") == 3
     assert calls.count("batch") == 2 + 2 + 3

@@ -298,6 +298,27 @@ def for_prediction(loader: Any, *, batch_sampler_rebuilt: bool = False) -> Any:
     return rebuild_loader(loader, batch_sampler=recorder, batch_size=1, sampler=None, drop_last=False)
 
 
+def is_shuffled(loader: Any) -> bool:
+    """Whether ``loader`` draws its samples in random order: its sampler (under a batch sampler, the batch sampler's
+    own) is a ``RandomSampler``. An iterable dataset, a loader without a sampler, or any other sampler: no."""
+    if isinstance(getattr(loader, "dataset", None), IterableDataset) or not hasattr(loader, "sampler"):
+        return False
+    batches = getattr(loader, "batch_sampler", None)
+    sampler = loader.sampler if batches is None else getattr(batches, "sampler", batches)
+    return isinstance(sampler, RandomSampler)
+
+
+def warn_shuffled_evaluation(loaders: Sequence[Any], prefix: str) -> None:
+    """Lightning's advice for a validation, test or prediction loader that shuffles (``prefix``: ``val``, ``test``,
+    ``predict``): the order changes nothing in the metrics, but it makes runs harder to compare."""
+    if any(is_shuffled(loader) for loader in loaders):
+        rank_zero_warn(
+            f"Your `{prefix}_dataloader`'s sampler has shuffling enabled, it is strongly recommended that you turn "
+            "shuffling off for val/test dataloaders.",
+            category=PossibleUserWarning,
+        )
+
+
 def warn_padded_evaluation(given: Sequence[Any], prepared: Sequence[Any], call: str) -> None:
     """Lightning's advice when a standalone ``validate``/``test`` call shared its loaders out with a padded
     ``DistributedSampler``: some samples are then evaluated twice, so the metrics are slightly off."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..data.loaders import prepare_loader
+from ..data.loaders import prepare_loader, warn_shuffled_evaluation
 from .dispatch.hooks import HookDispatcher
 from .logging.self_log import LogRouter
 from .state import LoopState, Stage
@@ -53,6 +53,18 @@ class Run:
     #: hook; the call's loop takes them once that hook returns.
     tuned_loaders: list[Any] | None = None
 
+    #: Each loop's current batch iterator (``"train"``, ``"val/0"``...), kept from one ``iter()`` to the next as
+    #: Lightning's fetcher keeps it: a loader's worker processes then stop when the loop's next epoch starts its
+    #: own, or when the call ends (``end_run``), not as soon as an epoch took its last batch.
+    iterators: dict[str, Any] = field(default_factory=dict)
+
+    def hold_iterator(self, key: str, iterable: Any) -> Any:
+        """A new iterator over ``iterable``, kept under ``key`` in place of the one before (made first, as Lightning
+        does: the old workers stop once the new ones started)."""
+        iterator = iter(iterable)
+        self.iterators[key] = iterator
+        return iterator
+
     @property
     def optim(self) -> OptimizerSetup | None:
         return self.prepared.optim
@@ -70,8 +82,11 @@ class Run:
             seed=options.seed,
         )
 
-    def prepare_loaders(self, loaders: Sequence[Any], *, predict: bool = False) -> list[Any]:
-        return [self.prepare_loader(loader, predict=predict) for loader in loaders]
+    def prepare_loaders(self, loaders: Sequence[Any], prefix: str) -> list[Any]:
+        """An evaluation's or prediction's loaders (``prefix``: ``val``, ``test`` or ``predict``), each prepared,
+        with Lightning's advice when one of them shuffles."""
+        warn_shuffled_evaluation(loaders, prefix)
+        return [self.prepare_loader(loader, predict=prefix == "predict") for loader in loaders]
 
     def flush_loggers(self) -> None:
         """At an epoch's end, ``flush()`` the loggers that have no ``save()`` (those were saved as they logged)."""

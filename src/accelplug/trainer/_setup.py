@@ -240,6 +240,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         _tear_down(run.hooks, run.strategy, run.precision, run.datamodule, run.stage, run.state, run.loggers, failed)
     finally:
         shutdown_workers(list(run.state.data.values()))  # persistent workers too, as Lightning's loop teardown
+        run.iterators.clear()  # the last epoch's workers stop now (Lightning's teardown), after the end hooks
     # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
     vars(module).pop("_logged_metric_attributes", None)
     profiler = run.hooks.profiler

@@ -328,7 +328,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         with grad_context(run):  # Lightning asks for the loaders inside its evaluation loop, under inference_mode
             loaders, _, _ = resolve_loaders(name, call.dataloaders, module, datamodule, required=True)
         progress = make_progress(run.chatty and progress_bar_callback(trainer.callbacks) is None)
-        prepared = run.prepare_loaders(loaders)
+        prepared = run.prepare_loaders(loaders, "test" if stage is Stage.TESTING else "val")
         warn_padded_evaluation(loaders, prepared, name)
         loop = EvaluationLoop(run, prepared, stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
@@ -354,7 +354,7 @@ def run_prediction(trainer: StageHost, call: StageCall) -> Any:
             return None
         with grad_context(run):
             loaders, _, _ = resolve_loaders("predict", call.dataloaders, module, datamodule, required=True)
-        return PredictionLoop(run, run.prepare_loaders(loaders, predict=True), limit=limit).predict()
+        return PredictionLoop(run, run.prepare_loaders(loaders, "predict"), limit=limit).predict()
 
 
 def _log_run_start(run: Run, module: torch.nn.Module, datamodule: Any) -> None:

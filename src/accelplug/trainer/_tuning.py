@@ -235,7 +235,7 @@ class _EvaluationTrials:
 
     def reset_loaders(self) -> None:
         found, _, _ = resolve_loaders(self.name, None, self.module, self.run.datamodule, required=True)
-        self.loaders = self.run.prepare_loaders(found, predict=self.name == "predict")
+        self.loaders = self.run.prepare_loaders(found, _LOADER_PREFIXES[self.name])
 
     def dataset_length(self) -> int | None:
         return _dataset_length(self.loaders)

@@ -99,8 +99,8 @@ def test_only_what_self_log_recorded_reaches_the_metrics_and_loggers_as_in_light
 def test_a_plain_torch_module_still_reports_what_its_steps_return(tmp_path: Path) -> None:
     # accelplug's own protocol for a module without self.log: the returned loss is averaged as val_loss
     trainer = accelplug.Trainer(**quiet(max_epochs=1, default_root_dir=tmp_path, enable_checkpointing=False))
-    model, data = LinearRegression(), regression_data(n=64)
-    trainer.fit(model, data, data)
-    (validated,) = trainer.validate(model, data, verbose=False)
+    model, data, in_order = LinearRegression(), regression_data(n=64), regression_data(n=64, shuffle=False)
+    trainer.fit(model, data, in_order)
+    (validated,) = trainer.validate(model, in_order, verbose=False)
     assert set(validated) == {"val_loss"}
     assert "val_loss" in trainer.callback_metrics

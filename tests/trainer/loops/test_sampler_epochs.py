@@ -15,7 +15,7 @@ from tests.trainer.loops.both import FRAMEWORKS, loader
 pytestmark = pytest.mark.filterwarnings(
     # Lightning's advice about worker processes for the tiny in-memory loaders these tests use
     "ignore:The '.*dataloader' does not have many workers:UserWarning",
-    # Lightning's advice against a shuffling validation sampler: shuffling is this test's point (accelplug gives none)
+    # the advice against a shuffling validation sampler (both give it): shuffling is this test's point
     "ignore:Your `val_dataloader`'s sampler has shuffling enabled:UserWarning",
 )
 

@@ -100,7 +100,7 @@ def test_val_check_interval_validates_within_the_epoch(tmp_path: Path) -> None:
             num_sanity_val_steps=0,
         )
     )
-    trainer.fit(LinearRegression(), data, data)
+    trainer.fit(LinearRegression(), data, regression_data(shuffle=False))
     assert ends == [4, 8]
 
 
@@ -140,7 +140,7 @@ def test_predict_warns_once_when_a_step_returns_none_and_keeps_it_as_its_predict
             return None if batch_idx % 2 else self.linear(batch[0])
 
     with pytest.warns(UserWarning, match="predict returned None") as caught:
-        outputs = Trainer(**quiet(default_root_dir=tmp_path)).predict(OddOnes(), regression_data(n=128))
+        outputs = Trainer(**quiet(default_root_dir=tmp_path)).predict(OddOnes(), regression_data(n=128, shuffle=False))
     assert [o is None for o in outputs] == [False, True, False, True]
     assert len([w for w in caught if "predict returned None" in str(w.message)]) == 1
 

@@ -1,8 +1,10 @@
-"""A ``DataLoader``'s persistent worker processes end with the Trainer call that used them, as in Lightning 2.6.
+"""A ``DataLoader``'s worker processes end when they do in Lightning 2.6.
 
 ``persistent_workers=True`` keeps the workers alive from one epoch to the next; Lightning's loops stop them when a
 fit, validate, test or predict call ends (also one that failed), so no process with a copy of the dataset outlives
 the call. Counted for real: the live children of this process (each worker is one), one worker per loader.
+Without it, an epoch's workers live on until the loop's next epoch starts its own (or the call ends): the loop
+keeps its iterator, even past a limit on the batches, and a callback at the epoch's end still sees them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
 import accelplug
 
@@ -87,3 +90,56 @@ def test_persistent_workers_are_stopped_when_the_fit_fails(name: str, tmp_path: 
     with pytest.raises(RuntimeError, match="the step failed"):
         trainer.fit(_module(framework, fail=True), _loader())
     assert _live_workers() == before
+
+
+class _Recording(DataLoader):  # type: ignore[type-arg]
+    """A loader that writes down the trainer's epoch each time one of its iterators stops its workers."""
+
+    def __init__(self, trainer: Any) -> None:
+        super().__init__(TensorDataset(torch.randn(16, 2)), batch_size=2, num_workers=1)
+        self.trainer, self.stopped_at = trainer, []
+
+    def _get_iterator(self) -> Any:
+        loader = self
+
+        class Recorded(_MultiProcessingDataLoaderIter):
+            def _shutdown_workers(self) -> None:
+                if not self._shutdown:
+                    loader.stopped_at.append(loader.trainer.current_epoch)
+                super()._shutdown_workers()
+
+        return Recorded(self)
+
+
+def _stop_epochs(framework: Any, tmp_path: Path, *, fail_at_epoch_end: bool) -> tuple[list[int], list[int]]:
+    """The epochs at which the train and val loaders' workers stopped in a 3-epoch fit of 2 batches an epoch."""
+
+    class Fails(framework.Callback):  # type: ignore[misc, name-defined]
+        def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
+            if trainer.current_epoch == 1:
+                raise RuntimeError("stopped by the callback")
+
+    trainer = framework.Trainer(
+        accelerator="cpu", devices=1, max_epochs=3, limit_train_batches=2, limit_val_batches=2, logger=False,
+        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path,
+        callbacks=[Fails()] if fail_at_epoch_end else [],
+    )  # fmt: skip
+    train, val = _Recording(trainer), _Recording(trainer)
+    if fail_at_epoch_end:
+        with pytest.raises(RuntimeError, match="stopped by the callback"):
+            trainer.fit(_module(framework), train, val)
+    else:
+        trainer.fit(_module(framework), train, val)
+    return train.stopped_at, val.stopped_at
+
+
+@pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
+@pytest.mark.parametrize("fail_at_epoch_end", [False, True], ids=["fit", "failed-fit"])
+def test_an_epochs_workers_stop_when_the_next_epoch_starts_its_own_as_in_lightning(
+    fail_at_epoch_end: bool, tmp_path: Path
+) -> None:
+    stopped = {
+        name: _stop_epochs(fw, tmp_path / name, fail_at_epoch_end=fail_at_epoch_end) for name, fw in FRAMEWORKS.items()
+    }
+    assert stopped["accelplug"] == stopped["lightning"]
+    assert stopped["accelplug"] == (([1, 1], [0, 1, 1]) if fail_at_epoch_end else ([1, 2, 3], [0, 1, 2, 3]))

@@ -92,6 +92,6 @@ def validation_loop(
         found, _, _ = resolve_loaders("validate", given, module, datamodule, required=False)
         if run.options.overfit_batches:  # validation overfits on the same first batches too, as in Lightning
             found = sequential_for_overfit(found, "val")
-        return run.prepare_loaders(found)
+        return run.prepare_loaders(found, "val")
 
     return EvaluationLoop(run, loaders, Stage.VALIDATING, limit=run.options.limit_val_batches, progress=progress)

@@ -319,7 +319,8 @@ class EvaluationLoop:
         extra = (index,) if several else ()
         batch_idx = -1
         fetching = hooks.fetching(loader, f"[_EvaluationLoop].{self.short}_next")
-        for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, limit))):
+        batches = itertools.islice(run.hold_iterator(f"{self.short}/{index}", fetching), epoch_length(loader, limit))
+        for batch_idx, raw in enumerate(batches):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)
             hooks.call(f"on_{self.prefix}_batch_start", batch, batch_idx, *extra)

@@ -136,7 +136,9 @@ class FitLoop:
         if self.fetches_itself:
             batches: Any = self._iterator_epoch(loader, skip, saved_rng, length)
         else:
-            batches = epoch_batches(loader, skip, saved_rng, length, self.run_.strategy.accelerator, state)
+            iterator = self.run_.hold_iterator("train", loader)
+            batches = epoch_batches(iterator, skip, saved_rng, length, self.run_.strategy.accelerator, state)
+            del iterator  # held by the run alone, so that a failure's traceback does not keep the workers alive
         for batch_idx, batch in batches:
             # batch_step read each time: a compiled fit swaps it after one batch; a None batch: the loader had nothing
             # for this step (a collate_fn that drops bad samples)
