@@ -1,9 +1,10 @@
 """``@record``: a dataclass whose methods are closures instead of compiled source, because start-up pays for each class.
 
 ``@dataclass`` writes ``__init__``, ``__repr__``, ``__eq__`` (and, when frozen, ``__hash__``, ``__setattr__`` and
-``__delattr__``) as source text for every class and compiles it when the class is created: about 0.7 ms a class
-on the project's 2-core machine. Nineteen classes on the path of ``import accelplug; Trainer()`` made that the
-largest single item of start-up (``benchmarks/import_time.py`` shows where start-up goes). A ``@record`` class is
+``__delattr__``) as source text for every class and compiles it when the class is created: 0.5 to 3 ms a class
+on the project's 2-core machine, 2.5 to 6 times what ``@record`` costs (``benchmarks/record_cost.py``). Nineteen
+classes on the path of ``import accelplug; Trainer()`` made that the largest single item of start-up
+(``benchmarks/import_time.py`` shows where start-up goes). A ``@record`` class is
 still a dataclass for everyone who reads it (``dataclasses.fields``, ``replace``, ``asdict``, ``is_dataclass``,
 ``__match_args__``); only those methods come from here, built from the class's fields without compiling anything.
 Type checkers see ``@dataclass`` itself (``dataclass_transform``), so constructor calls stay checked.
