@@ -157,8 +157,7 @@ def test_tensorboard_logger_records_what_lightnings_records(tmp_path: Path, opti
 
 def _fit(tmp_path: Path, **options: Any) -> Trainer:
     trainer = Trainer(**quiet(**{"max_epochs": 2, "log_every_n_steps": 2, "default_root_dir": tmp_path, **options}))
-    data = regression_data(n=128)
-    trainer.fit(LinearRegression(), data, data)
+    trainer.fit(LinearRegression(), regression_data(n=128), regression_data(n=128, shuffle=False))
     return trainer
 
 
