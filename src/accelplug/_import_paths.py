@@ -14,6 +14,9 @@ Two small pieces of import machinery, both for paths users write:
 - :func:`when_imported` runs a callback once another package's module has loaded, whenever that happens:
   accelplug shares state with such a module (``lightning_utilities``' ``rank_zero_only``) without importing
   it at start-up.
+- :func:`is_instance_if_loaded` is an ``isinstance`` check that imports nothing: where a module was never
+  loaded, no instance of its classes can exist, so a one-device ``Trainer()`` need not import DDP to learn that
+  its strategy is not DDP's.
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 if TYPE_CHECKING:
     import importlib.abc  # importing it at run time would load importlib.resources: tens of ms on every start
 
-__all__ = ["MOVED", "install", "lazy_submodules", "when_imported"]
+__all__ = ["MOVED", "install", "is_instance_if_loaded", "lazy_submodules", "when_imported"]
 
 #: Old module path -> the module that holds its code now (both relative to ``accelplug``).
 MOVED: Mapping[str, str] = {
@@ -148,6 +151,13 @@ class _MovedFinder:
                     spec.loader = cast("importlib.abc.Loader", _ThenCall(spec.loader, _AFTER_IMPORT[fullname]))
                 return cast("importlib.machinery.ModuleSpec", spec)
         return None
+
+
+def is_instance_if_loaded(obj: object, module: str, name: str) -> TypeGuard[Any]:
+    """``isinstance(obj, module.name)``, False without importing ``module`` when it is not loaded (a type checker
+    then lets the caller use the class's attributes, as after ``isinstance``)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(obj, getattr(loaded, name))
 
 
 def when_imported(name: str, callback: Callable[[ModuleType], None]) -> None:

@@ -13,12 +13,12 @@ initialised in the calling process and forking afterwards stays safe.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from ._import_paths import is_instance_if_loaded
 from ._record import record
 from .accelerator import Accelerator
 from .checkpoint import CheckpointIO
@@ -556,8 +556,7 @@ def attach_environment(strategy: Strategy, environment: ClusterEnvironment | Non
     started the processes, else Lightning's local one (the Trainer or Fabric starts them, or torchrun's
     variables are read). A strategy of one process has none, as in Lightning.
     """
-    parallel = sys.modules.get("accelplug.strategies.parallel")  # not loaded: no strategy here is a parallel one
-    if parallel is not None and isinstance(strategy, parallel.ParallelStrategy):
+    if is_instance_if_loaded(strategy, "accelplug.strategies.parallel", "ParallelStrategy"):
         from .environments.lightning import LightningEnvironment
 
         strategy.cluster_environment = environment if environment is not None else LightningEnvironment()

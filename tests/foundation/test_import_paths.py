@@ -190,3 +190,20 @@ def test_lightning_fabrics_logger_modules_give_fabrics_loggers(path: str, name: 
     ours = getattr(importlib.import_module(f"accelplug.{path}"), name)
     assert ours is getattr(importlib.import_module(f"accelplug.{module}"), class_name)
     assert ours is getattr(importlib.import_module("accelplug.fabric.loggers"), name)
+
+
+def test_an_instance_check_against_a_module_not_loaded_is_false_and_loads_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    import torch
+
+    from accelplug._import_paths import is_instance_if_loaded
+    from accelplug.strategies.single_device import SingleDeviceStrategy
+
+    strategy = SingleDeviceStrategy(torch.device("cpu"))
+    monkeypatch.delitem(sys.modules, "accelplug.strategies.ddp", raising=False)
+    assert not is_instance_if_loaded(strategy, "accelplug.strategies.ddp", "DDPStrategy")
+    assert "accelplug.strategies.ddp" not in sys.modules
+    assert is_instance_if_loaded(strategy, "accelplug.strategies.single_device", "SingleDeviceStrategy")

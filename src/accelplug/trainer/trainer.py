@@ -20,7 +20,6 @@ import functools
 import math
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+from .._import_paths import is_instance_if_loaded
 from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
@@ -88,9 +88,8 @@ _V = TypeVar("_V")
 def _is_file_logger(logger: Any) -> bool:
     """A ``CSVLogger`` or ``TensorBoardLogger``: each module is looked up, not imported, since a logger of a class
     not loaded cannot be one of its instances (``Trainer()`` loads only the logger it makes)."""
-    csv, tensorboard = (sys.modules.get(f"accelplug.loggers.{name}") for name in ("csv_logs", "tensorboard"))
-    return (csv is not None and isinstance(logger, csv.CSVLogger)) or (
-        tensorboard is not None and isinstance(logger, tensorboard.TensorBoardLogger)
+    return is_instance_if_loaded(logger, "accelplug.loggers.csv_logs", "CSVLogger") or is_instance_if_loaded(
+        logger, "accelplug.loggers.tensorboard", "TensorBoardLogger"
     )
 
 
@@ -102,11 +101,11 @@ def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_node
     own = strategy.root_device
     if own is None or own.type != selection.root_device.type:
         strategy.root_device = selection.root_device
-    # looked up, not imported: a single-device run (the default) loads neither module
-    parallel, ddp = (sys.modules.get(f"accelplug.strategies.{name}") for name in ("parallel", "ddp"))
-    if parallel is not None and isinstance(strategy, parallel.ParallelStrategy) and strategy.parallel_devices is None:
+    # a single-device run (the default) loads neither module
+    parallel = "accelplug.strategies.parallel"
+    if is_instance_if_loaded(strategy, parallel, "ParallelStrategy") and strategy.parallel_devices is None:
         strategy.parallel_devices = list(selection.devices)
-    if ddp is not None and isinstance(strategy, ddp.DDPStrategy):
+    if is_instance_if_loaded(strategy, "accelplug.strategies.ddp", "DDPStrategy"):
         strategy.num_nodes = num_nodes
 
 
