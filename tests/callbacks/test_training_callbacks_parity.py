@@ -160,6 +160,8 @@ def test_throughput_monitor_refusals() -> None:
         {"pruning_fn": "l1_unstructured", "amount": 1, "use_global_unstructured": False},
         {"pruning_fn": "ln_structured", "pruning_dim": 1, "pruning_norm": 2, "use_global_unstructured": False},
         {"pruning_fn": "l1_unstructured", "amount": 0.3, "use_lottery_ticket_hypothesis": False},
+        # pruned at each validation's end, inside the fit: the masks it makes are used by the next training steps
+        {"pruning_fn": "random_unstructured", "amount": 0.3, "prune_on_train_epoch_end": False},
     ],
 )
 def test_pruning_gives_lightnings_weights_and_checkpoints(tmp_path: Path, options: dict[str, Any]) -> None:
