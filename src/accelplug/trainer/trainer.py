@@ -309,7 +309,9 @@ class Trainer:
 
         if self.selection.start_method != "popen":  # Lightning's rule for ddp_spawn/ddp_fork/ddp_notebook
             if return_predictions:
-                raise MisconfigurationException(
+                from .options.arguments import PredictionsNotReturnable
+
+                raise PredictionsNotReturnable(
                     "`return_predictions` should be set to `False` when using the strategies that spawn or fork: "
                     f"got return_predictions=True with a {type(self._strategy).__name__} that starts them; their "
                     "predictions are not sent back. Use a BasePredictionWriter callback, or strategy='ddp'."
