@@ -114,6 +114,13 @@ def test_grad_clip_algorithm_type_compares_as_lightnings_enum() -> None:
         ours.GradClipAlgorithmType.from_str("nrm")
 
 
+def test_grad_clip_algorithm_type_lists_and_checks_names_as_lightnings() -> None:
+    assert ours.GradClipAlgorithmType.supported_types() == theirs.GradClipAlgorithmType.supported_types()
+    for name in ("norm", "value", "Norm", "norm2", ""):
+        expected = theirs.GradClipAlgorithmType.supported_type(name)
+        assert ours.GradClipAlgorithmType.supported_type(name) is expected, name
+
+
 def test_is_picklable_agrees_with_lightning() -> None:
     for obj in (1, {"a": [1, 2]}, lambda: 0, torch.nn.Linear(1, 1), (x for x in ())):
         assert ours.is_picklable(obj) == theirs.is_picklable(obj)
