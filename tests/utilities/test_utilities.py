@@ -50,7 +50,8 @@ def test_grad_norm_has_lightnings_keys_and_values() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, "two", float("nan")])
 def test_grad_norm_refuses_a_norm_that_is_not_positive(bad: object) -> None:
-    with pytest.raises(MisconfigurationException, match="positive number or 'inf'"):
+    # Lightning's phrase
+    with pytest.raises(MisconfigurationException, match="`norm_type` must be a positive number or 'inf'"):
         ours.grad_norm(torch.nn.Linear(2, 2), bad)  # type: ignore[arg-type]
 
 
