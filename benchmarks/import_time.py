@@ -1,6 +1,7 @@
 """accelplug's start-up cost on top of ``import torch``: whole processes in interleaved pairs, then where it goes.
 
     python benchmarks/import_time.py                          # 9 pairs per command
+    python benchmarks/import_time.py --pairs 40 --only-tail   # the whole-process tails only, many pairs
     python benchmarks/import_time.py --pairs 15 --baseline-src ../before/src
     python benchmarks/import_time.py --peers                  # Lightning and Accelerate too, when installed
 
@@ -12,6 +13,16 @@ wall time (what a user waits) and in the CPU time the process used (user + syste
 disturbs far less than the wall clock.
 ``--baseline-src`` times another checkout's ``src`` folder (``git worktree add ../before main``) the same
 way in the same rounds, so a before/after comparison comes from one sitting.
+
+**Whole process, `import torch` excluded.** ``import torch`` itself varies by hundreds of milliseconds from one
+process to the next (on the 2-core machine 1.9 to 2.6 s within a minute), which buries a 30 ms difference under
+any practical number of pairs. So each pair is also run as two processes that both start with ``import torch``
+and mark the monotonic clock (``time.perf_counter``, shared by every process on the machine) right after it; one
+then runs the snippet, the other nothing, and both exit normally. The parent reads the clock when each process
+has exited, so a process's *tail* is everything after ``import torch``: the snippet, and the interpreter's
+shutdown, which walks the larger heap the snippet leaves. The difference of the two tails is the whole-process
+cost with ``import torch``'s variance left out. Importing torch before ``accelplug`` instead of through it loads
+the same modules; what differs is only the order.
 
 **In one process.** The same snippet timed with ``perf_counter`` after ``import torch``, and the part of it
 spent in full (generation 2) garbage collections. ``import torch`` leaves a large heap, which a full collection
@@ -109,6 +120,33 @@ def _pair(code: str, partner: str, env: dict[str, str], partner_first: bool) -> 
     return code_s[0] - partner_s[0], code_s[1] - partner_s[1]
 
 
+_MARK = "import torch, os, time\nos.write(1, repr((time.perf_counter(), time.process_time())).encode())\n"
+
+
+def _tail(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds a process spends after its ``import torch``: ``code``, then its exit."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _MARK + code], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert child.stdout is not None
+    marked = child.stdout.read()  # to EOF: the child's stdout closes when it exits
+    _, status, usage = os.wait4(child.pid, 0)
+    end = time.perf_counter()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, code)
+    mark_wall, mark_cpu = (float(v) for v in marked.decode().strip("()").split(","))
+    # process_time at the mark and rusage both count user + system time since the child started
+    return end - mark_wall, usage.ru_utime + usage.ru_stime - mark_cpu
+
+
+def _tail_pair(code: str, env: dict[str, str], bare_first: bool) -> tuple[float, float]:
+    """The tail of ``code`` minus the tail of a process that imports torch and exits (wall, CPU seconds)."""
+    runs = [("pass", env), (code, env)] if bare_first else [(code, env), ("pass", env)]
+    tails = {c: _tail(c, e) for c, e in runs}
+    return tails[code][0] - tails["pass"][0], tails[code][1] - tails["pass"][1]
+
+
 def _in_process(env: dict[str, str]) -> list[float]:
     code = _IN_PROCESS.replace("exec(SNIPPET)", SNIPPET.replace("; ", "\n"))
     out = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True, cwd=REPO)
@@ -182,6 +220,7 @@ def main() -> None:
     parser.add_argument("--peers", action="store_true", help="time Lightning and Accelerate too, when installed")
     parser.add_argument("--top", type=int, default=12, help="groups of modules listed under 'where it goes'")
     parser.add_argument("--json", dest="json_path", help="write every sample to this file")
+    parser.add_argument("--only-tail", action="store_true", help="only the whole-process tails (no other figures)")
     args = parser.parse_args()
 
     trees: dict[str, dict[str, str]] = {"this tree": _env(None)}
@@ -206,19 +245,30 @@ def main() -> None:
     differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
     cpu_differences: dict[str, list[float]] = {label: [] for label, _, _, _ in runs}
     inside: dict[str, list[list[float]]] = {label: [] for label in trees}
+    tails: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
     for round_ in range(args.pairs):
-        for label, code, partner, env in runs:
+        for label, code, partner, env in [] if args.only_tail else runs:
             wall, cpu = _pair(code, partner, env, partner_first=round_ % 2 == 0)
             differences[label].append(wall * 1000)
             cpu_differences[label].append(cpu * 1000)
         for label, env in trees.items():
-            inside[label].append(_in_process(env))
+            wall, cpu = _tail_pair(SNIPPET.replace("; ", "\n"), env, bare_first=round_ % 2 == 0)
+            tails[label].append((wall * 1000, cpu * 1000))
+            if not args.only_tail:
+                inside[label].append(_in_process(env))
 
     print(f"\n{args.pairs} interleaved pairs, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print("whole process, minus `import torch` run beside it (median, quartiles, extremes):")
-    for label, pair_ms in differences.items():
+    if not args.only_tail:
+        print("whole process, minus `import torch` run beside it (median, quartiles, extremes):")
+    for label, pair_ms in differences.items() if not args.only_tail else ():
         print(f"  {label}\n    wall {_spread(pair_ms)}\n    CPU  {_spread(cpu_differences[label])}")
-    print(f"\nin one process, after `import torch`: {SNIPPET}")
+    print("\nwhole process after `import torch` (snippet + exit), minus a process that only imports torch:")
+    for label, pairs in tails.items():
+        print(f"  {label}\n    wall {_spread([w for w, _ in pairs])}\n    CPU  {_spread([c for _, c in pairs])}")
+    if args.only_tail:
+        inside = {}
+    else:
+        print(f"\nin one process, after `import torch`: {SNIPPET}")
     for label, samples in inside.items():
         took = [s[0] * 1000 for s in samples]
         cpu_ms = [s[3] * 1000 for s in samples]
@@ -231,7 +281,7 @@ def main() -> None:
             f"{statistics.median(collecting):.1f} ms; wall without them {statistics.median(without):.1f} ms"
         )
     table: dict[str, list[tuple[str, float, int, str]]] = {}
-    for label, env in trees.items():
+    for label, env in trees.items() if args.top > 0 else ():
         table[label] = offenders(env, args.top)
         print(f"\nwhere it goes ({label}): python -X importtime, self ms, median of 3, beyond `import torch`")
         for group, ms, count, via in table[label]:
@@ -239,6 +289,7 @@ def main() -> None:
     if args.json_path:
         with open(args.json_path, "w") as fh:
             report = {"pairs_wall_ms": differences, "pairs_cpu_ms": cpu_differences, "in_process_s": inside}
+            report["tail_pairs_wall_cpu_ms"] = tails
             json.dump({**report, "offenders": table}, fh, indent=2)
 
 

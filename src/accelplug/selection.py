@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ._import_paths import is_instance_if_loaded
 from ._record import record
 from .accelerator import Accelerator
-from .checkpoint import CheckpointIO
 from .environments.base import MAX_PROCESSES, ClusterEnvironment
 from .errors import AcceleratorUnavailableError, MisconfigurationException
 from .hardware.devices import parse_devices
@@ -30,12 +29,14 @@ from .precision.names import ACCEPTED_PRECISIONS, DTYPE_WORDS, PRECISION_ALIASES
 from .registry import AcceleratorRegistry, get_registry
 from .status import AcceleratorStatus
 from .strategies.base import Strategy
-from .strategies.layer_sync import LayerSync
+
+if TYPE_CHECKING:
+    from .checkpoint import CheckpointIO
+    from .strategies.layer_sync import LayerSync
 
 __all__ = [
     "ACCELERATOR_ENV",
     "FORK_STRATEGIES",
-    "PLUGIN_KINDS",
     "PRECISION_ALIASES",
     "BothPrecisions",
     "Choices",
@@ -48,6 +49,7 @@ __all__ = [
     "check_precision_runs",
     "cluster_environment",
     "normalize_precision",
+    "plugin_kinds",
     "select",
     "sort_plugins",
 ]
@@ -156,14 +158,22 @@ class RunPlugins:
     checkpoint_io: CheckpointIO | None = None
 
 
-#: What ``plugins=`` may hold: each kind's base class and the :class:`RunPlugins` field it fills. An object is
-#: sorted by ``isinstance``, so a subclass of any kind (a user's own ``ClusterEnvironment``) joins its kind.
-PLUGIN_KINDS: tuple[tuple[type[Any], str], ...] = (
-    (ClusterEnvironment, "cluster_environment"),
-    (NumericPrecision, "precision"),
-    (LayerSync, "layer_sync"),
-    (CheckpointIO, "checkpoint_io"),
-)
+def plugin_kinds() -> tuple[tuple[type[Any], str], ...]:
+    """What ``plugins=`` may hold: each kind's base class and the :class:`RunPlugins` field it fills. An object is
+    sorted by ``isinstance``, so a subclass of any kind (a user's own ``ClusterEnvironment``) joins its kind. The
+    layer-sync and checkpoint-writer classes are imported here, where ``plugins=`` holds something, not with every
+    Trainer."""
+    from .checkpoint import CheckpointIO
+    from .strategies.layer_sync import LayerSync
+
+    return (
+        (ClusterEnvironment, "cluster_environment"),
+        (NumericPrecision, "precision"),
+        (LayerSync, "layer_sync"),
+        (CheckpointIO, "checkpoint_io"),
+    )
+
+
 #: How an error names a kind: by Lightning's class name, which is what a user passes (a precision object is
 #: Lightning's ``Precision`` or one of accelplug's ``NumericPrecision`` classes under it).
 _KIND_NAMES = {"precision": "Precision"}
@@ -179,9 +189,10 @@ def sort_plugins(plugins: Any) -> RunPlugins:
         return plugins or RunPlugins()
     items = list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
     found: dict[str, list[Any]] = {}
-    kinds = ", ".join(_KIND_NAMES.get(field, base.__name__) for base, field in PLUGIN_KINDS)
+    every_kind = plugin_kinds()
+    kinds = ", ".join(_KIND_NAMES.get(field, base.__name__) for base, field in every_kind)
     for item in items:
-        slot = next((field for base, field in PLUGIN_KINDS if isinstance(item, base)), None)
+        slot = next((field for base, field in every_kind if isinstance(item, base)), None)
         if slot is None:
             given = repr(plugins) if len(repr(plugins)) <= 80 else f"[... {len(items)} objects]"
             shown = repr(item) if len(repr(item)) <= 60 else type(item).__name__
@@ -202,7 +213,7 @@ def sort_plugins(plugins: Any) -> RunPlugins:
 
 def _plugin_hint(item: object) -> str:
     """What the user probably meant: a class where an instance belongs, or a writer not built on CheckpointIO."""
-    if isinstance(item, type) and any(issubclass(item, base) for base, _ in PLUGIN_KINDS):
+    if isinstance(item, type) and any(issubclass(item, base) for base, _ in plugin_kinds()):
         return f" {item.__name__} is a class: pass an instance, {item.__name__}()."
     if all(callable(getattr(item, name, None)) for name in ("save_checkpoint", "load_checkpoint")):
         return (

@@ -52,11 +52,11 @@ NEEDED: dict[str, tuple[str, ...]] = {
     "hardware": ("", "devices", "runtime"),  # (the driver is asked, through _nvml, only where torch has CUDA)
     "precision": ("", "base", "bf16_true", "fp16_true", "full", "mixed", "names"),  # the built-in precisions
     # the Strategy base and the strategy a one-device run builds; the other built-ins are registered by name and
-    # imported when chosen (compiling: the Trainer checks its compile option with it)
-    "strategies": ("", "base", "compiling", "layer_sync", "single_device"),
+    # imported when chosen (compiling only with compile=...); layer_sync: the sync_batchnorm=... option's check
+    "strategies": ("", "base", "layer_sync", "single_device"),
     # the base class; each built-in is imported only where its launcher's variables are set
     "environments": ("", "base"),
-    "checkpoint": ("", "file", "io", "wrapping"),  # the strategy's default CheckpointIO
+    "checkpoint": ("", "file"),  # the file loggers' paths (local or fsspec); the writers load with a checkpoint
     "selection": ("",),  # and the environment a run adopts (not the launcher, which starts processes at fit)
     "distributed": ("", "rank_zero"),  # set_rank
     "seed": ("",),

@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ..checkpoint import CheckpointIO, TorchCheckpointIO, _WrappingCheckpointIO
-from ..checkpoint.file import is_url
 from ..errors import MisconfigurationException
 from ..overrides import default_method
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
+    from ..checkpoint import CheckpointIO
     from ..precision.base import NumericPrecision
     from .optimizers import OptimizerSetup
     from .prepared import PreparedModule, StepRouter, training_step_caller
@@ -180,6 +179,8 @@ class Strategy(ABC):
     def checkpoint_io(self) -> CheckpointIO:
         """The writer of this strategy's checkpoints: the given one, else :class:`TorchCheckpointIO` (a wrapper
         given without an inner writer, ``AsyncCheckpointIO()``, gets that default inside it)."""
+        from ..checkpoint import TorchCheckpointIO, _WrappingCheckpointIO  # with the first checkpoint, not the class
+
         current = getattr(self, "_checkpoint_io", None)  # a plugin's subclass may skip Strategy.__init__
         if current is None:
             current = self._checkpoint_io = TorchCheckpointIO()
@@ -192,6 +193,8 @@ class Strategy(ABC):
         """Lightning assigns any object here; so does accelplug, provided it can be called as a writer (a stand-in
         such as a ``Mock`` included). A class, or an object without ``save_checkpoint``/``load_checkpoint``, is the
         mistake refused at once rather than at the first save."""
+        from ..checkpoint import CheckpointIO
+
         if not isinstance(io, CheckpointIO) and not _duck_writer(io):
             shown = io.__name__ if isinstance(io, type) else repr(io)
             hint = (
@@ -555,6 +558,8 @@ class Strategy(ABC):
         then any shard folder beside it."""
         if self.is_global_zero:
             self.checkpoint_io.remove_checkpoint(path)
+            from ..checkpoint.file import is_url
+
             if not is_url(path):
                 from .state_dicts import remove_shard_folders
 

@@ -31,7 +31,6 @@ from .._import_paths import is_instance_if_loaded
 from ..accelerator import Accelerator
 from ..callbacks.base import Checkpoint
 from ..callbacks.model_checkpoint import ModelCheckpoint
-from ..checkpoint.file import is_url, resolve_weights_only
 from ..distributed.rank_zero import set_rank
 from ..errors import MisconfigurationException
 from ..loggers.logger import DummyLogger
@@ -107,6 +106,13 @@ def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_node
         strategy.parallel_devices = list(selection.devices)
     if is_instance_if_loaded(strategy, "accelplug.strategies.ddp", "DDPStrategy"):
         strategy.num_nodes = num_nodes
+
+
+def _weights_only(given: bool | None) -> bool:
+    """``weights_only=`` as the checkpoint loader takes it; the loader's module is loaded by a call, not the class."""
+    from ..checkpoint.file import resolve_weights_only
+
+    return resolve_weights_only(given)
 
 
 class Trainer:
@@ -209,9 +215,10 @@ class Trainer:
         # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
         self._cluster_environment = cluster_environment(self._setup.cluster_environment)
         adopt_environment(self._cluster_environment, self.num_devices, self.options.num_nodes)
-        from ..strategies.compiling import check_compile_support
+        if self.options.compile is not None:  # torch.compile's checks load with a run that compiles
+            from ..strategies.compiling import check_compile_support
 
-        check_compile_support(self.root_device.type, self.options.compile)
+            check_compile_support(self.root_device.type, self.options.compile)
         self._strategy = self._setup.strategy
         self._precision = self._setup.precision
         attach_environment(self._strategy, self._cluster_environment)
@@ -229,7 +236,11 @@ class Trainer:
         self._log_dir: Path | None = None
         # Made here, as Lightning does, so `trainer.logger._log_graph = True` works before fit.
         root_given = self.options.default_root_dir
-        root = os.fspath(root_given) if root_given is not None and is_url(root_given) else self.default_root_dir
+        root = self.default_root_dir
+        if root_given is not None:
+            from ..checkpoint.file import is_url
+
+            root = os.fspath(root_given) if is_url(root_given) else root
         self._loggers: list[Any] = trainer_loggers(self.options.logger, root)
         self._run: Run | None = None
         self._stage_run: Run | None = None  # the call running now (fit, validate, test or predict)
@@ -261,9 +272,7 @@ class Trainer:
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         loaders = (train_dataloaders, val_dataloaders)
-        call = StageCall(
-            model, *loaders, datamodule, ckpt_path, resolve_weights_only(weights_only), compile=compile_options
-        )
+        call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
         self._here_or_forked(model, functools.partial(run_fit, self, call))
 
     def validate(
@@ -276,7 +285,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``validation_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": resolve_weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
         return self._evaluate(Stage.VALIDATING, model, dataloaders, datamodule, **options)
 
     def test(
@@ -289,7 +298,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``test_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": resolve_weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
         return self._evaluate(Stage.TESTING, model, dataloaders, datamodule, **options)
 
     def predict(
@@ -319,7 +328,7 @@ class Trainer:
             return_predictions = False
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
-        stage_call = StageCall(**{**call, "weights_only": resolve_weights_only(weights_only)})
+        stage_call = StageCall(**{**call, "weights_only": _weights_only(weights_only)})
         outputs = self._here_or_forked(call["module"], functools.partial(run_prediction, self, stage_call))
         return None if return_predictions is False else outputs
 

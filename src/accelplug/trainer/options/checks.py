@@ -255,6 +255,8 @@ def plugins(value: Any) -> Any:
 
 
 def compile_spec(value: Any) -> Any:
+    if value is None or value is False:  # not compiling, the default: torch.compile's options stay unloaded
+        return None
     from ...strategies.compiling import normalize_compile
 
     try:
