@@ -32,7 +32,7 @@ from ..state import RunningStage, Stage, TrainerFn
 from ._counters import EvaluationRecord, forget_sanity_check
 from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
-from ._modes import ModuleModes
+from ._modes import ModuleModes, eval_target
 from ._readback import finish_eval_epoch, log_row, output_scalars, returns_metrics
 from ._transfer import transfer_batch
 
@@ -273,9 +273,10 @@ class EvaluationLoop:
             hook_names = hook_names[1:]
         check_dataloader_idx(module, hook_names, self.short, several=len(loaders) > 1)
         self._set_epoch()
+        target = eval_target(module, self.run.prepared.wrapped)
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
         if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
-            module.eval()
+            target.eval()
         else:
             hooks.call_module(f"on_{self.prefix}_model_eval")  # the module's own way into eval mode
         hooks.call(f"on_{self.prefix}_start")
