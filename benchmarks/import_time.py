@@ -5,6 +5,7 @@
     python benchmarks/import_time.py --pairs 15 --baseline-src ../before/src
     python benchmarks/import_time.py --peers                  # Lightning and Accelerate too, when installed
     python benchmarks/import_time.py --instructions 3 --baseline-src ../before/src   # counted, under valgrind
+    python benchmarks/import_time.py --exit-share             # counted: what the interpreter's exit adds
 
 **Whole process, in pairs.** Each command runs in a fresh interpreter right beside a fresh ``import torch``
 (the order alternating from pair to pair), and the figure is the difference within each pair: drift in the
@@ -16,7 +17,7 @@ disturbs far less than the wall clock.
 way in the same rounds, so a before/after comparison comes from one sitting.
 
 **Whole process, `import torch` excluded.** ``import torch`` itself varies by hundreds of milliseconds from one
-process to the next (on the 2-core machine 1.9 to 2.6 s within a minute), which buries a 30 ms difference under
+process to the next, which buries a 30 ms difference under
 any practical number of pairs. So each pair is also run as two processes that both start with ``import torch``
 and mark the monotonic clock (``time.perf_counter``, shared by every process on the machine) right after it; one
 then runs the snippet, the other nothing, and both exit normally. The parent reads the clock when each process
@@ -25,14 +26,16 @@ shutdown, which walks the larger heap the snippet leaves. The difference of the 
 cost with ``import torch``'s variance left out. Importing torch before ``accelplug`` instead of through it loads
 the same modules; what differs is only the order.
 
-**Whole process, counted.** ``--instructions N`` runs each whole process (``python -c "import torch"`` and
-``python -c SNIPPET``) under valgrind's cachegrind, which counts the instructions the process executes, with the
-hash seeds 0 .. N-1 (``PYTHONHASHSEED``: string hashing moves dict and set layouts, and with them some
-instructions). A count does not depend on the machine's load or speed, so it settles in one pair what timed pairs
-cannot; the report gives the snippet's extra instructions as a share of ``import torch``'s, and what that share
-is in milliseconds of an ``import torch`` timed here (median of five) or given (``--torch-ms``). It is the
-instructions' share, not the time's: the same count of the interpreter's work and of the dynamic loader's need
-not take the same time. Each process runs about 25 times slower under valgrind (a minute for ``import torch``).
+**Whole process, counted.** ``--instructions N`` runs each whole process (``python -c "import torch"`` and ``python
+-c SNIPPET``) under valgrind's cachegrind, which counts the instructions the process executes, with the hash seeds
+0 .. N-1 (``PYTHONHASHSEED``: string hashing moves dict and set layouts, and with them some instructions). A count
+does not depend on the machine's load or speed, but it is not exact either: runs of one command with one seed have
+differed by up to about 80 M instructions, about one more or one fewer pass of the garbage collector over torch's
+heap, so it resolves a share of ``import torch`` to about a percent. The report gives the snippet's extra
+instructions as a share of ``import torch``'s, and what that share is in milliseconds of an ``import torch`` timed
+here (median of five) or given (``--torch-ms``). It is the instructions' share, not the time's: the same count of
+the interpreter's work and of the dynamic loader's need not take the same time. Each process runs about 25 times
+slower under valgrind (a minute for ``import torch``).
 
 **In one process.** The same snippet timed with ``perf_counter`` after ``import torch``, and the part of it
 spent in full (generation 2) garbage collections. ``import torch`` leaves a large heap, which a full collection
@@ -200,6 +203,17 @@ def instructions_report(trees: dict[str, dict[str, str]], seeds: int, torch_ms: 
     return {"torch_ms": torch_ms, "instructions": rows}
 
 
+def exit_share(env: dict[str, str]) -> None:
+    """Print the snippet's extra instructions with the interpreter's normal exit and with ``os._exit`` (none), seed 0:
+    what the exit of a process holding accelplug's modules adds to the cost measured inside one process."""
+    skip_exit = "\nimport os; os._exit(0)"
+    snippet = SNIPPET.replace("; ", "\n")
+    normal = _instructions(snippet, env, 0) - _instructions(TORCH, env, 0)
+    abrupt = _instructions(snippet + skip_exit, env, 0) - _instructions(TORCH + skip_exit, env, 0)
+    print(f"\nsnippet minus import torch, instructions, PYTHONHASHSEED=0: normal exit +{normal / 1e6:.1f} M, ", end="")
+    print(f"os._exit(0) +{abrupt / 1e6:.1f} M: the exit adds {(normal - abrupt) / 1e6:+.1f} M")
+
+
 def _in_process(env: dict[str, str]) -> list[float]:
     code = _IN_PROCESS.replace("exec(SNIPPET)", SNIPPET.replace("; ", "\n"))
     out = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True, cwd=REPO)
@@ -275,6 +289,7 @@ def main() -> None:
     parser.add_argument("--json", dest="json_path", help="write every sample to this file")
     parser.add_argument("--only-tail", action="store_true", help="only the whole-process tails (no other figures)")
     parser.add_argument("--instructions", type=int, metavar="N", help="only count instructions, hash seeds 0..N-1")
+    parser.add_argument("--exit-share", action="store_true", help="only count what the exit adds (valgrind)")
     parser.add_argument("--torch-ms", type=float, help="with --instructions: the import torch time to scale to")
     args = parser.parse_args()
 
@@ -285,6 +300,9 @@ def main() -> None:
         folder = _accelplug_folder(env)
         print(f"{label}: accelplug from {folder}")
         compileall.compile_dir(folder, quiet=1)
+    if args.exit_share:
+        exit_share(trees["this tree"])
+        return
     if args.instructions:
         report = instructions_report(trees, args.instructions, args.torch_ms)
         if args.json_path:
