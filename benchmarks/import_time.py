@@ -4,6 +4,7 @@
     python benchmarks/import_time.py --pairs 40 --only-tail   # the whole-process tails only, many pairs
     python benchmarks/import_time.py --pairs 15 --baseline-src ../before/src
     python benchmarks/import_time.py --peers                  # Lightning and Accelerate too, when installed
+    python benchmarks/import_time.py --instructions 3 --baseline-src ../before/src   # counted, under valgrind
 
 **Whole process, in pairs.** Each command runs in a fresh interpreter right beside a fresh ``import torch``
 (the order alternating from pair to pair), and the figure is the difference within each pair: drift in the
@@ -23,6 +24,15 @@ has exited, so a process's *tail* is everything after ``import torch``: the snip
 shutdown, which walks the larger heap the snippet leaves. The difference of the two tails is the whole-process
 cost with ``import torch``'s variance left out. Importing torch before ``accelplug`` instead of through it loads
 the same modules; what differs is only the order.
+
+**Whole process, counted.** ``--instructions N`` runs each whole process (``python -c "import torch"`` and
+``python -c SNIPPET``) under valgrind's cachegrind, which counts the instructions the process executes, with the
+hash seeds 0 .. N-1 (``PYTHONHASHSEED``: string hashing moves dict and set layouts, and with them some
+instructions). A count does not depend on the machine's load or speed, so it settles in one pair what timed pairs
+cannot; the report gives the snippet's extra instructions as a share of ``import torch``'s, and what that share
+is in milliseconds of an ``import torch`` timed here (median of five) or given (``--torch-ms``). It is the
+instructions' share, not the time's: the same count of the interpreter's work and of the dynamic loader's need
+not take the same time. Each process runs about 25 times slower under valgrind (a minute for ``import torch``).
 
 **In one process.** The same snippet timed with ``perf_counter`` after ``import torch``, and the part of it
 spent in full (generation 2) garbage collections. ``import torch`` leaves a large heap, which a full collection
@@ -47,12 +57,14 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TORCH = "import torch"
@@ -147,6 +159,47 @@ def _tail_pair(code: str, env: dict[str, str], bare_first: bool) -> tuple[float,
     return tails[code][0] - tails["pass"][0], tails[code][1] - tails["pass"][1]
 
 
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def _instructions(code: str, env: dict[str, str], seed: int) -> int:
+    """Instructions the whole process ``python -c code`` executes, counted by valgrind's cachegrind."""
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    out = subprocess.run(
+        [*command, sys.executable, "-c", code],
+        env={**env, "PYTHONHASHSEED": str(seed)},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = _REFS.search(out.stderr)
+    if found is None:
+        raise RuntimeError(f"valgrind printed no instruction count:\n{out.stderr[-2000:]}")
+    return int(found[1].replace(",", ""))
+
+
+def instructions_report(trees: dict[str, dict[str, str]], seeds: int, torch_ms: float | None) -> dict[str, Any]:
+    """Print (and return) the snippet's extra instructions over ``import torch``, whole processes, per seed."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    if torch_ms is None:
+        torch_ms = statistics.median(_wall(TORCH, trees["this tree"])[0] for _ in range(5)) * 1000
+    rows: dict[str, list[tuple[int, int]]] = {label: [] for label in trees}
+    for seed in range(seeds):
+        for label, env in trees.items():
+            rows[label].append((_instructions(TORCH, env, seed), _instructions(SNIPPET, env, seed)))
+    print(f"\nwhole process, instructions (valgrind), {SNIPPET} minus import torch; import torch: {torch_ms:.0f} ms")
+    for label, pairs in rows.items():
+        for seed, (bare, snippet) in enumerate(pairs):
+            share = (snippet - bare) / bare
+            print(
+                f"  {label:10} PYTHONHASHSEED={seed}: import torch {bare / 1e9:.3f} G, snippet {snippet / 1e9:.3f} G, "
+                f"+{(snippet - bare) / 1e6:.1f} M = {share:.2%} of import torch = {share * torch_ms:.1f} ms of it"
+            )
+    return {"torch_ms": torch_ms, "instructions": rows}
+
+
 def _in_process(env: dict[str, str]) -> list[float]:
     code = _IN_PROCESS.replace("exec(SNIPPET)", SNIPPET.replace("; ", "\n"))
     out = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True, cwd=REPO)
@@ -221,6 +274,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=12, help="groups of modules listed under 'where it goes'")
     parser.add_argument("--json", dest="json_path", help="write every sample to this file")
     parser.add_argument("--only-tail", action="store_true", help="only the whole-process tails (no other figures)")
+    parser.add_argument("--instructions", type=int, metavar="N", help="only count instructions, hash seeds 0..N-1")
+    parser.add_argument("--torch-ms", type=float, help="with --instructions: the import torch time to scale to")
     args = parser.parse_args()
 
     trees: dict[str, dict[str, str]] = {"this tree": _env(None)}
@@ -230,6 +285,11 @@ def main() -> None:
         folder = _accelplug_folder(env)
         print(f"{label}: accelplug from {folder}")
         compileall.compile_dir(folder, quiet=1)
+    if args.instructions:
+        report = instructions_report(trees, args.instructions, args.torch_ms)
+        if args.json_path:
+            Path(args.json_path).write_text(json.dumps(report, indent=2))
+        return
     runs: list[tuple[str, str, str, dict[str, str]]] = [
         (f"{label}: {name}" if len(trees) > 1 else name, code, partner, env)
         for name, (code, partner) in COMMANDS.items()

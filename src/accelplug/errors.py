@@ -9,6 +9,7 @@ be, what to do, and what is accepted or available. ``MisconfigurationException``
 from __future__ import annotations
 
 import difflib
+import os
 import warnings
 from collections.abc import Iterable
 
@@ -122,3 +123,9 @@ warnings.simplefilter("default", LightningDeprecationWarning)
 def disable_possible_user_warnings(module: str = "") -> None:
     """Ignore ``PossibleUserWarning`` from every module, or from the modules whose name starts with ``module``."""
     warnings.filterwarnings("ignore", category=PossibleUserWarning, module=module)
+
+
+# Lightning's switch for a whole run, without touching the script: POSSIBLE_USER_WARNINGS=off (or 0) in the
+# environment silences them from the start, as ``import lightning.pytorch`` does.
+if os.environ.get("POSSIBLE_USER_WARNINGS", "").lower() in ("0", "off"):
+    disable_possible_user_warnings()

@@ -7,6 +7,7 @@ import csv
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import torch
@@ -16,7 +17,7 @@ from accelplug.callbacks import GradientAccumulationScheduler, ModelPruning, Spi
 from accelplug.callbacks.spike import TrainingSpikeException
 from accelplug.errors import MisconfigurationException
 
-from .parity import fit_both, make_module
+from .parity import FRAMEWORKS, fit_both, make_module, quiet_lightning
 
 
 def _same_weights(sides: dict[str, Any]) -> None:
@@ -145,6 +146,37 @@ def test_throughput_keys_and_counts_match_lightning(tmp_path: Path) -> None:
     assert ours == theirs
 
 
+def test_throughput_peak_flops_replaced_at_lightnings_path_give_mfu_logged_by_keyword(tmp_path: Path) -> None:
+    # code written for Lightning gives a CPU a peak by replacing the function at the callback's module path
+    calls = {}
+    for name, framework in FRAMEWORKS.items():
+        logger = mock.Mock(save_dir=str(tmp_path / name), version=0)
+        logger.name = "mock"
+        module = make_module(framework, validation=False)
+        module.flops_per_batch = 10
+        trainer = framework.Trainer(
+            accelerator="cpu",
+            max_steps=3,
+            logger=logger,
+            log_every_n_steps=1,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            default_root_dir=tmp_path / name,
+            callbacks=[framework.pytorch.callbacks.ThroughputMonitor(batch_size_fn=lambda b: 4, window_size=2)],
+        )
+        path = f"{framework.__name__}.pytorch.callbacks.throughput_monitor.get_available_flops"
+        with mock.patch(path, return_value=100), quiet_lightning(framework):
+            trainer.fit(module)
+        calls[name] = [
+            (sorted(c.kwargs.get("metrics", {})), sorted(c.kwargs), c.args)
+            for c in logger.log_metrics.mock_calls
+            if any("train/" in k for k in c.kwargs.get("metrics", {}))
+        ]
+    assert any("train/device/mfu" in keys for keys, _, _ in calls["accelplug"])
+    assert calls["accelplug"] == calls["lightning"]
+
+
 def test_throughput_monitor_refusals() -> None:
     with pytest.raises(MisconfigurationException, match="batch_size_fn"):
         ThroughputMonitor(batch_size_fn=8)  # type: ignore[arg-type]
@@ -160,6 +192,8 @@ def test_throughput_monitor_refusals() -> None:
         {"pruning_fn": "l1_unstructured", "amount": 1, "use_global_unstructured": False},
         {"pruning_fn": "ln_structured", "pruning_dim": 1, "pruning_norm": 2, "use_global_unstructured": False},
         {"pruning_fn": "l1_unstructured", "amount": 0.3, "use_lottery_ticket_hypothesis": False},
+        # pruned at each validation's end, inside the fit: the masks it makes are used by the next training steps
+        {"pruning_fn": "random_unstructured", "amount": 0.3, "prune_on_train_epoch_end": False},
     ],
 )
 def test_pruning_gives_lightnings_weights_and_checkpoints(tmp_path: Path, options: dict[str, Any]) -> None:

@@ -169,6 +169,8 @@ def test_return_predictions_under_a_forking_strategy_is_refused_before_any_proce
     assert "`return_predictions` should be set to `False` when using the strategies that spawn or fork" in str(
         refused.value
     )
+    # the type Lightning's caller gets, which finds out inside the started processes
+    assert isinstance(refused.value, torch.multiprocessing.ProcessRaisedException)
 
 
 @pytest.mark.slow

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import pickle
+import subprocess
+import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from pathlib import Path
@@ -50,7 +53,8 @@ def test_grad_norm_has_lightnings_keys_and_values() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, "two", float("nan")])
 def test_grad_norm_refuses_a_norm_that_is_not_positive(bad: object) -> None:
-    with pytest.raises(MisconfigurationException, match="positive number or 'inf'"):
+    # Lightning's phrase
+    with pytest.raises(MisconfigurationException, match="`norm_type` must be a positive number or 'inf'"):
         ours.grad_norm(torch.nn.Linear(2, 2), bad)  # type: ignore[arg-type]
 
 
@@ -112,6 +116,13 @@ def test_grad_clip_algorithm_type_compares_as_lightnings_enum() -> None:
     assert issubclass(ours.GradClipAlgorithmType, (str, ours.LightningEnum))
     with pytest.raises(ValueError, match="expected one of"):
         ours.GradClipAlgorithmType.from_str("nrm")
+
+
+def test_grad_clip_algorithm_type_lists_and_checks_names_as_lightnings() -> None:
+    assert ours.GradClipAlgorithmType.supported_types() == theirs.GradClipAlgorithmType.supported_types()
+    for name in ("norm", "value", "Norm", "norm2", ""):
+        expected = theirs.GradClipAlgorithmType.supported_type(name)
+        assert ours.GradClipAlgorithmType.supported_type(name) is expected, name
 
 
 def test_is_picklable_agrees_with_lightning() -> None:
@@ -177,6 +188,23 @@ def test_disable_possible_user_warnings_silences_only_that_category() -> None:
         warnings.warn("few workers", ours.PossibleUserWarning, stacklevel=1)
         warnings.warn("kept", UserWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["kept"]
+
+
+@pytest.mark.parametrize(("setting", "shown"), [("off", False), ("0", False), ("OFF", False), ("on", True)])
+def test_possible_user_warnings_off_in_the_environment_silences_them_for_the_whole_run(
+    setting: str, shown: bool
+) -> None:
+    # Lightning's switch (POSSIBLE_USER_WARNINGS=off or 0): read once, when the process imports accelplug
+    script = "import warnings, accelplug.errors as e; warnings.warn('few workers', e.PossibleUserWarning)"
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", script],
+        env={**os.environ, "POSSIBLE_USER_WARNINGS": setting},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert ("few workers" in done.stderr) is shown, done.stderr
 
 
 def test_seed_everything_and_attribute_dict_are_the_top_level_objects() -> None:

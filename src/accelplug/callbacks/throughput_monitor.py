@@ -12,6 +12,7 @@ attribute on the module (see :func:`accelplug.measure.flops.measure_flops`).
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -25,6 +26,19 @@ from ..measure.throughput import Throughput, get_available_flops, precision_comp
 from .base import Callback
 
 __all__ = ["ThroughputMonitor"]
+
+
+#: Lightning's public path of this callback's module, which also holds the ``get_available_flops`` it calls. Code
+#: written for Lightning replaces the function there (``mock.patch("lightning.pytorch.callbacks.throughput_monitor.
+#: get_available_flops", return_value=...)``) to give a device its peak FLOPs; ``setup`` reads the function from
+#: that module, when it is loaded, so the replacement is used.
+_PUBLIC_PATH = "accelplug.pytorch.callbacks.throughput_monitor"
+
+
+def _available_flops(device: torch.device, dtype: torch.dtype | str) -> int | None:
+    public = sys.modules.get(_PUBLIC_PATH)  # looked up, never imported: that path stands above this room
+    found: Callable[..., int | None] = getattr(public, "get_available_flops", get_available_flops)
+    return found(device, dtype)
 
 
 class ThroughputMonitor(Callback):
@@ -58,7 +72,7 @@ class ThroughputMonitor(Callback):
 
     def setup(self, trainer: Any, pl_module: torch.nn.Module, stage: str) -> None:
         dtype = precision_compute_dtype(trainer.precision)
-        self.available_flops = get_available_flops(trainer.strategy.root_device, dtype)
+        self.available_flops = _available_flops(trainer.strategy.root_device, dtype)
         self._throughputs = {}
 
     def _start(self, trainer: Any, stage: str) -> None:
@@ -111,7 +125,7 @@ class ThroughputMonitor(Callback):
         trainer.logged_metrics.update(metrics)
         row = metrics if epoch is None else {**metrics, "epoch": epoch}
         for logger in loggers:
-            logger.log_metrics(row, step)
+            logger.log_metrics(metrics=row, step=step)  # by keyword, as Lightning calls it
             logger.save()
 
     # ---- training ----------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ def grad_norm(
         p = float("nan")
     if not p > 0:  # also refuses nan
         raise MisconfigurationException(
-            f"grad_norm(norm_type={norm_type!r}): expected a positive number or 'inf' (the infinity norm)."
+            f"grad_norm(norm_type={norm_type!r}): `norm_type` must be a positive number or 'inf' (the infinity norm)."
         )
     norms = {
         f"grad_{p}_norm{group_separator}{name}": parameter.grad.detach().norm(p)

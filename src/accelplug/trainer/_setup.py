@@ -35,6 +35,7 @@ from .dispatch.profiling import (
     time_methods,
     untime_methods,
 )
+from .display.defaults import add_module_callbacks
 from .logging.self_log import LogRouter
 from .options.precision_and_sync import connect_precision, plugin_transfer
 from .state import LoopState, RunningStage, Stage, TrainerFn
@@ -102,8 +103,7 @@ def start_run(
     _attach(module, trainer, datamodule)  # configure_callbacks already sees its trainer, as in Lightning
     extra = _module_callbacks(module)
     if extra:
-        replaced = {type(c) for c in extra}
-        callbacks = [c for c in callbacks if type(c) not in replaced] + extra
+        callbacks = trainer.callbacks = add_module_callbacks(callbacks, extra)
     router = _lend_log(trainer, callbacks, module, stage)
     hooks = _dispatcher(trainer, module, callbacks, router, datamodule, profiler, timed)
     strategy.attach_module(module)

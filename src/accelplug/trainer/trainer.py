@@ -318,7 +318,9 @@ class Trainer:
 
         if self.selection.start_method != "popen":  # Lightning's rule for ddp_spawn/ddp_fork/ddp_notebook
             if return_predictions:
-                raise MisconfigurationException(
+                from .options.arguments import PredictionsNotReturnable
+
+                raise PredictionsNotReturnable(
                     "`return_predictions` should be set to `False` when using the strategies that spawn or fork: "
                     f"got return_predictions=True with a {type(self._strategy).__name__} that starts them; their "
                     "predictions are not sent back. Use a BasePredictionWriter callback, or strategy='ddp'."
@@ -366,6 +368,7 @@ class Trainer:
         if self.selection.start_method != "popen" and "RANK" not in os.environ:
             from .process.spawning import run_in_local_processes
 
+            self._module = model  # this process's trainer.lightning_module, as in Lightning (rank 0's weights return)
             return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
         from ..launcher import relaunch_if_needed
 
@@ -669,10 +672,15 @@ class Trainer:
         return list(dict.fromkeys(folders))
 
     def _model_or_last(self, model: torch.nn.Module | None, method: str) -> torch.nn.Module:
+        """``model``, else the module of the last call: its run's, or (after a call whose work ran in spawned
+        processes, which leaves no run here) the module connected to the Trainer, as Lightning falls back to
+        ``trainer.lightning_module``."""
         if model is not None:
             return model
         if self._run is not None:
             return self._run.module
+        if self.lightning_module is not None:
+            return self.lightning_module
         from .options.arguments import NotALightningModule
 
         raise NotALightningModule(

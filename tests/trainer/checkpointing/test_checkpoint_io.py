@@ -37,10 +37,11 @@ def _recorder(framework: Any, root: Path) -> Any:
             self.calls.append(("save", self._rel(path), storage_options))
             self.inner.save_checkpoint(checkpoint, path)
 
-        def load_checkpoint(self, path: Any, map_location: Any = None, weights_only: Any = None) -> dict[str, Any]:
-            # accelplug passes torch's default (True) where Lightning passes the None it was given
-            self.calls.append(("load", self._rel(str(path)), weights_only is not False))
-            return self.inner.load_checkpoint(path, map_location=map_location, weights_only=weights_only)  # type: ignore[no-any-return]
+        def load_checkpoint(self, path: Any, **options: Any) -> dict[str, Any]:
+            # accelplug passes torch's default (True) where Lightning passes the None it was given; the keywords
+            # are Lightning's (weights_only only: a CheckpointIO written for Lightning need not take map_location)
+            self.calls.append(("load", self._rel(str(path)), options.get("weights_only") is not False, sorted(options)))
+            return self.inner.load_checkpoint(path, **options)  # type: ignore[no-any-return]
 
         def remove_checkpoint(self, path: Any) -> None:
             self.calls.append(("remove", self._rel(path)))
@@ -92,7 +93,7 @@ def test_resuming_and_removing_go_through_the_plugin_and_the_files_are_accelplug
     best = os.path.relpath(trainer.checkpoint_callback.best_model_path, root)
     state = TorchCheckpointIO().load_checkpoint(root / "ckpts" / "last.ckpt")
     assert state["sha256"] and state["loop"]["global_step"] == 30  # the checksummed file, verified on load
-    assert [c for c in io.calls if c[0] == "load"] == [("load", best, True)]
+    assert [c for c in io.calls if c[0] == "load"] == [("load", best, True, ["weights_only"])]
 
 
 def test_torch_checkpoint_io_round_trips_through_an_fsspec_url() -> None:

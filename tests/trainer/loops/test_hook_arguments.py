@@ -158,6 +158,14 @@ def test_validate_without_inference_mode_runs_its_hooks_under_no_grad(tmp_path: 
     assert seen == [("on_validation_start", False, False)] == _named(records["lightning"], "on_validation_start")
 
 
+def test_the_validation_inside_a_fit_runs_its_hooks_under_no_grad_not_inference_mode(tmp_path: Path) -> None:
+    # what its hooks make (a pruning mask, a cached buffer) must stay usable by the training steps that follow
+    records = _calls_of("fit_no_grad", "fit", tmp_path, inference_mode=True)
+    seen = _named(records["accelplug"], "val_dataloader", "on_validation_start")
+    assert seen == [("val_dataloader", False), ("on_validation_start", False, False)]
+    assert seen == _named(records["lightning"], "val_dataloader", "on_validation_start")
+
+
 def test_configure_gradient_clipping_gets_keywords_that_are_none_unless_given(tmp_path: Path) -> None:
     records = _calls_of("clip", "fit", tmp_path)
     clipping = _named(records["accelplug"], "configure_gradient_clipping")

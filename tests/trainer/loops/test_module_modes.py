@@ -7,6 +7,7 @@ submodule back the mode it had. A project that relies on that gets the same loss
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,31 @@ def test_predict_gives_each_submodule_its_mode_back_as_lightning_does(tmp_path: 
         after[framework.__name__] = [m.training for m in module.modules()], module.seen
     assert after["accelplug"] == after["lightning"]
     assert after["accelplug"][0] == [True, False, False, False, True]
+
+
+def test_a_strategys_wrapper_is_in_eval_mode_while_validating_as_in_lightning(tmp_path: Path) -> None:
+    # trainer.model is DDP's wrapper here: Lightning's default on_validation_model_eval switches it, not only the
+    # module inside it; afterwards the module's submodules get their modes back (the wrapper's flag stays as it is)
+    seen = {}
+    for name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        module = _module(framework, freeze_backbone=False)
+        modes: list[tuple[str, bool, bool]] = []
+
+        def record(where: str, module: Any = module, modes: list[tuple[str, bool, bool]] = modes) -> None:
+            modes.append((where, module.trainer.model.training, module.training))
+
+        module.on_validation_start = lambda record=record: record("validate")
+        module.on_train_epoch_start = lambda record=record: record("train")
+        trainer = _trainer(framework, tmp_path / name, strategy="ddp", max_epochs=2, num_sanity_val_steps=0)
+        environment = dict(os.environ)
+        try:
+            with quiet_lightning(framework):
+                trainer.fit(module, _loader(), _loader(1))
+        finally:  # the one-process group and the rendezvous variables both frameworks leave behind
+            if torch.distributed.is_initialized():
+                torch.distributed.destroy_process_group()
+            os.environ.clear()
+            os.environ.update(environment)
+        seen[name] = modes
+    assert seen["accelplug"] == seen["lightning"]
+    assert ("validate", False, False) in seen["accelplug"]

@@ -68,6 +68,7 @@ def test_fit_spawns_two_ranks_and_brings_back_weights_state_and_checkpoint_path(
     best = trainer.checkpoint_callback.best_model_path  # type: ignore[union-attr]
     assert Path(best).is_file() and Path(best).parent == tmp_path / "checkpoints"
     assert model.steps_here == 0  # the steps ran in the spawned processes, not here
+    assert trainer.lightning_module is model  # so trainer.test() without a model tests it, as in Lightning
 
 
 class _KeepsALambda(Callback):

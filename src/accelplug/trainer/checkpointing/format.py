@@ -100,8 +100,8 @@ def read_checkpoint(
     Lightning wrote is upgraded to Lightning 2.6's layout (older releases') and given the ``loop`` record accelplug
     resumes from, read from Lightning's loop counters.
 
-    With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint``, given the path in the
-    type the caller gave; the format and keys are checked here either way.
+    With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint(path, weights_only=...)``, given
+    the path in the type the caller gave; the format and keys are checked here either way.
     """
     target = checked_path(path)
     state: dict[str, Any]
@@ -110,7 +110,10 @@ def read_checkpoint(
             state = load_verified(target, device, weights_only=weights_only, label="ckpt_path", require_format=False)
         else:
             given = target if isinstance(path, os.PathLike) else str(target)
-            state = io.load_checkpoint(given, map_location=device, weights_only=weights_only)
+            # Lightning's call: no map_location, which a CheckpointIO written for Lightning need not take (its
+            # Trainer never passes one); the writer places the tensors (accelplug's on the CPU) and restoring
+            # copies them onto the module's device
+            state = io.load_checkpoint(given, weights_only=weights_only)
     if isinstance(state, dict) and VERSION_KEY not in state and FORMAT_KEY not in state:
         raise CheckpointVersionError(  # Lightning's KeyError, naming the key
             f"{VERSION_KEY!r}: ckpt_path={str(target)!r} is not an accelplug checkpoint, nor Lightning's (it holds "

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...callbacks.base import Checkpoint
+from ...callbacks.base import Callback, Checkpoint
 from ...callbacks.model_summary import ModelSummary, RichModelSummary
 from ...callbacks.progress_bar import ProgressBar
+from ...distributed.rank_zero import rank_zero_info
 from ...errors import MisconfigurationException
 
-__all__ = ["DisplayProgressBar", "configure_callbacks", "progress_bar_callback"]
+__all__ = ["DisplayProgressBar", "add_module_callbacks", "configure_callbacks", "progress_bar_callback"]
 
 
 def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
@@ -36,6 +37,23 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
     if options.enable_model_summary and not any(isinstance(c, ModelSummary) for c in callbacks):
         callbacks.append(RichModelSummary())
     return [c for c in callbacks if not isinstance(c, Checkpoint)] + [c for c in callbacks if isinstance(c, Checkpoint)]
+
+
+def add_module_callbacks(callbacks: list[Any], extra: list[Any]) -> list[Any]:
+    """``callbacks`` with those of the module's ``configure_callbacks()`` added, Lightning's rules: a module's
+    callback replaces the Trainer's callbacks of its class or of a class it derives from (a module's
+    ``ModelCheckpoint`` replaces the default one), checkpointing callbacks stay last. The result becomes
+    ``trainer.callbacks``, so ``trainer.checkpoint_callback`` after a fit is the callback that ran; a second call
+    gets the same list (the module's callbacks replace themselves)."""
+    present = {type(c) for c in callbacks} - {Callback}  # a plain Callback() added as-is is never replaced
+    replaced = {kind for kind in present if any(issubclass(type(c), kind) for c in extra)}
+    if replaced:
+        rank_zero_info(
+            "The following callbacks returned in `LightningModule.configure_callbacks` will override existing "
+            f"callbacks passed to Trainer: {', '.join(sorted(kind.__name__ for kind in replaced))}"
+        )
+    merged = [c for c in callbacks if type(c) not in replaced] + list(extra)
+    return [c for c in merged if not isinstance(c, Checkpoint)] + [c for c in merged if isinstance(c, Checkpoint)]
 
 
 def progress_bar_callback(callbacks: list[Any]) -> ProgressBar | None:

@@ -14,7 +14,7 @@ import torch
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import PossibleUserWarning
 
-__all__ = ["ModuleModes", "warn_if_modules_in_eval_mode"]
+__all__ = ["ModuleModes", "eval_target", "warn_if_modules_in_eval_mode"]
 
 
 class ModuleModes:
@@ -30,6 +30,15 @@ class ModuleModes:
             mode = self.modes.get(name)
             if mode is not None:
                 sub.training = mode
+
+
+def eval_target(module: torch.nn.Module, wrapped: object) -> torch.nn.Module:
+    """What an evaluation switches to eval mode: the strategy's wrapper (``trainer.model``, DDP's) where there is
+    one, so that ``trainer.model.training`` is False during it too, as Lightning's default
+    ``on_{stage}_model_eval`` (``trainer.model.eval()``) leaves it; else the module. Only the module's
+    submodules get their modes back afterwards (the wrapper's own flag does not matter to its forward), as in
+    Lightning."""
+    return wrapped if isinstance(wrapped, torch.nn.Module) else module
 
 
 def warn_if_modules_in_eval_mode(module: torch.nn.Module) -> None:

@@ -4,7 +4,8 @@ The order of hooks is Lightning 2.x's: ``on_{stage}_model_eval``, ``on_{stage}_s
 ``on_{stage}_epoch_start``, per batch the transfer hooks, ``on_{stage}_batch_start``, the step,
 ``on_{stage}_batch_end``; then ``on_{stage}_epoch_end``, ``on_{stage}_end`` and
 ``on_{stage}_model_train``. Steps run under ``torch.inference_mode`` (``inference_mode=False``: plain
-``no_grad``, for models that need autograd-compatible tensors afterwards).
+``no_grad``, for models that need autograd-compatible tensors afterwards); the validation inside a fit always
+runs under ``no_grad``, as Lightning's does, since training goes on with what it leaves behind.
 
 Metrics: every scalar a step returns is averaged over the batches (``"loss"`` becomes ``val_loss`` or
 ``test_loss``) and every ``self.log`` value is reduced as Lightning reduces it; with several loaders,
@@ -31,7 +32,7 @@ from ..state import RunningStage, Stage, TrainerFn
 from ._counters import EvaluationRecord, forget_sanity_check
 from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length, validates_in_epoch
-from ._modes import ModuleModes
+from ._modes import ModuleModes, eval_target
 from ._readback import finish_eval_epoch, log_row, output_scalars, returns_metrics
 from ._transfer import transfer_batch
 
@@ -50,10 +51,29 @@ __all__ = [
 
 
 def grad_context(run: Run) -> contextlib.AbstractContextManager[Any]:
-    """``inference_mode`` as asked, unless the strategy cannot evaluate under it (FSDP: ``no_grad``)."""
-    if run.options.inference_mode and run.strategy.allows_inference_mode:
+    """``inference_mode`` as asked, else ``no_grad``; always ``no_grad`` where an inference tensor would outlive
+    the evaluation and break later work (Lightning's choices):
+
+    - the validation inside a fit (its sanity check too): what its hooks create (a pruning mask a callback
+      applies at the epoch's end, a cached buffer) is used by the next training step's autograd, which refuses
+      inference tensors;
+    - a strategy that cannot evaluate under it (FSDP's all-gathered parameters);
+    - a gloo process group, whose collectives do not accept inference tensors.
+    """
+    if (
+        run.options.inference_mode
+        and run.state.fn is not TrainerFn.FITTING
+        and run.strategy.allows_inference_mode
+        and not _gloo_group()
+    ):
         return torch.inference_mode()
     return torch.no_grad()
+
+
+def _gloo_group() -> bool:
+    """Whether this process belongs to a default process group of the gloo backend."""
+    distributed = torch.distributed
+    return distributed.is_available() and distributed.is_initialized() and distributed.get_backend() == "gloo"
 
 
 def step_accepts(method: Callable[..., Any]) -> int:
@@ -259,9 +279,10 @@ class EvaluationLoop:
             first_limit = max_batches if first_limit is None else first_limit
             if epoch_length(loaders[0], first_limit) != 0:
                 self._first = self.run.hold_iterator(f"{self.short}/0", self._fetching(loaders[0]))
+        target = eval_target(module, self.run.prepared.wrapped)
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
         if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
-            module.eval()
+            target.eval()
         else:
             hooks.call_module(f"on_{self.prefix}_model_eval")  # the module's own way into eval mode
         hooks.call(f"on_{self.prefix}_start")

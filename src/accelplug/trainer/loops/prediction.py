@@ -18,7 +18,7 @@ from ...callbacks.prediction_writer import BasePredictionWriter
 from ...data.batch_indices import IndexRecordingBatchSampler
 from ._dataloader_iter import DataloaderIter, chained, iterator_steps, takes_dataloader_iter, warn_dataloader_iter
 from ._limits import batch_limit, count_batches, epoch_length
-from ._modes import ModuleModes
+from ._modes import ModuleModes, eval_target
 from ._transfer import transfer_batch
 from .evaluation import check_dataloader_idx, grad_context, step_accepts
 
@@ -69,9 +69,10 @@ class PredictionLoop:
         first = None  # the first loader's iterator, made before the hooks (Lightning's order)
         if not takes_dataloader_iter(step) and self.loaders and epoch_length(self.loaders[0], self.limits[0]) != 0:
             first = run.hold_iterator("predict/0", hooks.fetching(self.loaders[0], "[_PredictionLoop].predict_next"))
+        target = eval_target(module, run.prepared.wrapped)
         modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
         if hooks.module_hook("on_predict_model_eval") is None:
-            module.eval()
+            target.eval()
         else:
             hooks.call_module("on_predict_model_eval")
         hooks.call("on_predict_start")

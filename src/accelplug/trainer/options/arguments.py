@@ -7,6 +7,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.multiprocessing.spawn import ProcessRaisedException
 
 from ...callbacks.base import Checkpoint
 from ...errors import MisconfigurationException
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NoModelAttached",
     "NotALightningModule",
+    "PredictionsNotReturnable",
     "check_checkpointing",
     "check_model",
     "compile_options_for",
@@ -74,6 +76,15 @@ def path_in_datamodule_slot(datamodule: Any, ckpt_path: Any) -> tuple[Any, Any]:
 
 class NotALightningModule(MisconfigurationException, TypeError):
     """A Trainer method given something it cannot run (Lightning raises a ``TypeError``)."""
+
+
+class PredictionsNotReturnable(MisconfigurationException, ProcessRaisedException):
+    """``predict(return_predictions=True)`` under a strategy that spawns or forks its processes, which send no
+    predictions back. Lightning finds out inside each started process, so its caller gets torch's
+    ``ProcessRaisedException``; accelplug refuses before starting any, with both types."""
+
+    def __init__(self, msg: str, error_index: int = 0, error_pid: int = 0) -> None:
+        ProcessRaisedException.__init__(self, msg, error_index, error_pid)  # (its pickling passes all three)
 
 
 class NoModelAttached(MisconfigurationException, AttributeError):

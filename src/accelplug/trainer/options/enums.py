@@ -12,3 +12,13 @@ class GradClipAlgorithmType(LightningEnum):
 
     VALUE = "value"
     NORM = "norm"
+
+    @staticmethod
+    def supported_type(val: str) -> bool:
+        """Whether ``val`` names one of the algorithms, exactly as written (``"norm"``, not ``"Norm"``)."""
+        return val in [member.value for member in GradClipAlgorithmType]
+
+    @staticmethod
+    def supported_types() -> list[str]:
+        """The algorithms' names, in the order Lightning lists them."""
+        return [member.value for member in GradClipAlgorithmType]
