@@ -121,7 +121,8 @@ def shutdown_workers(loaders: Any) -> None:
 
 
 def release_iterators(iterators: Any) -> None:
-    """Stop the worker processes behind the loops' running iterators (``Run.iterators``), whoever else holds them.
+    """Stop the worker processes behind the loops' running iterators (``Run.iterators``), whoever else holds them
+    (the Trainer calls it after a failed call; after one that went through, dropping the run's reference ends them).
 
     Dropping the loop's reference is not enough when a call failed in the middle of an epoch: the exception's
     traceback keeps the loop's frames, and with them the epoch's iterator and its workers, alive for as long as the
