@@ -307,7 +307,8 @@ def _injected_cli(tmp_path: Path, *args: str, **kwargs: Any) -> LightningCLI:
 
 
 def _checkpoint_of(cli: LightningCLI, path: Path) -> Path:
-    torch.save({"state_dict": cli.model.state_dict(), "hyper_parameters": dict(cli.model.hparams)}, path)
+    saved = {"state_dict": cli.model.state_dict(), "hyper_parameters": dict(cli.model.hparams)}
+    torch.save({**saved, "pytorch-lightning_version": "2.6.6"}, path)  # the release Lightning's loading needs
     return path
 
 
@@ -365,7 +366,7 @@ def test_a_checkpoint_naming_code_that_is_not_trusted_is_refused_as_a_value_erro
     from accelplug.core.saving import UntrustedCheckpointError
 
     path = tmp_path / "m.ckpt"
-    torch.save({"state_dict": {}, "hyper_parameters": saved}, path)
+    torch.save({"state_dict": {}, "hyper_parameters": saved, "pytorch-lightning_version": "2.6.6"}, path)
     with pytest.raises(UntrustedCheckpointError, match=f"{named}.*blocked") as refused:
         LightningModule.load_from_checkpoint(path)
     assert isinstance(refused.value, ValueError)
@@ -390,7 +391,7 @@ def test_the_hparams_of_a_ckpt_path_that_do_not_fit_the_model_end_in_lightnings_
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "other.ckpt"
-    torch.save({"state_dict": {}, "hyper_parameters": {"width": 3}}, path)
+    torch.save({"state_dict": {}, "hyper_parameters": {"width": 3}, "pytorch-lightning_version": "2.6.6"}, path)
     with pytest.raises(SystemExit):
         LightningCLI(BoringModel, args=["predict", f"--ckpt_path={path}"])
     assert "Parsing of ckpt_path hyperparameters failed" in capsys.readouterr().err

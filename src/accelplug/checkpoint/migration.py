@@ -46,6 +46,7 @@ __all__ = [
     "STEPS",
     "VERSION_KEY",
     "CallbackHomes",
+    "CheckpointKeyError",
     "CheckpointVersionError",
     "pl_legacy_patch",
     "upgrade",
@@ -64,12 +65,17 @@ Checkpoint = dict[str, Any]
 CallbackHomes = Mapping[str, type]
 
 
-class CheckpointVersionError(MisconfigurationException, KeyError):
-    """A dictionary given as a checkpoint records no Lightning release: a ``KeyError`` as Lightning's, naming
-    the key that is missing."""
+class CheckpointKeyError(MisconfigurationException, KeyError):
+    """A checkpoint lacks a key that loading or resuming needs: a ``KeyError`` as Lightning's (which names the key,
+    or says what it tried to restore), explained."""
 
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
         return str(self.args[0]) if self.args else ""
+
+
+class CheckpointVersionError(CheckpointKeyError):
+    """A dictionary given as a checkpoint records no Lightning release: a ``KeyError`` as Lightning's, naming
+    the key that is missing."""
 
 
 def _release(text: str) -> Any:

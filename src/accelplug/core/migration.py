@@ -14,6 +14,7 @@ from typing import Any
 
 from ..callbacks.early_stopping import EarlyStopping
 from ..callbacks.model_checkpoint import ModelCheckpoint
+from ..checkpoint.file import FORMAT_KEY
 from ..checkpoint.migration import VERSION_KEY, pl_legacy_patch, upgrade
 
 __all__ = ["migrate_checkpoint", "pl_legacy_patch", "upgrade_loaded"]
@@ -35,11 +36,12 @@ def migrate_checkpoint(
 
 def upgrade_loaded(checkpoint: dict[str, Any], path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """A checkpoint just read from ``path``, upgraded; where steps were applied, an info log gives the command
-    that upgrades the file itself. A file that records no Lightning release (a plain ``torch.save`` of a dict) is
-    returned as it is: it follows no release's layout to upgrade from."""
-    if VERSION_KEY not in checkpoint:
+    that upgrades the file itself. A dictionary that records no Lightning release (a plain ``torch.save`` of one) is
+    refused with a ``KeyError`` naming the key, as Lightning refuses it; a file of accelplug's own format that
+    records none (``fabric.save``'s) is returned as it is: it follows no release's layout to upgrade from."""
+    if VERSION_KEY not in checkpoint and FORMAT_KEY in checkpoint:
         return checkpoint
-    old = checkpoint[VERSION_KEY]
+    old = checkpoint.get(VERSION_KEY)  # none: migrate_checkpoint's KeyError names the key
     checkpoint, applied = migrate_checkpoint(checkpoint)
     if applied and path is not None:
         shown = _shown(path)

@@ -33,6 +33,7 @@ from typing import IO, Any
 
 import torch
 
+from ..checkpoint.migration import CheckpointKeyError
 from ..errors import CheckpointNotFoundError, MisconfigurationException
 from ..overrides import overrides
 from .migration import pl_legacy_patch, upgrade_loaded
@@ -379,7 +380,9 @@ def _load_weights(module: Any, checkpoint: dict[str, Any], strict: bool | None, 
     module.on_load_checkpoint(checkpoint)
     state_dict = checkpoint.get("state_dict")
     if not isinstance(state_dict, dict):
-        raise MisconfigurationException(f"load_from_checkpoint: the checkpoint has no 'state_dict' for {module!r}.")
+        raise CheckpointKeyError(  # Lightning's KeyError names the key
+            f"'state_dict': load_from_checkpoint: the checkpoint has no 'state_dict' for {module!r}."
+        )
     keys = module.load_state_dict(state_dict, strict=strict)
     if not strict and keys.missing_keys:
         warnings.warn(

@@ -254,8 +254,8 @@ class TrainingBatches(Iterable[Any]):
         self.sampler = _EpochFanout(combined)
 
     def __iter__(self) -> Iterator[Any]:
-        for batch, _batch_idx, _dataloader_idx in self.combined:
-            yield batch
+        # the pass (and the loaders' workers) starts here, when the loop asks for an iterator, not at the first batch
+        return (batch for batch, _batch_idx, _dataloader_idx in iter(self.combined))
 
     def __len__(self) -> int:
         length = combined_length(self.combined.flattened, self.combined.mode, self.combined.limits)

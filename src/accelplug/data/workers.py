@@ -12,6 +12,7 @@ Lightning run draw for draw.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import random
 import sys
@@ -25,6 +26,7 @@ from ..errors import MisconfigurationException
 
 __all__ = [
     "add_worker_seeding",
+    "release_iterators",
     "shutdown_workers",
     "suggested_max_num_workers",
     "worker_init_function",
@@ -116,3 +118,39 @@ def shutdown_workers(loaders: Any) -> None:
             combined = getattr(item, "combined", None)
             if combined is not None:
                 pending.append(combined)
+
+
+def release_iterators(iterators: Any) -> None:
+    """Stop the worker processes behind the loops' running iterators (``Run.iterators``), whoever else holds them
+    (the Trainer calls it after a failed call; after one that went through, dropping the run's reference ends them).
+
+    Dropping the loop's reference is not enough when a call failed in the middle of an epoch: the exception's
+    traceback keeps the loop's frames, and with them the epoch's iterator and its workers, alive for as long as the
+    caller keeps the exception (a notebook keeps the last one). Lightning's teardown ends them; so does this: a
+    ``DataLoader`` iterator stops its workers, a generator around one (a profiler's timed fetches) is closed, which
+    lets go of the iterator it holds, and a combined loader's pass is walked into.
+    """
+    from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+    from .combined_loader import CombinedLoader, TrainingBatches
+
+    pending, seen = list(iterators), set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, _MultiProcessingDataLoaderIter):
+            item._shutdown_workers()
+        elif inspect.isgenerator(item):
+            frame = item.gi_frame
+            if frame is not None:  # what it holds, before closing it drops them (others may hold them too)
+                pending.extend(frame.f_locals.values())
+            item.close()
+        else:
+            inner = getattr(item, "iterators", None)  # a combined loader's pass
+            if isinstance(inner, list):
+                pending.extend(inner)
+            # a CombinedLoader (its own iterator, its pass in ``_iterator``) and the fit's batches around one
+            if isinstance(item, (CombinedLoader, TrainingBatches)):
+                pending.extend((getattr(item, "_iterator", None), getattr(item, "combined", None)))

@@ -19,7 +19,7 @@ import torch
 
 from ..checkpoint import AsyncCheckpointIO
 from ..data.batches import make_transfer
-from ..data.workers import shutdown_workers
+from ..data.workers import release_iterators, shutdown_workers
 from ..errors import MisconfigurationException
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.protocol import finalize_loggers, start_experiments
@@ -240,7 +240,11 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         _tear_down(run.hooks, run.strategy, run.precision, run.datamodule, run.stage, run.state, run.loggers, failed)
     finally:
         shutdown_workers(list(run.state.data.values()))  # persistent workers too, as Lightning's loop teardown
-        run.iterators.clear()  # the last epoch's workers stop now (Lightning's teardown), after the end hooks
+        # the last epoch's workers stop now (Lightning's teardown), after the end hooks: dropping the run's reference
+        # ends them, once; after a failure, whose traceback still holds the loop's frames, they are stopped here
+        if failed is not None:
+            release_iterators(run.iterators.values())
+        run.iterators.clear()
     # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
     vars(module).pop("_logged_metric_attributes", None)
     profiler = run.hooks.profiler

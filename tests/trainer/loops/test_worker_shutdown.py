@@ -97,7 +97,8 @@ class _Recording(DataLoader):  # type: ignore[type-arg]
 
     def __init__(self, trainer: Any) -> None:
         super().__init__(TensorDataset(torch.randn(16, 2)), batch_size=2, num_workers=1)
-        self.trainer, self.stopped_at = trainer, []
+        self.trainer = trainer
+        self.stopped_at: list[int] = []
 
     def _get_iterator(self) -> Any:
         loader = self
@@ -143,3 +144,43 @@ def test_an_epochs_workers_stop_when_the_next_epoch_starts_its_own_as_in_lightni
     }
     assert stopped["accelplug"] == stopped["lightning"]
     assert stopped["accelplug"] == (([1, 1], [0, 1, 1]) if fail_at_epoch_end else ([1, 2, 3], [0, 1, 2, 3]))
+
+
+def _fails_at_second_batch(framework: Any) -> Any:
+    class Module(framework.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch: Any, batch_idx: int) -> Any:
+            if batch_idx == 1:
+                raise RuntimeError("the second step failed")
+            inputs = batch["a"][0] if isinstance(batch, dict) else batch[0]
+            return self.layer(inputs).sum()
+
+        def configure_optimizers(self) -> Any:
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return Module()
+
+
+@pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
+@pytest.mark.parametrize(
+    ("name", "form"),
+    [("lightning", "loader"), ("accelplug", "loader"), ("accelplug", "profiled"), ("accelplug", "dict")],
+)
+def test_workers_stop_when_the_fit_fails_mid_epoch_though_the_traceback_is_kept(
+    name: str, form: str, tmp_path: Path
+) -> None:
+    framework = FRAMEWORKS[name]
+    trainer = framework.Trainer(
+        accelerator="cpu", devices=1, max_epochs=1, logger=False, enable_checkpointing=False,
+        enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path,
+        profiler="simple" if form == "profiled" else None,
+    )  # fmt: skip
+    loader = DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=2, num_workers=2)  # not persistent
+    before = _live_workers()
+    with pytest.raises(RuntimeError, match="the second step failed") as failure:
+        trainer.fit(_fails_at_second_batch(framework), {"a": loader} if form == "dict" else loader)
+    assert failure.value.__traceback__ is not None  # kept, with the loop's frames, as a notebook keeps it
+    assert _live_workers() == before

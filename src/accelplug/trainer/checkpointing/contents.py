@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import torch
 
 from ...checkpoint.file import DIGEST_KEY
+from ...checkpoint.migration import CheckpointKeyError
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException
 from ...strategies.base import loads_optimizers_from_checkpoint
@@ -305,8 +306,9 @@ def _restore_sharded(run: Run, path: Path, sharded: dict[str, Any], *, training:
         )
     optimizers = list(run.optim.optimizers) if training and run.optim else []
     if training and sharded.get("optimizers") is None:
-        raise MisconfigurationException(
-            f"ckpt_path={str(path)!r} holds no optimizer state, so training cannot resume from it exactly."
+        raise CheckpointKeyError(
+            f"Trying to restore optimizer state but checkpoint contains only the model: ckpt_path={str(path)!r} "
+            "holds no optimizer state, so training cannot resume from it exactly."
         )
     if training and sharded["optimizers"] != len(optimizers):
         raise MisconfigurationException(
@@ -332,9 +334,11 @@ def _restore_optimizers(run: Run, checkpoint: dict[str, Any], shown: str) -> Non
     assert optim is not None
     saved_optimizers = checkpoint.get("optimizer_states")
     if saved_optimizers is None:
-        raise MisconfigurationException(
-            f"ckpt_path={shown!r} holds no optimizer state, so training cannot resume from it exactly. Load its "
-            "weights with validate/test(ckpt_path=...) or model.load_state_dict(), then start a new fit."
+        raise CheckpointKeyError(  # Lightning's KeyError, with its words
+            f"Trying to restore optimizer state but checkpoint contains only the model: ckpt_path={shown!r} holds no "
+            "optimizer state (ModelCheckpoint(save_weights_only=True) writes such files), so training cannot resume "
+            "from it exactly. Load its weights with validate/test(ckpt_path=...) or model.load_state_dict(), then "
+            "start a new fit."
         )
     if not saved_optimizers:  # saved before any optimizer existed (a module connected by hand): fresh ones
         return

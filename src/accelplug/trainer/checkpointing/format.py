@@ -32,7 +32,7 @@ from ...checkpoint.file import (
     load_verified,
     refuse_urls,
 )
-from ...checkpoint.migration import VERSION_KEY
+from ...checkpoint.migration import VERSION_KEY, CheckpointKeyError, CheckpointVersionError
 from ...core.migration import pl_legacy_patch, upgrade_loaded
 from ...errors import CheckpointNotFoundError, MisconfigurationException
 from .lightning_loops import loop_from_lightning
@@ -114,14 +114,22 @@ def read_checkpoint(
             # Trainer never passes one); the writer places the tensors (accelplug's on the CPU) and restoring
             # copies them onto the module's device
             state = io.load_checkpoint(given, weights_only=weights_only)
+    if isinstance(state, dict) and VERSION_KEY not in state and FORMAT_KEY not in state:
+        raise CheckpointVersionError(  # Lightning's KeyError, naming the key
+            f"{VERSION_KEY!r}: ckpt_path={str(target)!r} is not an accelplug checkpoint, nor Lightning's (it holds "
+            f"a dict with keys {sorted(map(str, state))[:6]}; checkpoints are written by trainer.save_checkpoint or "
+            "ModelCheckpoint, in Lightning or accelplug)."
+        )
     if _written_by_lightning(state):
         state = upgrade_loaded(state, target)
+        if "state_dict" not in state:  # Lightning's KeyError names the key
+            raise CheckpointKeyError(f"'state_dict': ckpt_path={str(target)!r} is incomplete: it has no state_dict.")
         state["loop"] = loop_from_lightning(state)
     else:
         check_format(state, "ckpt_path", str(target))
     missing = [k for k in ("state_dict", "loop") if k not in state]
     if missing:
-        raise MisconfigurationException(f"ckpt_path={str(target)!r} is incomplete: it has no {', '.join(missing)}.")
+        raise CheckpointKeyError(f"ckpt_path={str(target)!r} is incomplete: it has no {', '.join(missing)}.")
     return state
 
 

@@ -201,7 +201,10 @@ class _TimedFetches:
         self.loader, self.profiler, self.action = loader, profiler, action
 
     def __iter__(self) -> Iterator[Any]:
-        iterator = iter(self.loader)
+        # the loader's iterator (its workers) made here, when the loop asks for one, not at the first batch
+        return self._timed(iter(self.loader))
+
+    def _timed(self, iterator: Iterator[Any]) -> Iterator[Any]:
         profiler, action = self.profiler, self.action
         while True:
             profiler.start(action)

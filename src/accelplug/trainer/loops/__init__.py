@@ -7,9 +7,11 @@ The map (each name is the module that holds it; ``_stages.py`` calls in, nothing
       sanity check: a few validation batches                # evaluation.EvaluationLoop.sanity_check
       FitLoop.run()                                         # fit.py
         epoch, skip = resume_position()                     # _resume.py: mid-epoch resumes replay the shuffle
+        the first epoch's iterator (RNG saved, workers start)   # FitLoop._make_iterator (Lightning's place)
         on_train_start
         while no stop reason:                               # _limits.Limits.stop_reason (below)
-          on_train_epoch_start                              # loaders reloaded, sampler.set_epoch, RNG saved
+          loaders reloaded; sampler.set_epoch; on_train_epoch_start
+          a later epoch's iterator (RNG saved, workers start)
           for batch in the epoch (one fetched ahead):       # _resume.epoch_batches
             batch_step(batch)                               # one of three paths, chosen once per fit:
               fast_batch     move; zero_grad; forward; backward; step       (nothing runs in between)
@@ -28,7 +30,8 @@ The map (each name is the module that holds it; ``_stages.py`` calls in, nothing
       on_fit_end
 
     validate / test / sanity check                         # evaluation.EvaluationLoop.evaluate
-      eval mode (or on_{stage}_model_eval); on_{stage}_start; on_{stage}_epoch_start
+      sampler.set_epoch; the first loader's iterator; eval mode (or on_{stage}_model_eval); on_{stage}_start;
+      on_{stage}_epoch_start
       for each loader, each batch: transfer hooks; on_{stage}_batch_start; {stage}_step (inference mode);
                                    on_{stage}_batch_end
       on_{stage}_epoch_end; the epoch's values reduced and read back once; on_{stage}_end;

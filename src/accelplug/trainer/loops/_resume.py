@@ -1,11 +1,13 @@
 """Resuming a fit exactly where a checkpoint left it, mid-epoch included.
 
-At the start of each epoch the random-number state is recorded; a checkpoint stores it, how many
+Where each epoch's iterator is made (Lightning's places: before ``on_train_start`` for a fit's first epoch, after
+``on_train_epoch_start`` for the others) the random-number state is recorded; a checkpoint stores it, how many
 batches of the epoch were consumed, and the state at saving time. On resume the epoch-start state is
 put back before the loader's iterator is created (so a shuffling sampler draws the same order), the
 consumed batches are skipped, and then the saving-time state is restored: the remaining steps see
-exactly what the uninterrupted run saw. A checkpoint written while an epoch's end was being handled
-(by ``on_train_epoch_end``) also records whether the plateau schedulers had stepped yet.
+exactly what the uninterrupted run saw (a shuffle drawn at the first batch, as a loader without workers draws it,
+also sees what the epoch-start hooks drew: their draws are not replayed). A checkpoint written while an epoch's end
+was being handled (by ``on_train_epoch_end``) also records whether the plateau schedulers had stepped yet.
 """
 
 from __future__ import annotations

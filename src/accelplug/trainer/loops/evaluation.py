@@ -158,6 +158,7 @@ class EvaluationLoop:
         #: ``on_step`` values, as in Lightning; the sanity check does not count.
         self._seen: dict[int, int] = {}
         self._recorded = False
+        self._first: Any = None  # the first loader's iterator, made before the evaluation's hooks (Lightning's order)
         self.arity = step_accepts(self.method)
         #: ``validation_step(self, dataloader_iter)``: the step fetches its own batches (``_dataloader_iter.py``)
         self.fetches_itself = takes_dataloader_iter(self.method)
@@ -273,6 +274,11 @@ class EvaluationLoop:
             hook_names = hook_names[1:]
         check_dataloader_idx(module, hook_names, self.short, several=len(loaders) > 1)
         self._set_epoch()
+        if not self.fetches_itself and loaders:  # the first loader's iterator before the hooks (Lightning's order)
+            first_limit = limits[0] if max_batches is None or limits[0] is None else min(limits[0], max_batches)
+            first_limit = max_batches if first_limit is None else first_limit
+            if epoch_length(loaders[0], first_limit) != 0:
+                self._first = self.run.hold_iterator(f"{self.short}/0", self._fetching(loaders[0]))
         target = eval_target(module, self.run.prepared.wrapped)
         modes = ModuleModes(module)  # each submodule's mode, given back at the end (Lightning's rule)
         if hooks.module_hook(f"on_{self.prefix}_model_eval") is None:
@@ -282,6 +288,7 @@ class EvaluationLoop:
         hooks.call(f"on_{self.prefix}_start")
         if self.run.tuned_loaders is not None:  # BatchSizeFinder made them again at the size it found
             self._loaders, self.run.tuned_loaders, self._recorded = list(self.run.tuned_loaders), None, False
+            self._first = None
             loaders, limits = self.loaders, self.limits
         collector = LogCollector(bar=self.run.state.progress_bar_metrics)
         self.run.router.enter(f"on_{self.prefix}_epoch_start", collector)
@@ -320,6 +327,9 @@ class EvaluationLoop:
         return metrics
 
     # ---- batches ---------------------------------------------------------------------------------------
+    def _fetching(self, loader: Any) -> Any:
+        return self.run.hooks.fetching(loader, f"[_EvaluationLoop].{self.short}_next")
+
     def _grad_context(self) -> contextlib.AbstractContextManager[Any]:
         return grad_context(self.run)
 
@@ -339,8 +349,11 @@ class EvaluationLoop:
         suffix = f"/dataloader_idx_{index}" if several else ""
         extra = (index,) if several else ()
         batch_idx = -1
-        fetching = hooks.fetching(loader, f"[_EvaluationLoop].{self.short}_next")
-        batches = itertools.islice(run.hold_iterator(f"{self.short}/{index}", fetching), epoch_length(loader, limit))
+        iterator, self._first = self._first, None
+        if index != 0 or iterator is None:
+            iterator = run.hold_iterator(f"{self.short}/{index}", self._fetching(loader))
+        batches = itertools.islice(iterator, epoch_length(loader, limit))
+        del iterator  # held by the run alone (see FitLoop.run_epoch)
         for batch_idx, raw in enumerate(batches):
             batch = transfer_batch(run, raw, index)
             run.router.enter(f"on_{self.prefix}_batch_start", collector, batch)

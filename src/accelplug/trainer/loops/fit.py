@@ -95,6 +95,7 @@ class FitLoop:
         self._last_val = 0.0  # time.monotonic() at the last validation's end or the start of training
         #: ``training_step(self, dataloader_iter)``: each step fetches its own batches (``_dataloader_iter.py``)
         self._warned_no_batch = False
+        self._first_iterator: Any = None  # the fit's first epoch's, made before on_train_start (Lightning's)
         self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
         if self.fetches_itself:
             warn_dataloader_iter("training_step")
@@ -109,6 +110,7 @@ class FitLoop:
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
             return self.state.stop_reason or StopReason.MAX_EPOCHS
         warn_if_modules_in_eval_mode(self.run_.module)  # which stay so: Lightning never calls .train() on them
+        self._first_iterator = self._make_iterator(epoch, resumed=self.resume is not None)
         self.run_.router.enter("on_train_start", self.collector)  # its values join the first epoch's (Lightning's)
         self.hooks.call("on_train_start")
         while not self._finished(epoch):
@@ -132,11 +134,12 @@ class FitLoop:
         length = self.limits.epoch_length
         if state.forward_only and self.opt.automatic:  # a callback's BatchNorm pass (forward_only.py)
             self.batch_step = ForwardOnly(self, self.batch_step)
-        loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
         if self.fetches_itself:
+            loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
             batches: Any = self._iterator_epoch(loader, skip, saved_rng, length)
         else:
-            iterator = self.run_.hold_iterator("train", loader)
+            iterator = self._first_iterator if self._first_iterator is not None else self._make_iterator(epoch)
+            self._first_iterator = None
             batches = epoch_batches(iterator, skip, saved_rng, length, self.run_.strategy.accelerator, state)
             del iterator  # held by the run alone, so that a failure's traceback does not keep the workers alive
         for batch_idx, batch in batches:
@@ -356,17 +359,37 @@ class FitLoop:
             self._validate()  # Lightning validates before honouring a requested stop
         return True
 
+    def _make_iterator(self, epoch: int, *, resumed: bool = False) -> Any:
+        """The epoch's batch iterator, made (with the loader's workers, and the random draws ``iter()`` takes) where
+        Lightning makes it: the first epoch of a fit's before ``on_train_start``, a later one's after
+        ``on_train_epoch_start``. None where the steps fetch their own batches (``_iterator_epoch``).
+
+        The random state it is made with is the epoch's start state that a checkpoint keeps (``_resume.py``): a
+        resumed epoch's iterator is made from it again. A resumed fit tells the sampler its epoch first as well:
+        Lightning's is told after ``iter()``, too late for a loader with workers, which draws its order then.
+        """
+        if self.fetches_itself:
+            return None
+        if resumed and epoch > 0:
+            self.run_.strategy.set_epoch(self.loader, epoch)
+        self.state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
+        loader = self.hooks.fetching(self.loader, "[_TrainingEpochLoop].train_dataloader_next")
+        return self.run_.hold_iterator("train", loader)
+
     def _start_epoch(self, epoch: int, skip: int) -> None:
         state = self.state
         every = self.run_.options.reload_dataloaders_every_n_epochs
-        if self.reload is not None and every and epoch > 0 and epoch % every == 0:
+        # a fit's first epoch uses the loader the fit just made (and its iterator, made before on_train_start)
+        first = self._first_iterator is not None
+        if self.reload is not None and every and epoch > 0 and epoch % every == 0 and not first:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
         state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
         self._epoch_has_batches = skip > 0
         self.run_.strategy.set_epoch(self.loader, epoch)
-        state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
+        if self.fetches_itself:
+            state.epoch_start_rng = capture_rng_state(self.run_.strategy.accelerator)
         self._batch_end_hooks = self.hooks.get("on_train_batch_end")
         if self.fetches_itself:  # they get the last batch fetched, not the step's iterator
             self._batch_end_hooks = tuple(_with_last_fetched(hook) for hook in self._batch_end_hooks)

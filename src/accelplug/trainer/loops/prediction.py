@@ -64,6 +64,11 @@ class PredictionLoop:
             hook_names = hook_names[1:]
             warn_dataloader_iter("predict_step")
         check_dataloader_idx(module, hook_names, "predict", several=len(self.loaders) > 1)
+        for loader in self.loaders:  # a sampler that shuffles per epoch learns the training epoch (as in Lightning)
+            run.strategy.set_epoch(loader, run.state.epoch)
+        first = None  # the first loader's iterator, made before the hooks (Lightning's order)
+        if not takes_dataloader_iter(step) and self.loaders and epoch_length(self.loaders[0], self.limits[0]) != 0:
+            first = run.hold_iterator("predict/0", hooks.fetching(self.loaders[0], "[_PredictionLoop].predict_next"))
         target = eval_target(module, run.prepared.wrapped)
         modes = ModuleModes(module)  # given back after on_predict_end, as Lightning does
         if hooks.module_hook("on_predict_model_eval") is None:
@@ -73,7 +78,7 @@ class PredictionLoop:
         hooks.call("on_predict_start")
         if run.tuned_loaders is not None:  # BatchSizeFinder made them again at the size it found (its trials
             self._take(run.tuned_loaders)  # predicted into the same record: start it afresh)
-            run.tuned_loaders = None
+            run.tuned_loaders = first = None
             record.outputs = [[] for _ in self.loaders]
             record.epoch_batch_indices = [[] for _ in self.loaders]
             record.current_batch_indices = []
@@ -82,7 +87,8 @@ class PredictionLoop:
         if takes_dataloader_iter(step):
             self._predict_iterator(step, keep=keep)
         else:
-            self._predict_loaders(step, keep=keep)
+            self._predict_loaders(step, keep=keep, first=first)
+            del first
         hooks.call("on_predict_epoch_end")
         results = record.outputs
         if not record.return_predictions:
@@ -92,7 +98,7 @@ class PredictionLoop:
         modes.restore(module)
         return results if len(self.loaders) > 1 else results[0]
 
-    def _predict_loaders(self, step: Any, *, keep: bool) -> None:
+    def _predict_loaders(self, step: Any, *, keep: bool, first: Any = None) -> None:
         """Every loader in turn: each batch moved (with the transfer hooks), then ``predict_step`` (or the forward)."""
         run, hooks, module, record = self.run, self.run.hooks, self.run.module, self.run.state.predict
         arity = step_accepts(step) if callable(step) else 1
@@ -103,8 +109,13 @@ class PredictionLoop:
             if not isinstance(recorder, IndexRecordingBatchSampler):  # no indices to tell (as in Lightning)
                 recorder = None
             extra = (index,) if several else ()
-            fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
-            for batch_idx, raw in enumerate(itertools.islice(fetching, epoch_length(loader, self.limits[index]))):
+            iterator, first = first, None
+            if index != 0 or iterator is None:
+                fetching = hooks.fetching(loader, "[_PredictionLoop].predict_next")
+                iterator = run.hold_iterator(f"predict/{index}", fetching)
+            batches = itertools.islice(iterator, epoch_length(loader, self.limits[index]))
+            del iterator  # held by the run alone, so that a failure's traceback does not keep the workers alive
+            for batch_idx, raw in enumerate(batches):
                 if recorder is not None:
                     indices = recorder.seen_batch_indices[batch_idx]
                     if self.on_epoch:
