@@ -81,7 +81,7 @@ def test_fsdp_on_one_device_needs_no_launcher_and_matches_single_device(example:
 def test_the_string_fsdp_selects_the_strategy_with_its_defaults() -> None:
     trainer = Trainer(accelerator="cpu", devices=1, strategy="fsdp", logger=False, enable_progress_bar=False)
     assert isinstance(trainer.strategy, FSDPStrategy)
-    assert trainer.strategy.state_dict_type == "full" and trainer.strategy.sharding_strategy == "FULL_SHARD"
+    assert trainer.strategy.state_dict_type == "full" and trainer.strategy.sharding_strategy.name == "FULL_SHARD"
 
 
 def test_a_strategy_object_keeps_its_options() -> None:

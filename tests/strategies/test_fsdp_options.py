@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import torch
-from torch.distributed.fsdp import CPUOffload, CPUOffloadPolicy, MixedPrecision, MixedPrecisionPolicy
+from torch.distributed.fsdp import CPUOffload, CPUOffloadPolicy, MixedPrecision, MixedPrecisionPolicy, ShardingStrategy
 
 from accelplug.errors import MisconfigurationException
 from accelplug.strategies import FSDPStrategy
@@ -41,7 +41,48 @@ def test_the_constructor_has_lightnings_parameters_and_defaults() -> None:
     [(None, False), (False, False), (True, True), (CPUOffload(offload_params=True), True), (CPUOffloadPolicy(), True)],
 )
 def test_cpu_offload_in_every_spelling_lightning_takes(value: Any, offloads: bool) -> None:
-    assert FSDPStrategy(cpu_offload=value).cpu_offload is offloads
+    assert ("cpu_offload=True" in repr(FSDPStrategy(cpu_offload=value))) is offloads
+
+
+@pytest.mark.parametrize("value", [None, False, True])
+def test_cpu_offload_given_as_a_bool_is_reported_as_torchs_cpu_offload(value: bool | None) -> None:
+    assert FSDPStrategy(cpu_offload=value).cpu_offload == CPUOffload(offload_params=bool(value))
+
+
+@pytest.mark.parametrize("value", [CPUOffload(offload_params=True), CPUOffloadPolicy()])
+def test_cpu_offload_given_as_torchs_object_is_reported_as_given(value: Any) -> None:
+    assert FSDPStrategy(cpu_offload=value).cpu_offload is value
+
+
+def test_mixed_precision_config_is_the_config_given() -> None:
+    config = MixedPrecision(param_dtype=torch.bfloat16)
+    assert FSDPStrategy(mixed_precision=config).mixed_precision_config is config
+
+
+def test_mixed_precision_config_follows_the_precision_plugin_when_none_is_given() -> None:
+    from accelplug.plugins.precision import FSDPPrecision
+
+    assert FSDPStrategy().mixed_precision_config is None
+    plugin = FSDPPrecision("bf16-mixed")
+    strategy = FSDPStrategy(precision_plugin=plugin)
+    assert strategy.mixed_precision_config == plugin.mixed_precision_config
+    assert strategy.mixed_precision_config.param_dtype == torch.bfloat16
+
+
+def test_sharding_strategy_is_reported_as_torchs_enum_member() -> None:
+    assert FSDPStrategy().sharding_strategy is ShardingStrategy.FULL_SHARD
+    assert FSDPStrategy(sharding_strategy="shard_grad_op").sharding_strategy is ShardingStrategy.SHARD_GRAD_OP
+    given = ShardingStrategy.HYBRID_SHARD
+    assert FSDPStrategy(sharding_strategy=given, device_mesh=(1, 2)).sharding_strategy is given
+
+
+def test_kwargs_reports_use_orig_params_on_as_fsdp2_always_keeps_the_parameters() -> None:
+    assert FSDPStrategy().kwargs == {"use_orig_params": True}
+    assert FSDPStrategy(use_orig_params=True, limit_all_gathers=True).kwargs == {"use_orig_params": True}
+
+
+def test_kwargs_reports_the_device_mesh_given() -> None:
+    assert FSDPStrategy(sharding_strategy="HYBRID_SHARD", device_mesh=(2, 1)).kwargs["device_mesh"] == (2, 1)
 
 
 def test_fsdp1_mixed_precision_becomes_fsdp2s_policy() -> None:
@@ -61,7 +102,7 @@ def test_activation_checkpointing_is_the_older_name_of_the_policy() -> None:
 
 
 def test_use_orig_params_true_is_what_fsdp2_does() -> None:
-    assert FSDPStrategy(use_orig_params=True).sharding_strategy == "FULL_SHARD"
+    assert FSDPStrategy(use_orig_params=True).sharding_strategy is ShardingStrategy.FULL_SHARD
 
 
 DEPRECATED = (
@@ -107,7 +148,9 @@ def test_options_without_an_fsdp2_equivalent_are_refused_with_the_way_out(
 
 def test_hybrid_sharding_names_are_accepted() -> None:
     assert FSDPStrategy(sharding_strategy="HYBRID_SHARD", device_mesh=(1, 2)).device_mesh == (1, 2)
-    assert FSDPStrategy(sharding_strategy="_HYBRID_SHARD_ZERO2").sharding_strategy == "_HYBRID_SHARD_ZERO2"
+    assert (
+        FSDPStrategy(sharding_strategy="_HYBRID_SHARD_ZERO2").sharding_strategy is ShardingStrategy._HYBRID_SHARD_ZERO2
+    )
 
 
 def _example() -> Any:

@@ -141,16 +141,18 @@ def _check_fsdp1_options(options: dict[str, Any]) -> None:
         )
 
 
-def _offload(value: object) -> bool:
-    """``cpu_offload`` as Lightning takes it: a bool, None, FSDP1's ``CPUOffload`` or FSDP2's ``CPUOffloadPolicy``."""
-    if value is None or isinstance(value, bool):
-        return bool(value)
+def _offload(value: object) -> tuple[bool, Any]:
+    """``cpu_offload`` as Lightning takes it (a bool, None, FSDP1's ``CPUOffload`` or FSDP2's ``CPUOffloadPolicy``):
+    whether parameters are offloaded, and the value to report as ``strategy.cpu_offload`` (Lightning reports a bool
+    as ``CPUOffload(offload_params=...)``)."""
     from torch.distributed.fsdp import CPUOffload, CPUOffloadPolicy
 
+    if value is None or isinstance(value, bool):
+        return bool(value), CPUOffload(offload_params=bool(value))
     if isinstance(value, CPUOffload):
-        return bool(value.offload_params)
+        return bool(value.offload_params), value
     if isinstance(value, CPUOffloadPolicy):
-        return True
+        return True, value
     raise MisconfigurationException(
         f"FSDPStrategy(cpu_offload={value!r}) is invalid: expected True or False (or torch's CPUOffload / "
         "CPUOffloadPolicy)."
@@ -267,7 +269,8 @@ class FSDPStrategy(DDPStrategy):
         self.activation_checkpointing_policy = _policy(
             activation_checkpointing_policy, "activation_checkpointing_policy"
         )
-        self.cpu_offload = _offload(cpu_offload)
+        self._offload_params, self.cpu_offload = _offload(cpu_offload)
+        self._mixed_precision_given = mixed_precision
         self.mixed_precision = _mixed_precision_policy(mixed_precision)
         sharding = _choice(sharding_strategy, (*_SHARDING, *_HYBRID, "NO_SHARD"), "sharding_strategy", upper=True)
         if sharding == "NO_SHARD":
@@ -275,20 +278,45 @@ class FSDPStrategy(DDPStrategy):
                 "FSDPStrategy(sharding_strategy='NO_SHARD') keeps every parameter whole on every process, which is "
                 "data parallelism: use strategy='ddp' (torch FSDP2, which accelplug uses, always shards)."
             )
-        self.sharding_strategy = sharding
+        self._sharding = sharding
         self.device_mesh = _check_mesh(device_mesh)
+        self._extra_kwargs = {"use_orig_params": True, **kwargs}
         self.state_dict_type = _choice(state_dict_type, _STATE_DICT_TYPES, "state_dict_type", upper=False)
         self._options = {
             "auto_wrap_policy": auto_wrap_policy,
             "activation_checkpointing_policy": activation_checkpointing_policy,
-            "cpu_offload": self.cpu_offload,
+            "cpu_offload": self._offload_params,
             "mixed_precision": mixed_precision,
-            "sharding_strategy": self.sharding_strategy,
+            "sharding_strategy": self._sharding,
             "state_dict_type": self.state_dict_type,
             "device_mesh": device_mesh,
         }
         #: Submodules made shard units in the last preparation (the root module not counted).
         self.shard_units: list[torch.nn.Module] = []
+
+    @property
+    def sharding_strategy(self) -> Any:
+        """torch's ``ShardingStrategy`` member, as Lightning reports it (given as a name or a member)."""
+        from torch.distributed.fsdp import ShardingStrategy
+
+        return ShardingStrategy[self._sharding]
+
+    @property
+    def mixed_precision_config(self) -> Any:
+        """The ``mixed_precision`` given to the strategy, else the one its ``FSDPPrecision`` plugin derives from the
+        precision (None for full precision), as in Lightning."""
+        if self._mixed_precision_given is not None:
+            return self._mixed_precision_given
+        return getattr(self.precision_plugin, "mixed_precision_config", None)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """The extra options FSDP1 would receive, as Lightning reports them: ``use_orig_params`` (always True: FSDP2
+        keeps the original parameters) and ``device_mesh`` when given."""
+        given = dict(self._extra_kwargs)
+        if self._options["device_mesh"] is not None:
+            given["device_mesh"] = self._options["device_mesh"]
+        return given
 
     @property
     def precision_plugin(self) -> NumericPrecision | None:
@@ -336,14 +364,14 @@ class FSDPStrategy(DDPStrategy):
 
     def backend_for(self, accelerator: Accelerator, device: torch.device) -> str:
         backend = super().backend_for(accelerator, device)
-        if self.cpu_offload and device.type != "cpu":
+        if self._offload_params and device.type != "cpu":
             # Offloaded shards and gradients live on the CPU; gradient clipping reduces their norms there.
             return f"{device.type}:{backend},cpu:gloo"
         return backend
 
     def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
         accelerator, device = self._environment_target(accelerator, device)
-        if self.cpu_offload and device.type == "cpu":
+        if self._offload_params and device.type == "cpu":
             raise MisconfigurationException(
                 "FSDPStrategy(cpu_offload=True) moves parameter shards to CPU memory between uses of an accelerator, "
                 "but this run is on the CPU already; drop cpu_offload or train on a GPU."
@@ -412,9 +440,9 @@ class FSDPStrategy(DDPStrategy):
         mesh = self._mesh(device, init_device_mesh, dist.get_world_size())
         options: dict[str, Any] = {
             "mesh": mesh,
-            "reshard_after_forward": {**_SHARDING, **_HYBRID}[self.sharding_strategy],
+            "reshard_after_forward": {**_SHARDING, **_HYBRID}[self._sharding],
             "mp_policy": self.mixed_precision or precision.fsdp_mixed_precision() or MixedPrecisionPolicy(),
-            "offload_policy": CPUOffloadPolicy() if self.cpu_offload else OffloadPolicy(),
+            "offload_policy": CPUOffloadPolicy() if self._offload_params else OffloadPolicy(),
         }
         wrap = self.auto_wrap_policy or _module_list_elements(module)
         units = [m for m in module.modules() if m is not module and wrap(m)]
@@ -459,7 +487,7 @@ class FSDPStrategy(DDPStrategy):
     def _mesh(self, device: torch.device, init_device_mesh: Callable[..., Any], world_size: int) -> Any:
         """The processes' layout: one dimension to shard over, or (replicate, shard) for hybrid sharding (HSDP)."""
         chosen = self.device_mesh
-        if chosen is None and self.sharding_strategy in _HYBRID:
+        if chosen is None and self._sharding in _HYBRID:
             per_node = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
             chosen = (max(1, world_size // per_node), per_node)
         if chosen is None:
