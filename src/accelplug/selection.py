@@ -577,9 +577,13 @@ def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, 
     """When ``environment`` started the processes: check ``devices``/``num_nodes`` against it and export its
     ranks and rendezvous for torch (:func:`~accelplug.environments.rendezvous.export_rendezvous`); True then.
 
-    False when nothing started the processes, so the caller may start them itself.
+    False when nothing started the processes, so the caller may start them itself; also for a one-process run
+    whose environment, given explicitly, did not start this process (``plugins=[SLURMEnvironment()]`` outside a
+    Slurm job): Lightning runs that on one device and never asks the environment, and so does accelplug.
     """
     if environment is None or not environment.creates_processes_externally:
+        return False
+    if num_devices * num_nodes == 1 and not environment.detect():
         return False
     from .environments.rendezvous import export_rendezvous
 

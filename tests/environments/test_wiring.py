@@ -133,6 +133,21 @@ def test_with_no_scheduler_nothing_is_exported_and_the_trainer_starts_its_own_pr
     assert _exported() == {}
 
 
+def test_slurm_environment_given_outside_a_slurm_job_leaves_a_one_device_run_to_one_process() -> None:
+    """As in Lightning: one device needs no launcher, so the environment is never asked for Slurm's variables."""
+    trainer = Trainer(accelerator="cpu", devices=1, plugins=[SLURMEnvironment()], logger=False)
+    fabric = Fabric(accelerator="cpu", devices=1, plugins=[SLURMEnvironment()])
+    fabric.launch()
+    assert (trainer.world_size, trainer.global_rank) == (1, 0)
+    assert (fabric.world_size, fabric.global_rank) == (1, 0)
+    assert _exported() == {}
+
+
+def test_slurm_environment_given_outside_a_slurm_job_refuses_several_devices_naming_srun() -> None:
+    with pytest.raises(MisconfigurationException, match=r"SLURM_NTASKS is not set\. srun sets it"):
+        Trainer(accelerator="cpu", devices=2, plugins=[SLURMEnvironment()], logger=False)
+
+
 def test_num_nodes_above_one_makes_auto_ddp_even_with_one_device_per_node() -> None:
     # Lightning's own test case (its connector picks "ddp"); such a run needs a launcher on every node.
     trainer = Trainer(accelerator="cpu", devices=1, num_nodes=2, logger=False)
