@@ -31,6 +31,10 @@ class _NoConfigureModel(MisconfigurationException, TypeError):
     """Lightning raises a ``TypeError`` here; it is also accelplug's configuration error."""
 
 
+class _MeshSizeMismatch(MisconfigurationException, RuntimeError):
+    """Lightning raises a ``RuntimeError`` for mesh sizes that do not cover the world; also a configuration error."""
+
+
 def _size(value: object, option: str) -> int | str:
     if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
         return value  # type: ignore[return-value]
@@ -117,7 +121,7 @@ class ModelParallelStrategy(FSDPStrategy):
         data = self._data_parallel_size if self._data_parallel_size != "auto" else self.num_nodes
         tensor = self._tensor_parallel_size if self._tensor_parallel_size != "auto" else world // int(data)
         if int(data) * int(tensor) != world:
-            raise MisconfigurationException(
+            raise _MeshSizeMismatch(
                 f"The sizes `data_parallel_size={data}` and `tensor_parallel_size={tensor}` multiplied should equal "
                 f"the world size ({world})."
             )
