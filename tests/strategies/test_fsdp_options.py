@@ -178,3 +178,21 @@ def test_hybrid_sharding_on_a_two_by_one_mesh_follows_one_devices_loss_curve(tmp
     single = _example().main(["--accelerator", "cpu", "--strategy", "single_device", "--batch-size", "8"])
     assert hybrid["world_size"] == 2
     torch.testing.assert_close(torch.tensor(hybrid["losses"]), torch.tensor(single["losses"]), rtol=1e-4, atol=1e-5)
+
+
+def test_fabrics_fsdp_strategy_takes_lightning_fabrics_mixed_precision_device_mesh_and_process_group_options() -> None:
+    from datetime import timedelta
+
+    from accelplug.fabric.strategies import FSDPStrategy as FabricFSDPStrategy
+
+    config = MixedPrecision(param_dtype=torch.bfloat16)
+    strategy = FabricFSDPStrategy(
+        mixed_precision=config,
+        sharding_strategy="HYBRID_SHARD",
+        device_mesh=(1, 2),
+        process_group_backend="gloo",
+        timeout=timedelta(seconds=30),
+    )
+    assert strategy.mixed_precision_config is config
+    assert strategy.kwargs["device_mesh"] == (1, 2)
+    assert strategy.state_dict_type == "sharded"

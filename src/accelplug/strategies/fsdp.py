@@ -651,7 +651,16 @@ def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
         module._buffers[name] = value
 
 
-_FABRIC_OPTIONS = ("activation_checkpointing_policy", "cpu_offload", "sharding_strategy", "state_dict_type")
+_FABRIC_OPTIONS = (
+    "activation_checkpointing_policy",
+    "cpu_offload",
+    "mixed_precision",
+    "sharding_strategy",
+    "state_dict_type",
+    "device_mesh",
+    "process_group_backend",
+    "timeout",
+)
 
 
 class FabricFSDPStrategy(FSDPStrategy):
