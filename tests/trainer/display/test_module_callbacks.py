@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.callbacks.parity import quiet_lightning
-from tests.trainer.loops.both import FRAMEWORKS, loader
+from tests.callbacks.parity import make_module, quiet_lightning
+from tests.trainer.loops.both import FRAMEWORKS
 
 pytestmark = pytest.mark.filterwarnings(
     # Lightning's advice about worker processes for the tiny in-memory loaders these tests use
@@ -20,34 +20,11 @@ pytestmark = pytest.mark.filterwarnings(
 
 
 def _module(framework: Any, make_callbacks: Any) -> Any:
-    import torch
-
-    class WithCallbacks(framework.LightningModule):  # type: ignore[misc, name-defined]
-        def __init__(self) -> None:
-            super().__init__()
-            self.layer = torch.nn.Linear(2, 1)
-
-        def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
-            x, y = batch
-            return torch.nn.functional.mse_loss(self.layer(x), y)
-
-        def validation_step(self, batch: Any, batch_idx: int) -> None:
-            x, y = batch
-            self.log("val_loss", torch.nn.functional.mse_loss(self.layer(x), y))
-
-        def configure_optimizers(self) -> Any:
-            return torch.optim.SGD(self.parameters(), lr=0.01)
-
-        def train_dataloader(self) -> Any:
-            return loader(8)
-
-        def val_dataloader(self) -> Any:
-            return loader(4, seed=1)
-
-        def configure_callbacks(self) -> Any:
-            return make_callbacks(framework)
-
-    return WithCallbacks()
+    """The parity regression whose ``configure_callbacks()`` returns ``make_callbacks(framework)`` (both frameworks
+    look the hook up on the instance)."""
+    module = make_module(framework)
+    module.configure_callbacks = lambda: make_callbacks(framework)
+    return module
 
 
 def _fit_both(tmp_path: Path, make_callbacks: Any, **options: Any) -> dict[str, Any]:
