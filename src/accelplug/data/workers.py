@@ -16,7 +16,7 @@ import inspect
 import os
 import random
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
@@ -98,26 +98,22 @@ def shutdown_workers(loaders: Any) -> None:
     """
     from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
-    pending, seen = [loaders], set()
-    while pending:
-        item = pending.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
+    def stop(item: Any) -> Iterable[Any]:
         if isinstance(item, DataLoader):
             iterator = getattr(item, "_iterator", None)
             if isinstance(iterator, _MultiProcessingDataLoaderIter):
                 iterator._shutdown_workers()
             item._iterator = None
-        elif isinstance(item, Mapping):
-            pending.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            pending.extend(item)
-        else:  # a CombinedLoader (its loaders in ``flattened``) or the fit's batches around one (``combined``)
-            pending.extend(getattr(item, "flattened", None) or [])
-            combined = getattr(item, "combined", None)
-            if combined is not None:
-                pending.append(combined)
+            return ()
+        if isinstance(item, Mapping):
+            return item.values()
+        if isinstance(item, (list, tuple)):
+            return item
+        # a CombinedLoader (its loaders in ``flattened``) or the fit's batches around one (``combined``)
+        combined = getattr(item, "combined", None)
+        return [*(getattr(item, "flattened", None) or []), *([] if combined is None else [combined])]
+
+    _visit_once([loaders], stop)
 
 
 def release_iterators(iterators: Any) -> None:
@@ -134,23 +130,32 @@ def release_iterators(iterators: Any) -> None:
 
     from .combined_loader import CombinedLoader, TrainingBatches
 
-    pending, seen = list(iterators), set()
-    while pending:
-        item = pending.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
+    def release(item: Any) -> Iterable[Any]:
         if isinstance(item, _MultiProcessingDataLoaderIter):
             item._shutdown_workers()
-        elif inspect.isgenerator(item):
+            return ()
+        if inspect.isgenerator(item):
             frame = item.gi_frame
-            if frame is not None:  # what it holds, before closing it drops them (others may hold them too)
-                pending.extend(frame.f_locals.values())
+            # what it holds, read before closing it drops them (others may hold them too)
+            held = list(frame.f_locals.values()) if frame is not None else []
             item.close()
-        else:
-            inner = getattr(item, "iterators", None)  # a combined loader's pass
-            if isinstance(inner, list):
-                pending.extend(inner)
-            # a CombinedLoader (its own iterator, its pass in ``_iterator``) and the fit's batches around one
-            if isinstance(item, (CombinedLoader, TrainingBatches)):
-                pending.extend((getattr(item, "_iterator", None), getattr(item, "combined", None)))
+            return held
+        inner = getattr(item, "iterators", None)  # a combined loader's pass
+        held = list(inner) if isinstance(inner, list) else []
+        # a CombinedLoader (its own iterator, its pass in ``_iterator``) and the fit's batches around one
+        if isinstance(item, (CombinedLoader, TrainingBatches)):
+            held += [getattr(item, "_iterator", None), getattr(item, "combined", None)]
+        return held
+
+    _visit_once(iterators, release)
+
+
+def _visit_once(roots: Iterable[Any], visit: Callable[[Any], Iterable[Any]]) -> None:
+    """Call ``visit`` once on each object reachable from ``roots`` (by identity: a loader met twice is stopped once);
+    ``visit`` acts on an object and returns the objects it holds, which are visited in turn."""
+    pending, seen = list(roots), set()
+    while pending:
+        item = pending.pop()
+        if id(item) not in seen:
+            seen.add(id(item))
+            pending.extend(visit(item))
