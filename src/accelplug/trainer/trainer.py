@@ -40,6 +40,7 @@ from ..profilers import Profiler
 from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
+from .display.device_info import report_devices
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -250,6 +251,7 @@ class Trainer:
         self._module: torch.nn.Module | None = None
         self._signals: SignalGuard | None = None
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
+        report_devices(self.selection.accelerator, self.num_devices)  # Lightning's GPU/TPU lines and advice
 
     # ---- running -------------------------------------------------------------------------------------------
     def fit(
