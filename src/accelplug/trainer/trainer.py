@@ -36,6 +36,7 @@ from ..errors import MisconfigurationException
 from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
+from ..precision.mixed import announce_amp
 from ..profilers import Profiler
 from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
@@ -252,6 +253,7 @@ class Trainer:
         self._signals: SignalGuard | None = None
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
         report_devices(self.selection.accelerator, self.num_devices)  # Lightning's GPU/TPU lines and advice
+        announce_amp(self.selection.precision, "accelplug.trainer")
 
     # ---- running -------------------------------------------------------------------------------------------
     def fit(

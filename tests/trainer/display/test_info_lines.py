@@ -19,9 +19,15 @@ import accelplug
 import accelplug.accelerators.cuda as cuda_module
 from accelplug.errors import PossibleUserWarning
 from accelplug.hardware import _nvml
+from accelplug.precision.mixed import announce_amp
 from tests.modules import LinearRegression, regression_data
 
-QUIET: dict[str, Any] = {"logger": False, "enable_progress_bar": False, "enable_model_summary": False, "enable_checkpointing": False}
+QUIET: dict[str, Any] = {
+    "logger": False,
+    "enable_progress_bar": False,
+    "enable_model_summary": False,
+    "enable_checkpointing": False,
+}
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -86,4 +92,25 @@ def test_a_checkpoint_read_is_announced_before_and_after(caplog: pytest.LogCaptu
         f"Restored all states from the checkpoint at {path}",
         f"Restoring states from the checkpoint path at {path}",
         f"Loaded model weights from the checkpoint at {path}",
+    ]
+
+
+def test_a_run_under_autocast_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        accelplug.Trainer(accelerator="cpu", precision="bf16-mixed", **QUIET)
+        accelplug.Fabric(accelerator="cpu", precision="bf16-mixed")
+        accelplug.Trainer(accelerator="cpu", precision="32-true", **QUIET)
+    said = [(r.name, r.getMessage()) for r in caplog.records if "Automatic Mixed Precision" in r.getMessage()]
+    line = "Using bfloat16 Automatic Mixed Precision (AMP)"
+    assert said == [("accelplug.trainer", line), ("accelplug.fabric", line)]
+
+
+def test_float16_autocast_keeps_the_trainers_and_fabrics_own_spelling(caplog: pytest.LogCaptureFixture) -> None:
+    # float16 autocast needs a GPU; the words are Lightning's Trainer's ("16bit") and Fabric's ("16-bit").
+    with caplog.at_level(logging.INFO):
+        announce_amp("16-mixed", "accelplug.trainer")
+        announce_amp("16-mixed", "accelplug.fabric", sixteen="16-bit")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Using 16bit Automatic Mixed Precision (AMP)",
+        "Using 16-bit Automatic Mixed Precision (AMP)",
     ]
