@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import operator
 import os
 import random
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,19 +46,31 @@ def _import_before_seeding() -> Any:
     return numpy
 
 
-def seed_everything(seed: int | None = None, workers: bool = False, verbose: bool = True) -> int:
+def seed_everything(seed: Any = None, workers: bool = False, verbose: bool = True) -> int:
     """Seed Python's ``random``, numpy (when installed) and torch on every device; returns the seed.
 
-    Lightning's signature: ``seed=None`` takes ``PL_GLOBAL_SEED`` from the environment, else 0. The
-    seed is exported in ``PL_GLOBAL_SEED`` so processes started later (launch workers) see it.
+    Lightning's signature and readings: ``seed=None`` takes ``PL_GLOBAL_SEED`` from the environment, else 0 (with
+    Lightning's warning); a value that is an integer in another type (a numpy integer, ``"42"``, ``42.0``) is that
+    integer. The seed is exported in ``PL_GLOBAL_SEED`` so processes started later (launch workers) see it. The
+    line saying so is prefixed with the process's rank where a launcher set one (Lightning's ``[rank: 1]``).
     """
+    number: int
     if seed is None:
-        raw = os.environ.get(SEED_ENV, "0").strip() or "0"
-        if not (raw.lstrip("-").isascii() and raw.lstrip("-").isdigit()):
-            raise MisconfigurationException(f"environment variable {SEED_ENV}={raw!r} is not an integer seed.")
-        seed = int(raw)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not min_seed_value <= seed <= max_seed_value:
-        raise MisconfigurationException(f"seed_everything(seed={seed!r}): expected an int in [0, 2**32 - 1].")
+        raw = os.environ.get(SEED_ENV)
+        if raw is None:
+            number = 0
+            if verbose:
+                warnings.warn(f"No seed found, seed set to {number}", stacklevel=2)
+        else:
+            number = _integer(raw.strip(), f"Invalid seed specified via {SEED_ENV}: {raw!r} (expected an integer)")
+    else:
+        number = _integer(seed, f"seed_everything(seed={seed!r}): expected an integer seed")
+    seed = number
+    if not min_seed_value <= seed <= max_seed_value:
+        raise MisconfigurationException(
+            f"{seed} is not in bounds, numpy accepts from {min_seed_value} to {max_seed_value}: "
+            f"seed_everything(seed={seed}) needs an int in [0, 2**32 - 1]."
+        )
     os.environ[SEED_ENV] = str(seed)
     os.environ["PL_SEED_WORKERS"] = "1" if workers else "0"
     numpy = _import_before_seeding()
@@ -65,8 +79,36 @@ def seed_everything(seed: int | None = None, workers: bool = False, verbose: boo
     if numpy is not None:
         numpy.random.seed(seed)
     if verbose:
-        print(f"Seed set to {seed}", file=sys.stderr)
-    return seed
+        rank = _launcher_rank()
+        print(f"{'' if rank is None else f'[rank: {rank}] '}Seed set to {seed}", file=sys.stderr)
+    return number
+
+
+def _integer(value: object, problem: str) -> int:
+    """``value`` as an int where it is one in another type; a bool, a fraction or a word is refused (``problem``)."""
+    if isinstance(value, bool):
+        raise MisconfigurationException(f"{problem}; got a bool.")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
+            return int(text)
+    elif hasattr(value, "__index__"):  # numpy and torch integers
+        return operator.index(value)  # type: ignore[arg-type]
+    elif isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise MisconfigurationException(f"{problem}; got {value!r}.")
+
+
+def _launcher_rank() -> int | None:
+    """The rank a launcher gave this process (torchrun's ``RANK``, a local launcher's ``LOCAL_RANK``, Slurm's, LSF's),
+    None where none did: Lightning's order of the variables."""
+    for key in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "JSM_NAMESPACE_RANK"):
+        raw = os.environ.get(key, "").strip()
+        if raw.isascii() and raw.isdigit():
+            return int(raw)
+    return None
 
 
 def reset_seed() -> None:
