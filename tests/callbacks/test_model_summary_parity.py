@@ -160,3 +160,25 @@ def test_without_rich_the_rich_summary_is_lightnings_module_not_found_error(monk
     with pytest.raises(ModuleNotFoundError, match=r"`RichModelSummary` requires `rich` to be installed") as caught:
         _callbacks(accelplug).RichModelSummary()
     assert isinstance(caught.value, MisconfigurationException)
+
+
+def test_a_lazy_layer_counts_zero_parameters_with_one_warning_per_process_as_lightning() -> None:
+    """Lightning's summary object warns once (its ``warning_cache``) however often the counts are read."""
+    import warnings
+
+    from accelplug.pytorch.utilities.model_summary.model_summary import ModelSummary, warning_cache
+
+    class Lazy(accelplug.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.LazyLinear(5)
+
+    summary = ModelSummary(Lazy())
+    warning_cache.clear()
+    with pytest.warns(UserWarning, match="The total number of parameters detected may be inaccurate"):
+        assert summary.total_parameters == 0
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")  # only to count them: a second warning would be recorded here
+        assert summary.trainable_parameters == 0
+    assert again == []
+    warning_cache.clear()

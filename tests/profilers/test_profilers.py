@@ -222,7 +222,7 @@ def test_simple_profiler_sums_durations_with_math_fsum_at_lightnings_path(monkey
 
     def recording_fsum(values: Any) -> float:
         sums.append(list(values))
-        return sum(values)
+        return float(sum(values))
 
     monkeypatch.setattr("accelplug.pytorch.profilers.simple.math.fsum", recording_fsum)
     for extended in (False, True):
