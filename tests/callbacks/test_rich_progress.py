@@ -127,3 +127,11 @@ def test_a_disabled_bar_starts_no_display(tmp_path: Path) -> None:
     )
     trainer.fit(make_module(accelplug))
     assert bar.progress is None and bar.train_progress_bar_id is None
+
+
+def test_a_run_bounded_by_steps_alone_counts_the_steps_left_as_lightning(tmp_path: Path) -> None:
+    """``max_epochs=-1`` with ``max_steps``: the training bar's total is the steps left, not the epoch's batches."""
+    sides = fit_both(tmp_path, _bar, enable_progress_bar=True, max_epochs=-1, max_steps=4, limit_val_batches=0)
+    theirs, ours = (_tasks(sides[name].callbacks[0]) for name in ("lightning", "accelplug"))
+    assert ours == theirs
+    assert ours[0][1:3] == (4, 4)
