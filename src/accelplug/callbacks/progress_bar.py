@@ -63,7 +63,8 @@ class ProgressBar(Callback):
         total = float("inf") if value is None else value
         max_steps = getattr(trainer, "max_steps", None)
         if getattr(trainer, "max_epochs", None) == -1 and isinstance(max_steps, int) and max_steps > 0:
-            return min(total, max_steps - trainer.global_step)
+            steps_left: int = max_steps - trainer.global_step
+            return min(total, steps_left)
         return total
 
     def _eval_total(self, name: str) -> int | float:
