@@ -115,7 +115,8 @@ class Tier(NamedTuple):
 #: ``docs/architecture.md`` shows this table as :func:`tier_list` renders it.
 TIERS: list[Tier] = [
     Tier(
-        "what a run is made of, none of it knowing a run (display.defaults: the callbacks a Trainer adds)",
+        "what a run is made of, none of it knowing a run (display.defaults: the callbacks a Trainer adds; "
+        "display.device_info: its GPU/TPU lines)",
         (
             "trainer.state",
             "trainer.dispatch.*",
@@ -123,6 +124,7 @@ TIERS: list[Tier] = [
             "trainer.logging.*",
             "trainer.display.progress",
             "trainer.display.defaults",
+            "trainer.display.device_info",
             "trainer.checkpointing.format",
             "trainer.checkpointing.lightning_loops",
             "trainer.process.*",

@@ -72,6 +72,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
         "state",
         "display",
         "display.defaults",
+        "display.device_info",  # Lightning's GPU/TPU availability lines and unused-GPU warning, at Trainer()
         "options",
         "options.arguments",
         "options.checks",

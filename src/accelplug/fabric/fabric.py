@@ -32,6 +32,7 @@ import torch
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException, PossibleUserWarning
 from ..overrides import overrides
+from ..precision.mixed import announce_amp
 from ..seed import seed_everything as _seed_everything
 from ..selection import RunSetup
 from . import collectives
@@ -77,6 +78,7 @@ class Fabric:
 
         attach_environment(self._strategy, cluster_environment(self._plan.cluster_environment))
         self._precision: NumericPrecision = self._plan.precision
+        announce_amp(self._plan.selection.precision, "accelplug.fabric", sixteen="16-bit")
         self._accelerator: Accelerator = self._plan.selection.accelerator
         self._callbacks: list[Any] = _as_list(callbacks, "callbacks")
         self._loggers: list[Any] = _as_list(loggers, "loggers")

@@ -14,7 +14,21 @@ from .base import NumericPrecision
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["BF16MixedPrecision", "FP16MixedPrecision"]
+__all__ = ["BF16MixedPrecision", "FP16MixedPrecision", "announce_amp"]
+
+
+def announce_amp(precision: str, logger: str, *, sixteen: str = "16bit") -> None:
+    """Lightning's INFO line when a run uses autocast (``Using bfloat16 Automatic Mixed Precision (AMP)``), on global
+    rank zero. The Trainer writes float16 as ``16bit``, Fabric as ``16-bit``: each keeps its own words."""
+    words = {"16-mixed": sixteen, "bf16-mixed": "bfloat16"}.get(precision)
+    if words is None:
+        return
+    import logging
+
+    from ..distributed.rank_zero import is_rank_zero
+
+    if is_rank_zero():
+        logging.getLogger(logger).info("Using %s Automatic Mixed Precision (AMP)", words)
 
 
 class _AutocastPrecision(NumericPrecision):

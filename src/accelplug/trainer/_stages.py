@@ -15,6 +15,7 @@ imports ``trainer.py`` (which imports this one).
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -27,6 +28,7 @@ import torch
 
 from ..data.loaders import warn_padded_evaluation
 from ..data.sources import resolve_loaders
+from ..distributed.rank_zero import is_rank_zero
 from ..errors import TunerExit
 from ..loggers import CSVLogger, TensorBoardLogger
 from ..loggers.csv_logs import ExperimentWriter
@@ -52,6 +54,7 @@ from .state import LoopState, Stage, StopReason, TrainerStatus
 if TYPE_CHECKING:
     from ..strategies.base import Strategy
     from .dispatch.hooks import HookDispatcher
+    from .loops._limits import Limits
     from .options.entries import TrainerOptions
 
 __all__ = ["StageCall", "StageHost", "run_evaluation", "run_fit", "run_prediction"]
@@ -164,6 +167,7 @@ class _Restore:
         self.choice = choose_checkpoint(self.trainer, strategy, self.asked)
         if self.choice.path is None:
             return
+        _info(f"Restoring states from the checkpoint path at {self.choice.path}")
         self.restoring = read_for_restore(strategy, self.choice.path, weights_only=self.call.weights_only)
         restore_modules(hooks, strategy, self.call.module, self.call.datamodule, self.restoring)
 
@@ -171,7 +175,29 @@ class _Restore:
         """The rest of the checkpoint (all of it where the strategy restores after its setup); None without one."""
         if self.restoring is None:
             return None
-        return restore_training_state(run, self.restoring, training=self.training)
+        checkpoint = restore_training_state(run, self.restoring, training=self.training)
+        done = "Restored all states" if self.training else "Loaded model weights"
+        _info(f"{done} from the checkpoint at {self.restoring.path}")
+        return checkpoint
+
+
+def _announce_stop(reason: StopReason, limits: Limits) -> None:
+    """Lightning's line for why a fit ended: INFO for a limit reached or no batches; DEBUG for a stop request.
+    (A time limit's line is the ``Timer``'s; a signal's, the interrupt handling's.)"""
+    if reason in (StopReason.MAX_STEPS, StopReason.FAST_DEV_RUN) and limits.max_steps is not None:
+        _info(f"`Trainer.fit` stopped: `max_steps={limits.max_steps!r}` reached.")
+    elif reason in (StopReason.MAX_EPOCHS, StopReason.FAST_DEV_RUN):
+        _info(f"`Trainer.fit` stopped: `max_epochs={limits.max_epochs!r}` reached.")
+    elif reason is StopReason.NO_TRAINING_BATCHES:
+        _info("`Trainer.fit` stopped: No training batches.")
+    elif reason is StopReason.REQUESTED and is_rank_zero():
+        logging.getLogger("accelplug.trainer").debug("`Trainer.fit` stopped: `trainer.should_stop` was set.")
+
+
+def _info(line: str) -> None:
+    """Lightning's INFO line on global rank zero, on the ``accelplug.trainer`` logger (no handler of accelplug's)."""
+    if is_rank_zero():
+        logging.getLogger("accelplug.trainer").info(line)
 
 
 @contextlib.contextmanager
@@ -277,7 +303,7 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
                 loop.reload = reload
                 progress.set_limits(loop.limits.total_steps, loop.limits.max_epochs)
                 with _optimizing(module, loop), run.strategy.watch_for_hangs(lambda: run.state.global_step):
-                    loop.run()
+                    _announce_stop(loop.run(), loop.limits)
             finally:
                 progress.stop()
             stopping = signals.settle(lambda flags: reduce_to_floats(run, flags))

@@ -36,10 +36,12 @@ from ..errors import MisconfigurationException
 from ..loggers.logger import DummyLogger
 from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
+from ..precision.mixed import announce_amp
 from ..profilers import Profiler
 from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
 from ..strategies.base import plugin_of
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
+from .display.device_info import report_devices
 from .options.arguments import (
     check_checkpointing,
     check_model,
@@ -250,6 +252,8 @@ class Trainer:
         self._module: torch.nn.Module | None = None
         self._signals: SignalGuard | None = None
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
+        report_devices(self.selection.accelerator, self.num_devices)  # Lightning's GPU/TPU lines and advice
+        announce_amp(self.selection.precision, "accelplug.trainer")
 
     # ---- running -------------------------------------------------------------------------------------------
     def fit(
