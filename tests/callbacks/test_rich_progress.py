@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 
 import accelplug
-from accelplug.callbacks.rich_progress import CustomProgress, MetricsTextColumn, RichProgressBar
+from accelplug.callbacks.rich_progress import CustomInfiniteTask, CustomProgress, MetricsTextColumn, RichProgressBar
 from accelplug.errors import MisconfigurationException
 
 from .parity import fit_both, make_module
@@ -98,6 +98,7 @@ def test_a_loader_without_length_gets_an_open_ended_task() -> None:
     progress = CustomProgress()
     task_id = progress.add_task("Epoch 0", total=float("inf"))
     progress.update(task_id, completed=5)
+    assert isinstance(progress.tasks[task_id], CustomInfiniteTask)
     assert progress.tasks[task_id].time_remaining is None  # rich's own estimate would overflow: inf / speed
 
 

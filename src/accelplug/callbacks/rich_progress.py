@@ -42,6 +42,7 @@ from .progress_bar import ProgressBar
 __all__ = [
     "BatchesProcessedColumn",
     "CustomBarColumn",
+    "CustomInfiniteTask",
     "CustomProgress",
     "CustomTimeColumn",
     "MetricsTextColumn",
@@ -82,8 +83,9 @@ class CustomBarColumn(BarColumn):
         )
 
 
-class _OpenEndedTask(Task):
-    """A task whose total is infinite: no time remaining to estimate (rich's estimate would be infinite)."""
+class CustomInfiniteTask(Task):
+    """A task whose total is infinite (a loader without a length): no time remaining to estimate, where rich's own
+    estimate would overflow. ``CustomProgress.add_task`` gives a task of an infinite total this class."""
 
     @property
     def time_remaining(self) -> float | None:
@@ -155,7 +157,7 @@ class CustomProgress(Progress):
         task_id = super().add_task(description, start, total, completed, visible, **fields)
         if total is not None and not math.isfinite(total):
             with self._lock:
-                self._tasks[task_id].__class__ = _OpenEndedTask
+                self._tasks[task_id].__class__ = CustomInfiniteTask
         return task_id
 
 

@@ -12,6 +12,7 @@ from ...._optional import _RICH_AVAILABLE as _RICH_AVAILABLE
 from ....callbacks.rich_progress import (
     BatchesProcessedColumn,
     CustomBarColumn,
+    CustomInfiniteTask,
     CustomProgress,
     CustomTimeColumn,
     MetricsTextColumn,
@@ -23,6 +24,7 @@ from ....callbacks.rich_progress import (
 __all__ = [
     "BatchesProcessedColumn",
     "CustomBarColumn",
+    "CustomInfiniteTask",
     "CustomProgress",
     "CustomTimeColumn",
     "MetricsTextColumn",
