@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from .._import_paths import seen_at
 from ..errors import MisconfigurationException
 from .progress_bar import ProgressBar, _total, get_standard_metrics
 
@@ -28,8 +29,7 @@ _TQDM_PUBLIC_PATH = "accelplug.pytorch.callbacks.progress.tqdm_progress"
 def _tqdm_class() -> Any:
     from . import tqdm_bar  # imports tqdm, which only the tqdm bar needs
 
-    public = sys.modules.get(_TQDM_PUBLIC_PATH)  # looked up, never imported: that path stands above this room
-    return getattr(public, "Tqdm", tqdm_bar.Tqdm)
+    return seen_at(_TQDM_PUBLIC_PATH, "Tqdm", tqdm_bar.Tqdm)
 
 
 def _miniters(text: str) -> int:
