@@ -14,6 +14,9 @@ Two small pieces of import machinery, both for paths users write:
 - :func:`when_imported` runs a callback once another package's module has loaded, whenever that happens:
   accelplug shares state with such a module (``lightning_utilities``' ``rank_zero_only``) without importing
   it at start-up.
+- :func:`seen_at` reads a name as code written for Lightning sees it at Lightning's module path, where tests and
+  users replace it (``mock.patch("lightning.pytorch.callbacks.progress.rich_progress.CustomBarColumn")``): the
+  room that holds the code looks the name up there, so the replacement takes effect.
 - :func:`is_instance_if_loaded` is an ``isinstance`` check that imports nothing: where a module was never
   loaded, no instance of its classes can exist, so a one-device ``Trainer()`` need not import DDP to learn that
   its strategy is not DDP's.
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 if TYPE_CHECKING:
     import importlib.abc  # importing it at run time would load importlib.resources: tens of ms on every start
 
-__all__ = ["MOVED", "install", "is_instance_if_loaded", "lazy_submodules", "when_imported"]
+__all__ = ["MOVED", "install", "is_instance_if_loaded", "lazy_submodules", "seen_at", "when_imported"]
 
 #: Old module path -> the module that holds its code now (both relative to ``accelplug``).
 MOVED: Mapping[str, str] = {
@@ -158,6 +161,16 @@ def is_instance_if_loaded(obj: object, module: str, name: str) -> TypeGuard[Any]
     then lets the caller use the class's attributes, as after ``isinstance``)."""
     loaded = sys.modules.get(module)
     return loaded is not None and isinstance(obj, getattr(loaded, name))
+
+
+def seen_at(module: str, name: str, default: Any) -> Any:
+    """``module.name`` when ``module`` (one of Lightning's import paths) is loaded and has it, else ``default``.
+
+    A path module re-exports the room's objects, so the two agree until someone replaces the name at the path
+    (``mock.patch``, ``monkeypatch.setattr``); the room's code reads the name through this each time it uses it,
+    so the replacement is what runs. Looked up, never imported: that path stands above the room."""
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name, default) if loaded is not None else default
 
 
 def when_imported(name: str, callback: Callable[[ModuleType], None]) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "LightningDeprecationWarning",
     "MisconfigurationException",
+    "PackageNotInstalledError",
     "PluginLoadWarning",
     "PossibleUserWarning",
     "SIGTERMException",
@@ -68,6 +69,11 @@ class BackendNotInstalledError(MisconfigurationException, ModuleNotFoundError):
     """A class for a back end that a plugin distribution provides (DeepSpeed, XLA) was used where neither is
     installed. Lightning raises an ``ImportError`` (``ModuleNotFoundError``) there; this is one too, and says what
     to install."""
+
+
+class PackageNotInstalledError(MisconfigurationException, ModuleNotFoundError):
+    """An optional package a class needs is not installed (``rich`` for ``RichProgressBar``/``RichModelSummary``).
+    Lightning raises ``ModuleNotFoundError`` there; this is one too, and says what to install."""
 
 
 class SIGTERMException(SystemExit):

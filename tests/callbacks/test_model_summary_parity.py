@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 from typing import Any
+from unittest import mock
 
 import pytest
 import torch
@@ -119,3 +120,65 @@ def test_a_bad_depth_is_refused_with_its_value() -> None:
 
     with pytest.raises(MisconfigurationException, match="max_depth=-2"):
         ModelSummary(max_depth=-2)
+
+
+def test_the_rich_table_goes_to_richs_console_as_lightnings() -> None:
+    """Lightning's ``RichModelSummary`` prints on ``rich.get_console()``: a project that swaps that console (to
+    capture the table) gets the table there, the model size written as a size (``5,500.000``), not a count."""
+    import io
+
+    from rich.console import Console
+
+    captured = {}
+    for name, framework in (("lightning", lightning), ("accelplug", accelplug)):
+        out = io.StringIO()
+        with mock.patch("rich.get_console", return_value=Console(file=out, width=200)):
+            _callbacks(framework).RichModelSummary.summarize(
+                [
+                    (" ", ["0"]),
+                    ("Name", ["layer"]),
+                    ("Type", ["Linear"]),
+                    ("Params", ["66  "]),
+                    ("Mode", ["train"]),
+                    ("FLOPs", ["0"]),
+                ],
+                total_parameters=66,
+                trainable_parameters=66,
+                model_size=5500.0,
+                total_training_modes={"train": 1, "eval": 0},
+                total_flops=0,
+            )
+        captured[name] = out.getvalue()
+    assert "5,500.000" in captured["accelplug"]
+    assert captured["accelplug"] == captured["lightning"]
+
+
+def test_without_rich_the_rich_summary_is_lightnings_module_not_found_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import accelplug.pytorch.callbacks.rich_model_summary as path
+
+    monkeypatch.setattr(path, "_RICH_AVAILABLE", False)
+    with pytest.raises(ModuleNotFoundError, match=r"`RichModelSummary` requires `rich` to be installed") as caught:
+        _callbacks(accelplug).RichModelSummary()
+    assert isinstance(caught.value, MisconfigurationException)
+
+
+def test_a_lazy_layer_counts_zero_parameters_with_one_warning_per_process_as_lightning() -> None:
+    """Lightning's summary object warns once (its ``warning_cache``) however often the counts are read."""
+    import warnings
+
+    from accelplug.pytorch.utilities.model_summary.model_summary import ModelSummary, warning_cache
+
+    class Lazy(accelplug.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.LazyLinear(5)
+
+    summary = ModelSummary(Lazy())
+    warning_cache.clear()
+    with pytest.warns(UserWarning, match="The total number of parameters detected may be inaccurate"):
+        assert summary.total_parameters == 0
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")  # only to count them: a second warning would be recorded here
+        assert summary.trainable_parameters == 0
+    assert again == []
+    warning_cache.clear()

@@ -7,6 +7,7 @@ import gc
 import logging
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,33 @@ def _unraisable() -> Iterator[list[str]]:
         yield seen
     finally:
         sys.unraisablehook = previous
+
+
+def test_simple_profiler_sums_durations_with_math_fsum_at_lightnings_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact sums of many small durations (``math.fsum``), through the ``math`` that Lightning's path shows, where
+    code written for Lightning replaces ``fsum``."""
+    sums: list[list[float]] = []
+
+    def recording_fsum(values: Any) -> float:
+        sums.append(list(values))
+        return float(sum(values))
+
+    monkeypatch.setattr("accelplug.pytorch.profilers.simple.math.fsum", recording_fsum)
+    for extended in (False, True):
+        profiler = SimpleProfiler(extended=extended)
+        profiler.recorded_durations["action"] = [0.5, 0.25]
+        assert "action" in profiler.summary()
+    assert sums == [[0.5, 0.25], [0.5, 0.25]]
+
+
+def test_pytorch_profilers_warning_cache_gives_a_warning_once_until_cleared() -> None:
+    from accelplug.pytorch.profilers.pytorch import warning_cache
+
+    warning_cache.clear()
+    with pytest.warns(UserWarning, match="once"):
+        warning_cache.warn("once")
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")  # only to count: a second warning would be recorded, not shown
+        warning_cache.warn("once")
+    assert again == []
+    warning_cache.clear()

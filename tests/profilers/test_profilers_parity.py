@@ -135,7 +135,10 @@ def test_simple_profiler_table_has_lightnings_columns_and_rows(tmp_path: Path) -
 def test_pytorch_profiler_writes_chrome_traces_named_as_lightnings(tmp_path: Path) -> None:
     """On the CPU: one Chrome trace per recorded window, named ``{stage}-{filename}-{action}.<ns>.pt.trace.json``,
     and a report of operators under Lightning's action ranges."""
-    # three training steps are fewer than torch's default schedule needs: both frameworks say they replace it
+    # three training steps are fewer than torch's default schedule needs: both frameworks say they replace it, once
+    # per process (each module's ``warning_cache``, cleared here so that an earlier test's warning does not hide it)
+    for framework in FRAMEWORKS.values():
+        importlib.import_module(f"{framework.__name__}.pytorch.profilers.pytorch").warning_cache.clear()
     with pytest.warns(UserWarning, match="The PyTorch Profiler default schedule will be overridden") as seen:
         profilers = _both(tmp_path, "fit", lambda p: p.PyTorchProfiler(filename="pt", row_limit=5))
     assert {"lightning", "accelplug"} <= {part for w in seen for part in Path(w.filename).parts}

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from .monitors import DeviceStatsMonitor, LearningRateMonitor
     from .on_exception_checkpoint import OnExceptionCheckpoint
     from .prediction_writer import BasePredictionWriter
-    from .progress import RichProgressBar, RichProgressBarTheme, TQDMProgressBar
+    from .progress import TQDMProgressBar
     from .progress_bar import ProgressBar
     from .pruning import ModelPruning
+    from .rich_progress import RichProgressBar, RichProgressBarTheme
     from .spike import SpikeDetection
     from .stochastic_weight_avg import StochasticWeightAveraging
     from .throughput_monitor import ThroughputMonitor
@@ -86,8 +87,8 @@ _DEFINED_IN = {
     "OnExceptionCheckpoint": "on_exception_checkpoint",
     "ProgressBar": "progress_bar",
     "RichModelSummary": "model_summary",
-    "RichProgressBar": "progress",
-    "RichProgressBarTheme": "progress",
+    "RichProgressBar": "rich_progress",
+    "RichProgressBarTheme": "rich_progress",
     "SpikeDetection": "spike",
     "StochasticWeightAveraging": "stochastic_weight_avg",
     "TQDMProgressBar": "progress",
@@ -114,6 +115,7 @@ __getattr__ = lazy_submodules(
         "progress",
         "progress_bar",
         "pruning",
+        "rich_progress",
         "spike",
         "stochastic_weight_avg",
         "throughput_monitor",

@@ -4,7 +4,8 @@ Lightning's table: one row per layer down to ``max_depth`` (1: the module's chil
 0: no table), with its type, parameter count, train/eval mode and FLOPs, then the totals. FLOPs and the
 ``In sizes``/``Out sizes`` columns come from one forward pass of ``example_input_array`` when the module sets
 one (counted by ``torch.utils.flop_counter.FlopCounterMode``); without it they are 0 and left out. The table
-goes to stderr on the global-zero process, like the rest of what the Trainer prints.
+goes to stderr on the global-zero process, like the rest of what the Trainer prints; ``RichModelSummary``'s to
+rich's console, as Lightning's.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from typing import Any, Literal
 
 import torch
 
+from .._import_paths import seen_at
 from .._record import record
-from ..errors import MisconfigurationException
+from ..errors import MisconfigurationException, PackageNotInstalledError
 from .base import Callback
 
 __all__ = ["ModelSummary", "RichModelSummary", "SummaryData", "human_readable_count", "summarize"]
+
+#: Lightning's path of ``RichModelSummary``, where code written for Lightning replaces ``_RICH_AVAILABLE``.
+_PUBLIC_PATH = "accelplug.pytorch.callbacks.rich_model_summary"
 
 _UNITS = (" ", "K", "M", "B", "T")
 _BITS = {"64": 64, "32": 32, "16": 16, "bf16": 16, "16-true": 16, "bf16-true": 16, "32-true": 32, "64-true": 64}
@@ -223,12 +228,17 @@ class ModelSummary(Callback):
 
 
 class RichModelSummary(ModelSummary):
-    """The same table drawn by ``rich`` (``header_style`` as in Lightning, default ``"bold magenta"``)."""
+    """The same table drawn by ``rich`` on rich's console (stdout, as Lightning's; ``header_style`` as in Lightning,
+    default ``"bold magenta"``)."""
 
     def __init__(self, max_depth: int = 1, **summarize_kwargs: Any) -> None:
-        if importlib.util.find_spec("rich") is None:  # looked up: the table imports it when it is drawn
-            raise MisconfigurationException(
-                "RichModelSummary needs the 'rich' package: pip install rich (or use ModelSummary)."
+        # Lightning's flag where code written for Lightning replaces it (its path loaded), else looked up: every
+        # Trainer() makes one, and neither importing rich nor reading package metadata belongs on that path
+        flag = seen_at(_PUBLIC_PATH, "_RICH_AVAILABLE", None)
+        if not (importlib.util.find_spec("rich") is not None if flag is None else flag):
+            raise PackageNotInstalledError(
+                "`RichModelSummary` requires `rich` to be installed. Install it by running `pip install -U rich` "
+                "(or use ModelSummary)."
             )
         super().__init__(max_depth, **summarize_kwargs)
 
@@ -242,10 +252,10 @@ class RichModelSummary(ModelSummary):
         total_flops: int,
         **summarize_kwargs: Any,
     ) -> None:
-        from rich.console import Console
+        import rich
         from rich.table import Table
 
-        console = Console(stderr=True)
+        console = rich.get_console()  # rich's console (stdout), as Lightning's; read each time, so it can be replaced
         table = Table(header_style=summarize_kwargs.get("header_style", "bold magenta"))
         right = {"Params", "FLOPs", "In sizes", "Out sizes"}
         for header, _ in summary_data:

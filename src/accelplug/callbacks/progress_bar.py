@@ -56,9 +56,16 @@ class ProgressBar(Callback):
 
     @property
     def total_train_batches(self) -> int | float:
-        """Batches in one training epoch (``inf`` when the loader has no length)."""
-        value = getattr(self.trainer, "num_training_batches", None)
-        return float("inf") if value is None else value
+        """Batches in one training epoch (``inf`` when the loader has no length); in a run bounded by steps alone
+        (``max_epochs=-1``, ``max_steps``), no more than the steps left, as Lightning counts them."""
+        trainer = self.trainer
+        value = getattr(trainer, "num_training_batches", None)
+        total = float("inf") if value is None else value
+        max_steps = getattr(trainer, "max_steps", None)
+        if getattr(trainer, "max_epochs", None) == -1 and isinstance(max_steps, int) and max_steps > 0:
+            steps_left: int = max_steps - trainer.global_step
+            return min(total, steps_left)
+        return total
 
     def _eval_total(self, name: str) -> int | float:
         index = self._current_eval_dataloader_idx or 0

@@ -5,7 +5,8 @@ the ``ModelSummary`` callback prints. The rows are the module's children (``max_
 to ``max_depth`` levels, every submodule (-1) or none (0). When the module sets ``example_input_array``, one forward
 pass in eval mode (each submodule's mode restored afterwards) records every row's input and output shapes and
 the FLOPs ``torch.utils.flop_counter`` counts; without it the sizes are ``"?"``. Parameters no listed layer holds
-appear as a last row, ``"other params"``. Uninitialized (lazy) parameters count as 0, with a warning.
+appear as a last row, ``"other params"``. Uninitialized (lazy) parameters count as 0, with a warning (once per
+process, as Lightning's ``warning_cache`` gives it).
 
 Named ``ModuleSummary`` here, since ``ModelSummary`` is the callback's name in :mod:`accelplug.callbacks`;
 Lightning's path gives it Lightning's name. :class:`DeepSpeedSummary` counts DeepSpeed's partitioned parameters.
@@ -20,6 +21,7 @@ from collections import OrderedDict
 from typing import Any
 
 import torch
+from lightning_utilities.core.rank_zero import WarningCache
 from torch import nn
 
 from ..errors import MisconfigurationException
@@ -38,12 +40,15 @@ __all__ = [
     "get_human_readable_count",
     "parse_batch_shape",
     "summarize",
+    "warning_cache",
 ]
 
 PARAMETER_NUM_UNITS = [" ", "K", "M", "B", "T"]
 UNKNOWN_SIZE = "?"
 LEFTOVER_PARAMS_NAME = "other params"
 NOT_APPLICABLE = "n/a"
+#: The warnings this module gives once per process, as Lightning's (a summary's counts are read many times).
+warning_cache = WarningCache()
 _BITS = {"64": 64, "32": 32, "16": 16, "bf16": 16, "16-true": 16, "bf16-true": 16, "32-true": 32, "64-true": 64}
 _UNINITIALIZED = (
     "The total number of parameters detected may be inaccurate because the model contains an instance of "
@@ -82,7 +87,7 @@ def _uninitialized(parameter: torch.Tensor) -> bool:
     from torch.nn.parameter import UninitializedParameter
 
     if isinstance(parameter, UninitializedParameter) and type(parameter).__name__ != "DTensor":
-        warnings.warn(_UNINITIALIZED, UserWarning, stacklevel=3)
+        warning_cache.warn(_UNINITIALIZED)
         return True
     return False
 

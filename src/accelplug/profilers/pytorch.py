@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
+from lightning_utilities.core.rank_zero import WarningCache
 from torch import nn
 from torch.autograd.profiler import EventList, record_function
 from torch.profiler import ProfilerAction, ProfilerActivity, tensorboard_trace_handler
@@ -31,7 +32,10 @@ from .base import Profiler
 if TYPE_CHECKING:
     from torch.utils.hooks import RemovableHandle
 
-__all__ = ["PyTorchProfiler", "RegisterRecordFunction", "ScheduleWrapper"]
+__all__ = ["PyTorchProfiler", "RegisterRecordFunction", "ScheduleWrapper", "warning_cache"]
+
+#: The warnings this module gives once per process (Lightning's ``warning_cache``: code clears it to see them again).
+warning_cache = WarningCache()
 
 _KINETO_AVAILABLE = torch.profiler.kineto_available()
 _STEP_KINDS = ("training", "validation", "test", "predict")
@@ -339,10 +343,9 @@ class PyTorchProfiler(Profiler):
         if self._schedule is not None:
             self._schedule.pre_step(action_name)
         if self._should_override_schedule():
-            warnings.warn(
+            warning_cache.warn(
                 "The PyTorch Profiler default schedule will be overridden as there is not enough "
-                "steps to properly record traces.",
-                stacklevel=2,
+                "steps to properly record traces."
             )
             self._schedule = None
             self.profiler.schedule = torch.profiler.profiler._default_schedule_fn

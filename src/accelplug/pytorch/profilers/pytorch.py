@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...profilers.pytorch import PyTorchProfiler, RegisterRecordFunction, ScheduleWrapper
+from ...profilers.pytorch import PyTorchProfiler, RegisterRecordFunction, ScheduleWrapper, warning_cache
 
-__all__ = ["PyTorchProfiler", "RegisterRecordFunction", "ScheduleWrapper"]
+__all__ = ["PyTorchProfiler", "RegisterRecordFunction", "ScheduleWrapper", "warning_cache"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...._import_paths import lazy_submodules
-from ....callbacks.progress import ProgressBar, RichProgressBar, TQDMProgressBar
+from ....callbacks.progress import ProgressBar, TQDMProgressBar
+from ....callbacks.rich_progress import RichProgressBar
 
 __all__ = ["ProgressBar", "RichProgressBar", "TQDMProgressBar"]
 

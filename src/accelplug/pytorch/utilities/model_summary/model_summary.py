@@ -12,6 +12,7 @@ from ....core.summary import (
     get_human_readable_count,
     parse_batch_shape,
     summarize,
+    warning_cache,
 )
 from ....core.summary import (
     ModuleSummary as ModelSummary,
@@ -28,4 +29,5 @@ __all__ = [
     "get_human_readable_count",
     "parse_batch_shape",
     "summarize",
+    "warning_cache",
 ]
