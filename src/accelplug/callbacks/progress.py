@@ -15,7 +15,7 @@ from typing import Any
 
 from .._import_paths import seen_at
 from ..errors import MisconfigurationException
-from .progress_bar import ProgressBar, _total, get_standard_metrics
+from .progress_bar import ProgressBar, _SwitchedBar, _total, get_standard_metrics
 
 __all__ = ["ProgressBar", "TQDMProgressBar", "get_standard_metrics"]
 
@@ -43,7 +43,7 @@ def _should_update(refresh_rate: int, n: int, total: int | None) -> bool:
     return refresh_rate > 0 and (n % refresh_rate == 0 or n == total)
 
 
-class TQDMProgressBar(ProgressBar):
+class TQDMProgressBar(_SwitchedBar):
     """tqdm bars on stdout, updated every ``refresh_rate`` batches (Lightning's classic bar)."""
 
     BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_noinv_fmt}{postfix}]"
@@ -72,26 +72,8 @@ class TQDMProgressBar(ProgressBar):
         self.predict_progress_bar: Any = None
 
     @property
-    def refresh_rate(self) -> int:
-        return self._refresh_rate
-
-    @property
     def process_position(self) -> int:
         return self._process_position
-
-    @property
-    def is_enabled(self) -> bool:
-        return self._enabled and self.refresh_rate > 0
-
-    @property
-    def is_disabled(self) -> bool:
-        return not self.is_enabled
-
-    def disable(self) -> None:
-        self._enabled = False
-
-    def enable(self) -> None:
-        self._enabled = True
 
     def _bar(self, description: str, position: int, leave: bool) -> Any:
         return _tqdm_class()(

@@ -150,3 +150,25 @@ def get_standard_metrics(trainer: Any) -> dict[str, int | str]:
     if version in ("", None):
         return {}
     return {"v_num": version[-4:] if isinstance(version, str) else version}
+
+
+class _SwitchedBar(ProgressBar):
+    """A bar that draws while enabled and its ``refresh_rate`` is above 0: what Lightning's TQDM and rich bars share
+    (the Trainer's ``disable()`` on processes other than global zero, ``refresh_rate=0`` to turn a bar off)."""
+
+    _refresh_rate: int
+    _enabled: bool = True
+
+    @property
+    def refresh_rate(self) -> int:
+        return self._refresh_rate
+
+    @property
+    def is_enabled(self) -> bool:
+        return self._enabled and self.refresh_rate > 0
+
+    def disable(self) -> None:
+        self._enabled = False
+
+    def enable(self) -> None:
+        self._enabled = True

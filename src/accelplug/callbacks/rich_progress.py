@@ -37,7 +37,7 @@ from rich.text import Text
 from .._import_paths import seen_at
 from .._optional import _RICH_AVAILABLE
 from ..errors import MisconfigurationException, PackageNotInstalledError
-from .progress_bar import ProgressBar
+from .progress_bar import _SwitchedBar
 
 __all__ = [
     "BatchesProcessedColumn",
@@ -259,7 +259,7 @@ class RichProgressBarTheme:
     metrics_format: str = ".3f"
 
 
-class RichProgressBar(ProgressBar):
+class RichProgressBar(_SwitchedBar):
     """rich bars: a task per training epoch and per evaluation pass, redrawn at most ``refresh_rate`` times a second
     by rich's thread (Lightning's meaning: per second, not per batch; 0 turns the bar off). ``leave=True`` keeps
     each finished epoch's bar on the screen; ``console_kwargs`` build the ``rich.console.Console``."""
@@ -305,24 +305,6 @@ class RichProgressBar(ProgressBar):
         return {**vars(self), "progress": None, "_console": None, "_metric_component": None}
 
     # ---- state ------------------------------------------------------------------------------------------
-    @property
-    def refresh_rate(self) -> float:
-        return self._refresh_rate
-
-    @property
-    def is_enabled(self) -> bool:
-        return self._enabled and self.refresh_rate > 0
-
-    @property
-    def is_disabled(self) -> bool:
-        return not self.is_enabled
-
-    def disable(self) -> None:
-        self._enabled = False
-
-    def enable(self) -> None:
-        self._enabled = True
-
     def _task(self, task_id: TaskID | None) -> Task:
         if self.progress is None or task_id is None:
             raise MisconfigurationException(f"{type(self).__name__} has no such bar now: no stage has drawn it.")
