@@ -218,6 +218,23 @@ def test_logger_rows_have_an_int_epoch_and_the_values_logged_at_train_start(tmp_
     assert [row["step"] for row in seen["accelplug"] if row["at_start"]] == ["3"]
 
 
+def test_a_training_epoch_and_its_end_hook_share_one_logger_row(tmp_path: Path) -> None:
+    def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
+        module.log("value", out, on_step=False, on_epoch=True)
+
+    def on_train_epoch_end(module: Any) -> None:
+        module.log("at_end", float(module.current_epoch))
+
+    seen = {}
+    for name, framework in FRAMEWORKS.items():
+        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2)
+        with quiet_lightning(framework):
+            trainer.fit(_module(framework, step, on_train_epoch_end=on_train_epoch_end), _loader())
+        seen[name] = _csv_rows(trainer)
+    assert seen["accelplug"] == seen["lightning"]
+    assert [(row["at_end"], row["step"]) for row in seen["accelplug"]] == [("0.0", "3"), ("1.0", "7")]
+
+
 def test_an_epoch_the_user_logs_replaces_the_automatic_one(tmp_path: Path) -> None:
     def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
         module.log("epoch", float(-batch_idx))

@@ -24,6 +24,7 @@ __all__ = [
     "finish_train_epoch",
     "latest_loss",
     "log_row",
+    "log_train_row",
     "output_scalars",
     "read_step_metrics",
     "reduce_to_floats",
@@ -135,15 +136,25 @@ def read_step_metrics(
     return values
 
 
-def finish_train_epoch(run: Run, collector: LogCollector, *, reset: bool = True) -> dict[str, float]:
+def finish_train_epoch(
+    run: Run, collector: LogCollector, *, reset: bool = True, row: dict[str, float] | None = None
+) -> dict[str, float]:
     """Epoch values logged during training (or its epoch hooks): reduced, published, returned (logged metric
-    objects reset only with ``reset``: after the epoch-end hooks)."""
+    objects reset only with ``reset``: after the epoch-end hooks). With ``row`` the loggers' values are gathered
+    there, for the epoch's one row (:func:`log_train_row`), as Lightning writes the values of the epoch and of its
+    ``on_train_epoch_end`` hooks together."""
     prog_bar = collector.prog_bar_names()
     no_logger = {k for k, e in collector.epoch_values.items() if not e.logger}
     values = {k: float(v) for k, v in collector.finish_epoch(run.strategy, run.device, reset=reset).items()}
     if values:  # Lightning logs a training epoch's row at the step of its last batch, one less than the count
-        _publish(run, values, collector, no_logger, prog_bar, step_back=1)
+        _publish(run, values, collector, no_logger, prog_bar, step_back=1, row=row)
     return values
+
+
+def log_train_row(run: Run, row: dict[str, float]) -> None:
+    """A training epoch's one logger row, at the step of its last batch (one less than the count)."""
+    if row:
+        run.log_metrics(row, run.state.log_step - 1, epoch=run.state.epoch)
 
 
 def finish_eval_epoch(

@@ -39,7 +39,7 @@ from ._forward_only import ForwardOnly
 from ._limits import Limits
 from ._losses import check_manual_output, explain_backward, loss_of
 from ._modes import warn_if_modules_in_eval_mode
-from ._readback import epoch_line, finish_train_epoch, latest_loss, read_step_metrics
+from ._readback import epoch_line, finish_train_epoch, latest_loss, log_train_row, read_step_metrics
 from ._resume import epoch_batches, resume_position
 from ._transfer import SKIP_REST_OF_EPOCH
 from .optimization import Optimization
@@ -422,16 +422,18 @@ class FitLoop:
             if not self._epoch_schedulers_stepped:
                 self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=False)
             state.epoch_done = True
-        finish_train_epoch(self.run_, self.collector, reset=False)
+        row: dict[str, float] = {}  # the epoch's one logger row, written after the hooks (Lightning's)
+        finish_train_epoch(self.run_, self.collector, reset=False, row=row)
         self._last_loss = latest_loss(self.run_, self._last_output, self._last_loss)
         self.run_.router.enter("on_train_epoch_end", self.collector)
         self.hooks.call_callbacks("on_train_epoch_end", monitoring=False)
         self.hooks.call_module("on_train_epoch_end")
-        finish_train_epoch(self.run_, self.collector)  # values the epoch-end hooks logged
+        finish_train_epoch(self.run_, self.collector, row=row)  # values the epoch-end hooks logged
         self.hooks.call_callbacks("on_train_epoch_end", monitoring=True)
         if complete:
             self.opt.step_schedulers("epoch", epoch + 1, state.callback_metrics, plateau=True)
             state.epoch_schedulers_done = True
+        log_train_row(self.run_, row)
         self.progress.epoch_end(state.global_step, epoch, epoch_line(state, self._last_loss))
         self.progress.show_metrics(state.progress_bar_metrics)
         self.run_.flush_loggers()
