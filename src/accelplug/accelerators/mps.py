@@ -14,6 +14,7 @@ import subprocess
 
 import torch
 
+from .._import_paths import seen_at
 from ..accelerator import Accelerator
 
 __all__ = ["MPSAccelerator", "is_rosetta_translated", "minimum_macos_for_torch", "mps_host_stats"]
@@ -128,8 +129,14 @@ class MPSAccelerator(Accelerator):
 
     @classmethod
     def device_count(cls) -> int:
-        """Exactly one: the GPU shares the Mac's unified memory and torch exposes it as ``mps:0``."""
-        return 1 if cls.is_available() else 0
+        """At most one: the GPU shares the Mac's unified memory and torch exposes it as ``mps:0``.
+
+        Counted through ``_get_all_available_mps_gpus`` as seen at Lightning's path, where code written for
+        Lightning fakes the Apple GPU in its tests (with ``MPSAccelerator.is_available``, on this same class)."""
+        listed = seen_at(
+            "accelplug.fabric.accelerators.mps", "_get_all_available_mps_gpus", _get_all_available_mps_gpus
+        )
+        return min(len(listed()), 1)
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
@@ -151,6 +158,12 @@ class MPSAccelerator(Accelerator):
     def teardown(self) -> None:
         if self.is_available():
             torch.mps.empty_cache()
+
+
+def _get_all_available_mps_gpus() -> list[int]:
+    """The indices of the usable Apple GPUs: ``[0]`` or none. Lightning's private name, kept because it is the
+    patch point of Lightning's ``mps_count_N`` test fixtures (``lightning.fabric.accelerators.mps``)."""
+    return [0] if MPSAccelerator.is_available() else []
 
 
 def mps_host_stats() -> dict[str, float]:
