@@ -114,7 +114,12 @@ class CUDAAccelerator(Accelerator):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        return _count()[1]
+        """Why there is no device; none where ``is_available`` says there is one, also where a test replaced it
+        (``mock.patch("lightning.pytorch.accelerators.cuda.CUDAAccelerator.is_available", return_value=True)``):
+        the two answers must agree, or the registry reports the accelerator as misbehaving."""
+        if cls.is_available():
+            return None
+        return _count()[1] or f"{cls.__name__}.is_available(), replaced in this process, reports no CUDA device"
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
