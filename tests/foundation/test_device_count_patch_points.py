@@ -102,3 +102,12 @@ def test_a_faked_apple_gpu_is_chosen_as_in_lightning(monkeypatch: pytest.MonkeyP
     expected = ("MPSAccelerator", "SingleDeviceStrategy", [0])
     assert _choice(accelplug, accelerator="mps", devices=1) == expected
     assert _choice(lightning, accelerator="mps", devices=1) == expected
+
+
+def test_is_available_replaced_on_the_class_agrees_with_the_count_and_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(accelplug.pytorch.accelerators.cuda.CUDAAccelerator, "is_available", lambda: True)
+    assert CUDAAccelerator.unavailable_reason() is None
+    assert CUDAAccelerator.device_count() >= 1
+    assert "cuda" in get_registry().available()
