@@ -624,10 +624,14 @@ def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
     if not any(t.is_meta for t in tensors):
         return
     module.to_empty(device=device)
+    uninitialised: list[str] = []
     with torch.no_grad():
         for sub in module.modules():
             reset = getattr(sub, "reset_parameters", None)
             if not callable(reset):
+                owns = next(iter(sub.parameters(recurse=False)), None) is not None
+                if owns or next(iter(sub.buffers(recurse=False)), None) is not None:
+                    uninitialised.append(type(sub).__name__)
                 continue
             own = {**dict(sub.named_parameters(recurse=False)), **dict(sub.named_buffers(recurse=False))}
             sharded = {name: t for name, t in own.items() if isinstance(t, DTensor)}
@@ -642,6 +646,19 @@ def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
                     part = distribute_tensor(full.detach(), shard.device_mesh, shard.placements)
                     shard.to_local().copy_(part.to_local())
                     _swap(sub, name, shard)
+    if uninitialised:
+        _warn_uninitialised(uninitialised)
+
+
+def _warn_uninitialised(names: list[str]) -> None:
+    """Lightning's warning (its key phrase), once, from rank 0: these modules' tensors hold ``to_empty``'s garbage."""
+    from ..distributed.rank_zero import rank_zero_warn
+
+    rank_zero_warn(
+        "Parameter initialization incomplete. The following modules have parameters or buffers with uninitialized "
+        "memory because they don't define a `reset_parameters()` method for re-initialization: "
+        f"{', '.join(dict.fromkeys(names))}"
+    )
 
 
 def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
