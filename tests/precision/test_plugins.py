@@ -320,9 +320,7 @@ def test_fsdp_precision_steps_through_its_scaler_with_the_true_gradients() -> No
     ("precision", "dtype"),
     [("32-true", torch.float32), ("16-mixed", torch.float16), ("bf16-mixed", torch.bfloat16)],
 )
-def test_fsdp_precision_reports_its_dtypes_as_torchs_mixed_precision_config(
-    precision: str, dtype: torch.dtype
-) -> None:
+def test_fsdp_precision_reports_its_dtypes_as_torchs_mixed_precision_config(precision: str, dtype: torch.dtype) -> None:
     config = FSDPPrecision(precision).mixed_precision_config
     assert (config.param_dtype, config.reduce_dtype, config.buffer_dtype) == (dtype, dtype, dtype)
 

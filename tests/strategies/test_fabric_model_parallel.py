@@ -95,8 +95,7 @@ def test_parallelize_fn_gets_the_2d_mesh_and_the_tensor_parallel_model_trains_an
     script.write_text(SCRIPT)
     done = subprocess.run(
         # torchrun starts the two processes (the script's own re-launch would add one more interpreter)
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
-         str(tmp_path)],  # fmt: skip
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", script, tmp_path],
         cwd=tmp_path,
         env=child_env(),
         capture_output=True,
@@ -141,7 +140,7 @@ def test_a_parallelize_fn_that_returns_no_module_is_refused_as_lightnings_type_e
     one_process: ModelParallelStrategy,
 ) -> None:
     one_process._parallelize_fn = lambda module, mesh: None
-    with pytest.raises(TypeError, match="The `parallelize_fn` must return a `nn.Module` instance, but got: NoneType"):
+    with pytest.raises(TypeError, match=r"The `parallelize_fn` must return a `nn.Module` instance, but got: NoneType"):
         one_process.setup_module(torch.nn.Linear(2, 2), Float32Precision("cpu"))
 
 

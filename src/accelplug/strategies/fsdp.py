@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ForwardRef, Literal, Union
 
 import torch
 from torch.distributed.constants import default_pg_timeout
@@ -218,6 +218,10 @@ def _choice(value: object, accepted: Iterable[str], option: str, *, upper: bool)
     return key
 
 
+class _HybridWithoutLayout(MisconfigurationException, RuntimeError):
+    """Hybrid sharding with nothing that lays it out (Lightning raises a ``RuntimeError``)."""
+
+
 class _NotFSDPPrecision(MisconfigurationException, TypeError):
     """Lightning raises a ``TypeError`` here; it is also accelplug's configuration error."""
 
@@ -277,6 +281,12 @@ class FSDPStrategy(DDPStrategy):
             raise MisconfigurationException(
                 "FSDPStrategy(sharding_strategy='NO_SHARD') keeps every parameter whole on every process, which is "
                 "data parallelism: use strategy='ddp' (torch FSDP2, which accelplug uses, always shards)."
+            )
+        if sharding in _HYBRID and auto_wrap_policy is None and device_mesh is None:
+            raise _HybridWithoutLayout(
+                "The hybrid sharding strategy requires you to pass at least one of the parameters: `auto_wrap_policy`, "
+                "`process_group` tuple, or `device_mesh`: give device_mesh=(replicas, shards), or auto_wrap_policy "
+                "(then each node's processes shard and the nodes replicate)."
             )
         self._sharding = sharding
         self.device_mesh = _check_mesh(device_mesh)
@@ -598,6 +608,7 @@ class FSDPStrategy(DDPStrategy):
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
         **fabric_form: Any,
     ) -> None:
+        refuse_storage_options(self, fabric_form.get("storage_options"))
         if write is None:  # Lightning Fabric's form: the states are gathered first, then come back with a writer
             super().save_checkpoint(checkpoint, path, write, **fabric_form)
         elif self.state_dict_type == "sharded":
@@ -606,6 +617,27 @@ class FSDPStrategy(DDPStrategy):
             save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)
         else:
             super().save_checkpoint(checkpoint, path, write)
+
+
+class _StorageOptions(MisconfigurationException, TypeError):
+    """``storage_options`` given to a strategy without ``CheckpointIO`` (Lightning raises a ``TypeError``)."""
+
+
+def refuse_storage_options(strategy: object, storage_options: object) -> None:
+    """A sharding strategy saves through ``torch.distributed.checkpoint``, not a ``CheckpointIO`` that could take
+    ``storage_options``: refused, with Lightning's type and words (the class named as Lightning names it)."""
+    if storage_options is None:
+        return
+    name = type(strategy).__name__.removeprefix("Fabric")
+    raise _StorageOptions(
+        f"`{name}.save_checkpoint(..., storage_options=...)` is not supported because `{name}` does not use the "
+        "`CheckpointIO`."
+    )
+
+
+# jsonargparse (LightningCLI) reads the signature: the annotation must be a typing object, not this module's string
+# (``from __future__ import annotations``), so that ``--strategy.device_mesh=[1, 4]`` parses as a tuple.
+FSDPStrategy.__init__.__annotations__["device_mesh"] = Union[tuple[int, int], ForwardRef("DeviceMesh"), None]  # noqa: UP007 - runtime typing: a ForwardRef has no |
 
 
 def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:

@@ -22,7 +22,7 @@ import torch
 from torch.distributed.constants import default_pg_timeout
 
 from ..errors import MisconfigurationException
-from .fsdp import FSDPStrategy
+from .fsdp import FSDPStrategy, refuse_storage_options
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -189,10 +189,6 @@ class ModelParallelStrategy(FSDPStrategy):
         return []
 
 
-class _StorageOptions(MisconfigurationException, TypeError):
-    """``storage_options`` given to a strategy without ``CheckpointIO`` (Lightning raises a ``TypeError``)."""
-
-
 class _NoState(MisconfigurationException, ValueError):
     """A checkpoint call without what it needs (Lightning raises a ``ValueError``)."""
 
@@ -316,12 +312,8 @@ class FabricModelParallelStrategy(ModelParallelStrategy):
         """Fabric's call (``fabric.save``) checked as Lightning checks it: no ``storage_options`` (no
         ``CheckpointIO`` here), exactly one distributed module in the state, and no existing folder where one
         file is written; then the FSDP strategy's saving (shards with ``torch.distributed.checkpoint``, or one file)."""
+        refuse_storage_options(self, fabric_form.get("storage_options"))
         if write is None:
-            if fabric_form.get("storage_options") is not None:
-                raise _StorageOptions(
-                    "`ModelParallelStrategy.save_checkpoint(..., storage_options=...)` is not supported because "
-                    "`ModelParallelStrategy` does not use the `CheckpointIO`."
-                )
             state = fabric_form.get("state", path)
             target = fabric_form.get("path", checkpoint if "state" not in fabric_form else path)
             if not self._save_distributed_checkpoint and target is not None and Path(target).is_dir():
