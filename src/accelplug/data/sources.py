@@ -2,8 +2,8 @@
 
 Data comes, first hit wins, from the loaders passed to the Trainer method, from the datamodule's
 ``*_dataloader()`` method, or from the module's own. Each loader is checked: a Dataset or a number
-is refused with what to pass instead (a generator is taken, as Lightning takes it). Getting a loader ready for this process (pinning,
-sharding) is :func:`accelplug.data.loaders.prepare_loader`.
+is refused with what to pass instead (a generator is taken, as Lightning takes it). Getting a loader ready
+for this process (pinning, sharding) is :func:`accelplug.data.loaders.prepare_loader`.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def test_an_epoch_with_no_batches_ends_without_training_or_validation_as_in_ligh
 @pytest.mark.parametrize("value", [-0.1, 1.2])
 def test_a_batch_limit_neither_fraction_nor_whole_is_refused_with_lightnings_phrase(option: str, value: float) -> None:
     with pytest.raises(MisconfigurationException, match=rf"{option}={value} is invalid \(passed invalid value"):
-        accelplug.Trainer(**{option: value})
+        accelplug.Trainer(**{option: value})  # type: ignore[arg-type]
 
 
 def test_a_whole_float_batch_limit_above_one_is_that_many_batches(tmp_path: Path) -> None:
