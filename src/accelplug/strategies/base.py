@@ -166,6 +166,15 @@ class Strategy(ABC):
         self._precision_plugin = precision
 
     @property
+    def precision(self) -> NumericPrecision | None:
+        """Lightning Fabric's name for :attr:`precision_plugin` (``fabric.strategy.precision``): one object."""
+        return self.precision_plugin
+
+    @precision.setter
+    def precision(self, precision: NumericPrecision | None) -> None:
+        self.precision_plugin = precision
+
+    @property
     def root_device(self) -> torch.device | None:
         """The device this process runs on (Lightning's ``strategy.root_device``): the Trainer's from its
         construction on, None for a strategy no Trainer or Fabric holds yet."""

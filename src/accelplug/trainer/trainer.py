@@ -38,7 +38,15 @@ from ..loggers.protocol import trainer_loggers
 from ..overrides import overrides
 from ..precision.mixed import announce_amp
 from ..profilers import Profiler
-from ..selection import RunSetup, Selection, adopt_environment, attach_environment, build, cluster_environment
+from ..selection import (
+    RunSetup,
+    Selection,
+    adopt_environment,
+    attach_environment,
+    build,
+    cluster_environment,
+    cpu_half_as_bf16,
+)
 from ..strategies.base import plugin_of
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
 from .display.device_info import report_devices
@@ -212,6 +220,7 @@ class Trainer:
             dataclasses.replace(choices, num_nodes=self.options.num_nodes),
             plugins,
             precision_given=precision_given and plugins.precision is given_plugins.precision,
+            adjust=None if plugins.precision is not None else cpu_half_as_bf16("Trainer"),
         )
         self.selection: Selection = self._setup.selection
         # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
