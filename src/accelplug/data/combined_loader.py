@@ -27,7 +27,15 @@ from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 from ..errors import MisconfigurationException, did_you_mean
 from .lengths import sized_len
 
-__all__ = ["MODES", "CombinedLoader", "TrainingBatches", "holds_only_primitives"]
+__all__ = [
+    "MODES",
+    "CombinedLoader",
+    "TrainingBatches",
+    "holds_only_primitives",
+    "load_loader_states",
+    "loader_states",
+    "resumable",
+]
 
 MODES = ("min_size", "max_size_cycle", "max_size", "sequential")
 
@@ -262,3 +270,43 @@ class TrainingBatches(Iterable[Any]):
         if math.isinf(length):
             raise TypeError("these combined loaders have no length: an iterable without one decides it")
         return int(length)
+
+
+def _parts(loader: Any) -> list[Any]:
+    if isinstance(loader, TrainingBatches):
+        loader = loader.combined
+    return list(loader.flattened) if isinstance(loader, CombinedLoader) else [loader]
+
+
+def _keeps_position(part: Any) -> bool:
+    """Lightning's rule for an iterable that keeps its own position: both ``state_dict`` and ``load_state_dict``
+    callable (torchdata's ``StatefulDataLoader``, a user's own iterable)."""
+    return callable(getattr(part, "state_dict", None)) and callable(getattr(part, "load_state_dict", None))
+
+
+def _stateful_parts(loader: Any) -> list[Any]:
+    """The iterables of a training loader that keep their own position, in the combined loader's flattened order."""
+    return [part for part in _parts(loader) if _keeps_position(part)]
+
+
+def resumable(loader: Any) -> bool:
+    """Whether every iterable of a training loader keeps its own position (a mid-epoch resume is then exact)."""
+    return all(_keeps_position(part) for part in _parts(loader))
+
+
+def loader_states(loader: Any) -> list[dict[str, Any]]:
+    """Each stateful iterable's ``state_dict()`` (empty when none is): what a checkpoint keeps of the data's
+    position, as Lightning keeps it (``loops.fit_loop.state_dict.combined_loader``)."""
+    return [part.state_dict() for part in _stateful_parts(loader)]
+
+
+def load_loader_states(loader: Any, states: list[dict[str, Any]]) -> None:
+    """Give each stateful iterable of ``loader`` its saved state back, in order, before its iterator is made."""
+    parts = _stateful_parts(loader)
+    if len(parts) != len(states):  # Lightning's type and key phrase
+        raise RuntimeError(
+            f"The training data holds {len(parts)} stateful loaders, but found {len(states)} states in the checkpoint:"
+            " give the fit the same dataloaders it had when the checkpoint was saved."
+        )
+    for part, state in zip(parts, states, strict=True):
+        part.load_state_dict(state)

@@ -1,9 +1,9 @@
 """Where a stage's data comes from, and checking that it can be trained on.
 
 Data comes, first hit wins, from the loaders passed to the Trainer method, from the datamodule's
-``*_dataloader()`` method, or from the module's own. Each loader is checked: a Dataset, a generator or
-a number is refused with what to pass instead. Getting a loader ready for this process (pinning,
-sharding) is :func:`accelplug.data.loaders.prepare_loader`.
+``*_dataloader()`` method, or from the module's own. Each loader is checked: a Dataset or a number
+is refused with what to pass instead (a generator is taken, as Lightning takes it). Getting a loader ready
+for this process (pinning, sharding) is :func:`accelplug.data.loaders.prepare_loader`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ __all__ = [
 _METHOD = {"fit": "train_dataloader", "validate": "val_dataloader", "test": "test_dataloader",
            "predict": "predict_dataloader"}  # fmt: skip
 #: The stages that go over their data once a call (validation runs again every epoch of a fit).
-_ONE_PASS = ("test", "predict")
 _ARGUMENT = {"fit": "train_dataloaders", "validate": "val_dataloaders / dataloaders", "test": "dataloaders",
              "predict": "dataloaders"}  # fmt: skip
 
@@ -108,11 +107,10 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
     several = (isinstance(value, (list, tuple)) and value and all(_loader_in_list(v) for v in value)) or (
         isinstance(value, dict) and value and all(_iterable_loader(v) for v in value.values())
     )
-    once = stage in _ONE_PASS
     if stage == "fit" and several:
         value = CombinedLoader(value, "max_size_cycle")
     if isinstance(value, CombinedLoader):
-        value.flattened = [check_loader(loader, what, once=once) for loader in value.flattened]
+        value.flattened = [check_loader(loader, what) for loader in value.flattened]
         if stage == "predict" and value.mode != "sequential":
             raise _SequentialOnly(
                 f"{what} is a CombinedLoader(mode={value.mode!r}): `trainer.predict()` only supports the "
@@ -122,9 +120,9 @@ def _as_list(value: Any, what: str, stage: str) -> list[Any]:
             return [value]
         return list(value.flattened)
     if stage == "fit" or not several:
-        return [check_loader(value, what, once=once)]
+        return [check_loader(value, what)]
     loaders = list(value.values()) if isinstance(value, dict) else list(value)
-    return [check_loader(loader, what, once=once) for loader in loaders]
+    return [check_loader(loader, what) for loader in loaders]
 
 
 def _iterable_loader(value: Any) -> bool:
@@ -159,13 +157,13 @@ class _SequentialOnly(MisconfigurationException, ValueError):
     configuration error."""
 
 
-def check_loader(loader: Any, what: str, *, once: bool = False) -> Any:
-    """``loader`` if it can be iterated once per epoch; a clear error for what cannot.
+def check_loader(loader: Any, what: str) -> Any:
+    """``loader`` if it is an iterable of batches; a clear error for what is not.
 
-    A generator or iterator would be empty from the second epoch on, a ``Dataset`` would yield
-    unbatched samples, and a number or None is a mistake in the call: each is refused with what to
-    pass instead, rather than training on the wrong data without a word. ``once``: the stage goes over its data
-    once (``test``, ``predict``), so a generator or iterator is taken, as Lightning takes it.
+    A ``Dataset`` would yield unbatched samples, and a number or None is a mistake in the call: each is refused
+    with what to pass instead, rather than training on the wrong data without a word. A generator or one-shot
+    iterator is taken, as Lightning takes it, in every stage (an endless one with ``max_steps``, as a stream): once
+    used up it yields nothing, so a later epoch over it is empty.
     """
     if isinstance(loader, DataLoader):
         return loader
@@ -173,11 +171,6 @@ def check_loader(loader: Any, what: str, *, once: bool = False) -> Any:
         raise MisconfigurationException(
             f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
             f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
-        )
-    if _one_shot(loader) and not once:
-        raise MisconfigurationException(
-            f"{what} got a {type(loader).__name__} (a one-shot iterator or generator): it would be empty from the "
-            "second epoch on. Pass a DataLoader, or a list of batches, which can be iterated once per epoch."
         )
     if isinstance(loader, (str, bytes, Mapping)) or not isinstance(loader, Iterable):
         raise MisconfigurationException(

@@ -186,6 +186,10 @@ class LoopState:
     #: The loaders of the last calls as this process iterates them, with their batch counts after the limits,
     #: by "train", "val", "test", "predict" (a loader and a count, or lists of them).
     data: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    #: The last fit's training loader as its loop iterates it (a checkpoint keeps its stateful iterables' positions).
+    train_loader: Any = None
+    #: Whether this fit said once that a requested stop waits for ``min_epochs``/``min_steps`` (Lightning's line).
+    min_wait_noted: bool = False
     #: During a fit: makes (once) and returns the training loader and what remakes it.
     train_source: Callable[[], tuple[Any, Callable[[], Any] | None]] | None = None
     #: During a fit: the ``(train_dataloaders, val_dataloaders)`` it was given (the tuner's trials read them too).

@@ -1,8 +1,8 @@
 """Loaders Lightning 2.6.6 accepts that are no plain ``DataLoader``, and batch limits given in other forms.
 
 An iterator class of the user's own (its ``__iter__`` may start over) and a loader whose ``__len__`` raises
-``NotImplementedError`` are accepted, their length unknown; a generator stays refused by fit (accelplug's
-difference: it would be empty from the second epoch on), taken by test and predict, which go over their data once.
+``NotImplementedError`` are accepted, their length unknown; so is a generator, in fit as in test and predict
+(once used up, a later epoch over it is empty, as in Lightning).
 A dict of iterables, and a list of lists of numbers, are several loaders, as Lightning reads them. An iterable that
 yields nothing in some epoch ends that epoch, without validation, as Lightning's loop does. A whole float above 1
 as a batch limit is that many batches.
@@ -59,9 +59,15 @@ def test_an_iterator_class_of_the_users_own_trains_and_validates_as_in_lightning
     assert records["accelplug"].story == records["lightning"].story
 
 
-def test_a_generator_stays_refused_as_a_validation_loader(tmp_path: Path) -> None:
-    with pytest.raises(MisconfigurationException, match="one-shot iterator or generator"):
-        fit_one(accelplug, tmp_path, val=lambda: (b for b in loader(VAL_SAMPLES)), max_epochs=1)  # type: ignore[arg-type, return-value]
+def test_a_generator_trains_and_validates_as_in_lightning(tmp_path: Path) -> None:
+    records = fit_both(
+        tmp_path,
+        max_epochs=2,
+        train=lambda: (b for b in loader()),  # type: ignore[arg-type, return-value]
+        val=lambda: (b for b in loader(VAL_SAMPLES, seed=1)),  # type: ignore[arg-type, return-value]
+    )
+    assert records["lightning"].validations
+    assert records["accelplug"].story == records["lightning"].story
 
 
 class _FirstEpochOnly(IterableDataset[torch.Tensor]):
@@ -92,7 +98,7 @@ def test_an_epoch_with_no_batches_ends_without_training_or_validation_as_in_ligh
 @pytest.mark.parametrize("value", [-0.1, 1.2])
 def test_a_batch_limit_neither_fraction_nor_whole_is_refused_with_lightnings_phrase(option: str, value: float) -> None:
     with pytest.raises(MisconfigurationException, match=rf"{option}={value} is invalid \(passed invalid value"):
-        accelplug.Trainer(**{option: value})
+        accelplug.Trainer(**{option: value})  # type: ignore[arg-type]
 
 
 def test_a_whole_float_batch_limit_above_one_is_that_many_batches(tmp_path: Path) -> None:

@@ -21,7 +21,11 @@ from tests.trainer.loops.both import FRAMEWORKS, Record, fit_one, loader
 
 # These resumes leave the checkpoint's ModelCheckpoint out on purpose (the weights and loop are what they compare):
 # Lightning's advice to pass it again is given by both frameworks and is not what the tests are about.
-pytestmark = pytest.mark.filterwarnings("ignore:Be aware that when using `ckpt_path`, callbacks used to create")
+# A mid-epoch resume of a plain DataLoader gets Lightning's advice to make the loader resumable (both frameworks).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Be aware that when using `ckpt_path`, callbacks used to create"),
+    pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended"),
+]
 
 
 def _shuffled() -> DataLoader[Any]:

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import accelplug
+from accelplug.pytorch.callbacks import Callback
 from accelplug.trainer.state import StopReason
 from tests.trainer.loops.both import Record, fit_both, fit_one, loader, recording_module
 
@@ -130,3 +131,19 @@ def test_a_call_that_raised_leaves_the_trainer_interrupted_not_finished(tmp_path
     with pytest.raises(ValueError, match="boom"):
         trainer.fit(model, loader())
     assert (trainer.state.status.value, trainer.state.finished, trainer.interrupted) == ("interrupted", False, True)
+
+
+def test_a_stop_requested_before_min_epochs_says_once_that_training_continues(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class StopAtOnce(Callback):
+        def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
+            trainer.should_stop = True  # every batch asks: Lightning's line is still given once
+
+    with caplog.at_level("INFO", logger="accelplug.trainer"):
+        _, trainer = fit_one(
+            accelplug, tmp_path, val=None, callbacks=lambda _: [StopAtOnce()], min_epochs=3, max_epochs=10
+        )
+    line = "Trainer was signaled to stop but the required `min_epochs=3` or `min_steps=None` has not been met."
+    assert [record.message for record in caplog.records].count(line + " Training will continue...") == 1
+    assert trainer.current_epoch == 3

@@ -20,6 +20,7 @@ import torch
 
 from ...checkpoint.file import DIGEST_KEY
 from ...checkpoint.migration import CheckpointKeyError
+from ...data.combined_loader import loader_states
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import MisconfigurationException
 from ...strategies.base import loads_optimizers_from_checkpoint
@@ -94,6 +95,9 @@ def build_checkpoint(run: CheckpointSource) -> dict[str, Any]:
         "optimizer_states": [strategy.optimizer_state_dict(run.module, o) for o in optim.optimizers] if optim else [],
         "lr_schedulers": [s.scheduler.state_dict() for s in optim.schedulers] if optim else [],
     }
+    loader_positions = loader_states(state.train_loader) if state.train_loader is not None else []
+    if loader_positions:  # stateful training iterables: where they stand, as Lightning keeps it
+        checkpoint["loops"]["fit_loop"]["state_dict"]["combined_loader"] = loader_positions
     seen: dict[str, int] = {}
     for callback in run.hooks.callbacks:
         key = _callback_key(callback, seen)

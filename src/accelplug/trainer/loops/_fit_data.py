@@ -56,6 +56,7 @@ def train_loader_source(
                 seed=options.seed,
             )
             made.append((loader, reload))
+            trainer.state.train_loader = loader
             count = count_batches(loader, options.limit_train_batches, "limit_train_batches")
             # ``trainer.train_dataloader`` is what the loaders were given as (Lightning's ``CombinedLoader.iterables``)
             shown = loader.combined.iterables if isinstance(loader, TrainingBatches) else loader

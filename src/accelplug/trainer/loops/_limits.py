@@ -10,12 +10,13 @@ after the time is up.
 from __future__ import annotations
 
 import datetime
+import logging
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...data.lengths import warn_iterable_datasets_with_len
-from ...distributed.rank_zero import rank_zero_warn
+from ...distributed.rank_zero import is_rank_zero, rank_zero_warn
 from ...errors import MisconfigurationException, PossibleUserWarning
 from ..state import StopReason
 
@@ -117,6 +118,9 @@ class Limits:
     limit_option: str = "limit_train_batches"
     #: The step and epoch limits are fast_dev_run's: reaching them is StopReason.FAST_DEV_RUN.
     fast_dev_run: bool = False
+    #: ``min_epochs`` as Lightning reads it and ``min_steps`` as given, for the line a waiting stop request gets.
+    min_epochs_given: int | None = None
+    min_steps_given: int | None = None
 
     @classmethod
     def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool, timer: bool = False) -> Limits:
@@ -149,6 +153,8 @@ class Limits:
             check_val_every_n_epoch=options.check_val_every_n_epoch,
             val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,
             fast_dev_run=bool(options.fast_dev_run),
+            min_epochs_given=parsed_min_epochs(options.min_epochs, options.min_steps),
+            min_steps_given=options.min_steps,
         )
         if length == 0 and limit != 0:  # an empty loader: Lightning warns and fit() returns without training
             rank_zero_warn(
@@ -182,8 +188,10 @@ class Limits:
         if state.should_stop and state.stop_reason is StopReason.SIGNAL:
             # A signal does not wait for min_steps/min_epochs, only for the end of an accumulation window.
             return StopReason.SIGNAL if not within_epoch or self.at_step_boundary(state) else None
-        if state.should_stop and self.can_stop_early(state):
-            return state.stop_reason or StopReason.REQUESTED
+        if state.should_stop:
+            if self.can_stop_early(state):
+                return state.stop_reason or StopReason.REQUESTED
+            self._note_minimum_not_met(state)
         epochs = self.max_epochs
         if not within_epoch and epoch is not None and epochs is not None and epoch >= epochs + state.extra_epochs:
             return StopReason.FAST_DEV_RUN if self.fast_dev_run else StopReason.MAX_EPOCHS
@@ -199,6 +207,16 @@ class Limits:
         """Whether the batches done so far end an accumulation window (the optimizers just stepped)."""
         done = state.batches_done
         return self.accumulate == 1 or done % self.accumulate == 0 or done == self.epoch_length
+
+    def _note_minimum_not_met(self, state: LoopState) -> None:
+        """Lightning's INFO line, once per fit: a requested stop waits for ``min_epochs``/``min_steps``."""
+        if state.min_wait_noted or not is_rank_zero():
+            return
+        state.min_wait_noted = True
+        logging.getLogger("accelplug.trainer").info(
+            f"Trainer was signaled to stop but the required `min_epochs={self.min_epochs_given!r}` or "
+            f"`min_steps={self.min_steps_given!r}` has not been met. Training will continue..."
+        )
 
     def can_stop_early(self, state: LoopState) -> bool:
         """A requested stop waits until ``min_steps`` and ``min_epochs`` are met (as in Lightning)."""

@@ -40,7 +40,7 @@ from ._limits import Limits
 from ._losses import check_manual_output, explain_backward, loss_of
 from ._modes import warn_if_modules_in_eval_mode
 from ._readback import epoch_line, finish_train_epoch, latest_loss, log_train_row, read_step_metrics
-from ._resume import epoch_batches, resume_position
+from ._resume import epoch_batches, loader_position, resume_position
 from ._transfer import SKIP_REST_OF_EPOCH
 from .optimization import Optimization
 
@@ -105,6 +105,15 @@ class FitLoop:
     def run(self) -> StopReason:
         """Train until a limit or a stop request; returns why it stopped."""
         epoch, skip, saved_rng = resume_position(self.state, self.resume, self.opt)
+        if self.resume is not None:
+            skip = loader_position(
+                self.resume,
+                self.loader,
+                skip,
+                length=self.limits.epoch_length,
+                accumulate=self.opt.accumulate,
+                global_step=self.state.global_step,
+            )
         if self.limits.val_every_s is not None:  # a time-based val_check_interval counts from here (Lightning's)
             self._last_val = time.monotonic()
         if self._finished(epoch):  # a Trainer that already reached its limits: Lightning skips training
@@ -383,6 +392,7 @@ class FitLoop:
         first = self._first_iterator is not None
         if self.reload is not None and every and epoch > 0 and epoch % every == 0 and not first:
             self.loader = self.run_.prepare_loader(self.reload(), train=True)
+            state.train_loader = self.loader
         state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length
         self._epoch_schedulers_stepped = skip > 0 and length is not None and skip >= length
