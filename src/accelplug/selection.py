@@ -12,6 +12,7 @@ initialised in the calling process and forking afterwards stays safe.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ __all__ = [
     "build",
     "check_precision_runs",
     "cluster_environment",
+    "cpu_half_as_bf16",
     "give_strategy_its_plan",
     "normalize_precision",
     "plugin_kinds",
@@ -536,6 +538,26 @@ def build(
         plugins.cluster_environment,
         plugins.layer_sync,
     )
+
+
+def cpu_half_as_bf16(owner: str) -> Callable[[Selection], Selection]:
+    """Lightning's rule for ``precision="16-mixed"`` on the CPU, for ``build(adjust=...)``: the run uses
+    ``"bf16-mixed"`` instead (CPU autocast's float16 is slow and needs loss scaling; bfloat16 has float32's range),
+    with Lightning's warning naming ``owner`` (``"Trainer"`` or ``"Fabric"``)."""
+
+    def adjust(selection: Selection) -> Selection:
+        if selection.precision != "16-mixed" or selection.root_device.type != "cpu":
+            return selection
+        from .distributed.rank_zero import rank_zero_warn
+
+        rank_zero_warn(
+            f"You passed `{owner}(accelerator='cpu', precision='16-mixed')` but AMP with fp16 is not supported on "
+            "CPU. Using `precision='bf16-mixed'` instead.",
+            stacklevel=5,  # the line that made the Trainer or Fabric
+        )
+        return dataclasses.replace(selection, precision="bf16-mixed")
+
+    return adjust
 
 
 def _attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None) -> None:

@@ -73,6 +73,8 @@ def test_a_plugin_trains_as_lightning_does_and_as_its_precision_name(case: str, 
     for key, expected in weights["lightning"].items():
         assert weights["accelplug"][key].dtype == expected.dtype, key
         torch.testing.assert_close(weights["accelplug"][key], expected, rtol=0, atol=0, msg=key)
+    if name == "16-mixed":
+        return  # the name on the CPU trains in bf16-mixed, as Lightning's Trainer does (test_cpu_half_as_bf16)
     _, by_name = _fit(accelplug, tmp_path / "by_name", precision=name)
     for key, value in _weights(by_name).items():
         assert torch.equal(weights["accelplug"][key], value), key

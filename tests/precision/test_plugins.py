@@ -321,7 +321,32 @@ def test_fsdp_precision_refuses_a_precision_fsdp_cannot_shard_in_lightnings_word
         FSDPPrecision("64-true")
 
 
-@pytest.mark.parametrize("precision", ["16-mixed", "bf16-mixed", "bf16-true", "64-true", "32-true"])
+@pytest.mark.parametrize("owner", ["Trainer", "Fabric"])
+def test_cpu_half_as_bf16(owner: str) -> None:
+    """``precision="16-mixed"`` on the CPU runs as ``"bf16-mixed"``, with the warning Lightning's Trainer and Fabric
+    give (float16 autocast on the CPU is slow and needs loss scaling)."""
+    import lightning
+
+    import accelplug
+
+    said = {}
+    for framework in (lightning, accelplug):
+        with pytest.warns(UserWarning, match="AMP with fp16 is not supported on CPU") as seen:
+            made = getattr(framework, owner)(accelerator="cpu", precision="16-mixed")
+        plugin = made.precision_plugin if owner == "Trainer" else made.strategy.precision
+        assert plugin.precision == "bf16-mixed"
+        said[framework.__name__] = [str(w.message) for w in seen if "fp16" in str(w.message)]
+    assert (
+        said["accelplug"]
+        == said["lightning"]
+        == [
+            f"You passed `{owner}(accelerator='cpu', precision='16-mixed')` but AMP with fp16 is not supported on CPU. "
+            "Using `precision='bf16-mixed'` instead."
+        ]
+    )
+
+
+@pytest.mark.parametrize("precision", ["bf16-mixed", "bf16-true", "64-true", "32-true"])
 def test_the_trainers_precision_answers_lightnings_precision_attribute(precision: str) -> None:
     from accelplug import Trainer
 

@@ -13,68 +13,23 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import torch
-
 from ..data.batches import apply_to_tensors
-from ..distributed.collectives import distributed, gather_tensor
-from ..errors import MisconfigurationException, did_you_mean
+from ..distributed.collectives import all_reduce as _reduce_tensor
+from ..distributed.collectives import broadcast, distributed, gather_tensor, reduce_op_for
 
 __all__ = ["all_gather", "all_reduce", "broadcast", "rank_zero_first"]
 
-_OPS = ("mean", "avg", "sum", "max", "min", "product")
-
-
-def _reduce_op(reduce_op: Any) -> tuple[Any, bool]:
-    """torch's ``ReduceOp`` for ``reduce_op`` and whether to divide by the world size afterwards."""
-    import torch.distributed as dist
-
-    if reduce_op is None:
-        return dist.ReduceOp.SUM, False
-    if not isinstance(reduce_op, str):
-        return reduce_op, False
-    name = reduce_op.strip().lower()
-    if name not in _OPS:
-        raise MisconfigurationException(
-            f"all_reduce(reduce_op={reduce_op!r}) is not a reduction. Accepted: {list(_OPS)} or a "
-            f"torch.distributed.ReduceOp.{did_you_mean(name, _OPS)}"
-        )
-    if name in ("mean", "avg"):
-        return dist.ReduceOp.SUM, True  # AVG exists only on some backends (not gloo); sum / n works on all
-    return getattr(dist.ReduceOp, "PRODUCT" if name == "product" else name.upper()), False
-
 
 def all_reduce(data: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
-    op, average = _reduce_op(reduce_op)
+    """Each tensor of ``data`` reduced over the processes, in place (``data`` itself with one process)."""
+    reduce_op_for(reduce_op)  # a wrong name is refused on one process too
     if not distributed():
         return data
-    import torch.distributed as dist
-
-    group = dist.group.WORLD if group is None else group
-    size = dist.get_world_size(group)
-
-    def reduce(tensor: torch.Tensor) -> torch.Tensor:
-        dist.all_reduce(tensor, op=op, group=group)
-        if not average:
-            return tensor
-        if not torch.is_floating_point(tensor):
-            return tensor.copy_(tensor / size)
-        return tensor.div_(size)
-
-    return apply_to_tensors(data, reduce)
+    return apply_to_tensors(data, lambda tensor: _reduce_tensor(tensor, group, reduce_op))
 
 
 def all_gather(data: Any, group: Any = None, sync_grads: bool = False) -> Any:
     return apply_to_tensors(data, lambda tensor: gather_tensor(tensor, group, sync_grads))
-
-
-def broadcast(obj: Any, src: int = 0) -> Any:
-    if not distributed():
-        return obj
-    import torch.distributed as dist
-
-    holder = [obj]
-    dist.broadcast_object_list(holder, src=src)
-    return holder[0]
 
 
 @contextlib.contextmanager

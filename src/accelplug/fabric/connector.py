@@ -18,7 +18,7 @@ from typing import Any
 from ..accelerator import Accelerator
 from ..errors import MisconfigurationException
 from ..registry import get_registry
-from ..selection import Choices, RunSetup, Selection, build, select, sort_plugins
+from ..selection import Choices, RunSetup, Selection, build, cpu_half_as_bf16, select, sort_plugins
 from ..strategies.base import Strategy, accelerator_of
 
 __all__ = ["plan"]
@@ -63,25 +63,12 @@ def plan(
         sorted_plugins,
         precision_given=precision is not None,
         make_strategy=_strategy_from_name,
-        adjust=None if own_precision else _cpu_half_as_bf16,
+        adjust=None if own_precision else cpu_half_as_bf16("Fabric"),
         select_with=_select,
     )
     if start_method != "popen" and not setup.strategy.is_distributed:
         start_method = "popen"  # one device: nothing to start
     return replace(setup, start_method=start_method)
-
-
-def _cpu_half_as_bf16(selection: Selection) -> Selection:
-    """Lightning Fabric's rule: ``"16-mixed"`` on the CPU runs as ``"bf16-mixed"``, with a warning."""
-    if selection.precision != "16-mixed" or selection.root_device.type != "cpu":
-        return selection
-    warnings.warn(
-        "precision='16-mixed' on the CPU: Fabric uses precision='bf16-mixed' instead, as Lightning Fabric "
-        "does (bfloat16 has float32's range, so the CPU needs no loss scaling for it).",
-        UserWarning,
-        stacklevel=5,
-    )
-    return replace(selection, precision="bf16-mixed")
 
 
 def _select(

@@ -166,6 +166,15 @@ class Strategy(ABC):
         self._precision_plugin = precision
 
     @property
+    def precision(self) -> NumericPrecision | None:
+        """Lightning Fabric's name for :attr:`precision_plugin` (``fabric.strategy.precision``): one object."""
+        return self.precision_plugin
+
+    @precision.setter
+    def precision(self, precision: NumericPrecision | None) -> None:
+        self.precision_plugin = precision
+
+    @property
     def root_device(self) -> torch.device | None:
         """The device this process runs on (Lightning's ``strategy.root_device``): the Trainer's from its
         construction on, None for a strategy no Trainer or Fabric holds yet."""
@@ -332,7 +341,48 @@ class Strategy(ABC):
 
             configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
             prepared.optim = self.setup_optimizers(parse_optimizers(configure(), prepared.module))
+        self._prepared = prepared  # Lightning's strategy.model and strategy.optimizers read it
         return prepared
+
+    @property
+    def model(self) -> torch.nn.Module | None:
+        """Lightning's ``strategy.model``: the module as the run steps it (DDP's wrapper, FSDP's sharded module) once
+        the Trainer prepared it, else the connected module."""
+        prepared = getattr(self, "_prepared", None)
+        if prepared is not None:
+            return prepared.wrapped if prepared.wrapped is not None else prepared.module  # type: ignore[no-any-return]
+        return self.lightning_module
+
+    @property
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        """Lightning's ``strategy.optimizers``: what ``configure_optimizers()`` gave the run ([] before)."""
+        prepared = getattr(self, "_prepared", None)
+        return list(prepared.optim.optimizers) if prepared is not None and prepared.optim is not None else []
+
+    def lightning_module_state_dict(self) -> dict[str, Any]:
+        """Lightning's name: the connected module's weights as this strategy saves them."""
+        module = self.lightning_module
+        return self.module_state_dict(module) if module is not None else {}
+
+    def model_to_device(self) -> None:
+        """Lightning's name: the connected module moved to this process's device."""
+        if self.lightning_module is not None:
+            self.lightning_module.to(self._device())
+
+    def batch_to_device(self, batch: Any, device: torch.device | None = None, dataloader_idx: int = 0) -> Any:
+        """Lightning's ``strategy.batch_to_device``: ``batch`` on ``device`` (default: this process's), through the
+        connected module's batch-transfer hooks where it has them (a LightningModule's), else moved as the Trainer
+        moves batches."""
+        from ..data.batches import move_data_to_device
+
+        target = device if device is not None else self._device()
+        module = self.lightning_module
+        hooks = [getattr(module, name, None) for name in ("on_before_batch_transfer", "transfer_batch_to_device")]
+        after = getattr(module, "on_after_batch_transfer", None)
+        if not (callable(hooks[0]) and callable(hooks[1]) and callable(after)):
+            return move_data_to_device(batch, target)
+        moved = hooks[1](hooks[0](batch, dataloader_idx), target, dataloader_idx)
+        return after(moved, dataloader_idx)
 
     def register_forward_method(self, module: torch.nn.Module, name: str) -> None:  # noqa: B027 - optional hook
         """Make calls to ``module.<name>`` run with the strategy's forward machinery (Fabric's
@@ -621,6 +671,26 @@ class Strategy(ABC):
     def broadcast_object(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every process (so all ranks agree on, e.g., the log folder)."""
         return obj
+
+    def broadcast(self, obj: Any, src: int = 0) -> Any:
+        """Lightning's ``strategy.broadcast``: process ``src``'s (picklable) ``obj`` on every process."""
+        if src == 0:
+            return self.broadcast_object(obj)
+        from ..distributed.collectives import broadcast
+
+        return broadcast(obj, src)
+
+    def reduce(self, tensor: Any, group: Any | None = None, reduce_op: Any = "mean") -> Any:
+        """Lightning's ``strategy.reduce``: a tensor reduced over the processes, in place (``"mean"``/``"avg"``,
+        ``"sum"``, ``"max"``, ``"min"``, ``"product"`` or a ``torch.distributed.ReduceOp``); anything that is not a
+        tensor, and every tensor of a run of one process, as given."""
+        from ..distributed.collectives import all_reduce
+
+        return all_reduce(tensor, group, reduce_op) if isinstance(tensor, torch.Tensor) else tensor
+
+    def reduce_boolean_decision(self, decision: bool, all: bool = True) -> bool:
+        """Lightning's name: the decision every process shares (one process: its own)."""
+        return decision
 
     def barrier(self) -> None:  # noqa: B027 - optional hook
         """Wait until every process reaches this point."""

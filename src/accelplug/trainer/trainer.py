@@ -45,6 +45,7 @@ from ..selection import (
     attach_environment,
     build,
     cluster_environment,
+    cpu_half_as_bf16,
     give_strategy_its_plan,
 )
 from ..strategies.base import plugin_of
@@ -204,6 +205,7 @@ class Trainer:
             dataclasses.replace(choices, num_nodes=self.options.num_nodes),
             plugins,
             precision_given=precision_given and plugins.precision is given_plugins.precision,
+            adjust=None if plugins.precision is not None else cpu_half_as_bf16("Trainer"),
         )
         self.selection: Selection = self._setup.selection
         # Who started this process (srun, mpirun, torchrun...): its ranks hold from here on, as in Lightning.
