@@ -650,6 +650,7 @@ def relaunch_if_needed(
         return
     if not strategy.needs_launcher(num_devices * num_nodes):
         return  # e.g. FSDP on one device: a process group of one, made in this process
+    _refuse_launching_from_a_worker(cluster_environment(environment))
     script = main_script()
     how = (
         f"start it with `accelplug launch --accelerator {accelerator} --devices {num_devices} "
@@ -667,6 +668,26 @@ def relaunch_if_needed(
         flush=True,
     )
     raise SystemExit(relaunch_script(script, sys.argv[1:], num_devices, accelerator))
+
+
+class LaunchFromWorkerError(MisconfigurationException, RuntimeError):
+    """A process that is not its node's first (``local_rank > 0``) was about to start processes of its own: a
+    ``RuntimeError`` as in Lightning, and a configuration error."""
+
+
+def _refuse_launching_from_a_worker(environment: ClusterEnvironment | None) -> None:
+    """Only a node's first process starts the others. A worker that gets here means its environment claims it
+    starts no processes while ``LOCAL_RANK`` says it is one of several: re-launching would multiply the
+    processes, each worker starting a world of its own, so it stops with the two likely causes."""
+    local_rank = environment.local_rank() if environment is not None else int(os.environ.get("LOCAL_RANK", "0"))
+    if local_rank > 0:
+        raise LaunchFromWorkerError(
+            f"Lightning attempted to launch new distributed processes with `local_rank > 0` (local_rank={local_rank})."
+            " Only the first process of a node starts the others. Either LOCAL_RANK was set in the environment by "
+            "mistake, or the cluster environment "
+            f"{type(environment).__name__ if environment is not None else ''} answers "
+            "creates_processes_externally=False although something else started this process."
+        )
 
 
 def _check_world_size(num_devices: int, nodes: int) -> None:

@@ -282,7 +282,9 @@ def _resolve_accelerator(
                     f"{e.cls.name}: {registry.status(e.cls).reason}" for e in registry.entries() if e.cls.is_gpu
                 )
                 raise AcceleratorUnavailableError(
-                    "gpu", f"no GPU accelerator is available ({reasons})", registry.available()
+                    "gpu",
+                    f"No supported gpu backend found! None of the GPU accelerators is available ({reasons})",
+                    registry.available(),
                 )
             cls = gpus[0]
             why = f"'gpu' picked {cls.name!r}: the best available GPU accelerator"

@@ -358,3 +358,20 @@ def test_the_launchers_own_variable_is_not_reported_as_unknown(tmp_path: Path, l
     result = launcher(str(script))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_a_gpu_count_replaced_at_lightnings_path_drives_the_trainer_under_the_redirect(run_python: Run) -> None:
+    out = _python(
+        """
+        from accelplug.interop import use_accelplug_for_lightning
+        use_accelplug_for_lightning()
+        import lightning.fabric.accelerators.cuda, lightning.pytorch.accelerators.cuda
+        from lightning.pytorch import Trainer
+        lightning.fabric.accelerators.cuda.num_cuda_devices = lambda: 2
+        lightning.pytorch.accelerators.cuda.num_cuda_devices = lambda: 2
+        trainer = Trainer(accelerator="gpu", devices=2, logger=False, enable_checkpointing=False)
+        print(type(trainer.accelerator).__name__, type(trainer.strategy).__name__, trainer.device_ids)
+        """,
+        run_python,
+    )
+    assert out.splitlines()[-1] == "CUDAAccelerator DDPStrategy [0, 1]"

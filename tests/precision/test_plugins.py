@@ -316,6 +316,25 @@ def test_fsdp_precision_steps_through_its_scaler_with_the_true_gradients() -> No
     assert torch.equal(weight.detach(), torch.full((3,), -0.5))  # the gradient 1.0 unscaled, then one SGD step
 
 
+@pytest.mark.parametrize(
+    ("precision", "dtype"),
+    [("32-true", torch.float32), ("16-mixed", torch.float16), ("bf16-mixed", torch.bfloat16)],
+)
+def test_fsdp_precision_reports_its_dtypes_as_torchs_mixed_precision_config(precision: str, dtype: torch.dtype) -> None:
+    config = FSDPPrecision(precision).mixed_precision_config
+    assert (config.param_dtype, config.reduce_dtype, config.buffer_dtype) == (dtype, dtype, dtype)
+
+
+@pytest.mark.parametrize(("precision", "dtype"), [("16-true", torch.float16), ("bf16-true", torch.bfloat16)])
+def test_fsdp_precision_config_of_a_true_low_precision_warns_of_the_full_precision_copy(
+    precision: str, dtype: torch.dtype
+) -> None:
+    plugin = FSDPPrecision(precision)
+    with pytest.warns(UserWarning, match=f"FSDP with `{precision}` enables computation in lower precision"):
+        config = plugin.mixed_precision_config
+    assert config.param_dtype == config.buffer_dtype == dtype
+
+
 def test_fsdp_precision_refuses_a_precision_fsdp_cannot_shard_in_lightnings_words() -> None:
     with pytest.raises(ValueError, match=re.escape("is not supported in FSDP. `precision` must be one of")):
         FSDPPrecision("64-true")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,9 +149,28 @@ def test_options_without_an_fsdp2_equivalent_are_refused_with_the_way_out(
 
 def test_hybrid_sharding_names_are_accepted() -> None:
     assert FSDPStrategy(sharding_strategy="HYBRID_SHARD", device_mesh=(1, 2)).device_mesh == (1, 2)
-    assert (
-        FSDPStrategy(sharding_strategy="_HYBRID_SHARD_ZERO2").sharding_strategy is ShardingStrategy._HYBRID_SHARD_ZERO2
-    )
+    zero2 = FSDPStrategy(sharding_strategy="_HYBRID_SHARD_ZERO2", auto_wrap_policy={torch.nn.Linear})
+    assert zero2.sharding_strategy is ShardingStrategy._HYBRID_SHARD_ZERO2
+
+
+@pytest.mark.parametrize("sharding", ["HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"])
+def test_hybrid_sharding_without_a_mesh_or_wrap_policy_is_refused_as_lightnings_runtime_error(sharding: str) -> None:
+    with pytest.raises(RuntimeError, match="The hybrid sharding strategy requires you to pass at least one of") as err:
+        FSDPStrategy(sharding_strategy=sharding)
+    assert isinstance(err.value, MisconfigurationException)
+
+
+def test_save_checkpoint_refuses_storage_options_as_lightnings_type_error(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=re.escape("`FSDPStrategy.save_checkpoint(..., storage_options=...)` is not")):
+        FSDPStrategy().save_checkpoint({}, tmp_path / "x.ckpt", storage_options={"a": 1})
+
+
+def test_the_device_mesh_annotation_parses_a_pair_on_the_command_line() -> None:
+    """LightningCLI (jsonargparse) reads the signature's annotation: it must be a typing object, not a string."""
+    jsonargparse = pytest.importorskip("jsonargparse")
+    parser = jsonargparse.ArgumentParser()
+    parser.add_argument("--device_mesh", type=inspect.signature(FSDPStrategy).parameters["device_mesh"].annotation)
+    assert parser.parse_args(["--device_mesh=[1, 4]"]).device_mesh == (1, 4)
 
 
 def _example() -> Any:

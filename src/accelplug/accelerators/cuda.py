@@ -9,6 +9,7 @@ import sys
 
 import torch
 
+from .._import_paths import seen_at
 from ..accelerator import Accelerator
 
 __all__ = [
@@ -105,15 +106,23 @@ class CUDAAccelerator(Accelerator):
 
     @classmethod
     def is_available(cls) -> bool:
-        return _probe()[0] > 0
+        return _count()[0] > 0
 
     @classmethod
     def device_count(cls) -> int:
-        return _probe()[0]
+        """The visible devices; at least one where ``is_available`` was replaced to say there is a GPU (a test's
+        ``mock.patch(...CUDAAccelerator.is_available, return_value=True)``), so the two answers agree."""
+        count = _count()[0]
+        return count if count or not cls.is_available() else 1
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        return _probe()[1]
+        """Why there is no device; none where ``is_available`` says there is one, also where a test replaced it
+        (``mock.patch("lightning.pytorch.accelerators.cuda.CUDAAccelerator.is_available", return_value=True)``):
+        the two answers must agree, or the registry reports the accelerator as misbehaving."""
+        if cls.is_available():
+            return None
+        return _count()[1] or f"{cls.__name__}.is_available(), replaced in this process, reports no CUDA device"
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
@@ -137,7 +146,38 @@ class CUDAAccelerator(Accelerator):
 
 def num_cuda_devices() -> int:
     """How many CUDA devices this process may use, counted without initialising CUDA here."""
-    return CUDAAccelerator.device_count()
+    return _probe()[0]
+
+
+#: The original counter; a path whose ``num_cuda_devices`` is anything else has been replaced by its user.
+_UNREPLACED = num_cuda_devices
+
+#: Where code written for Lightning replaces the count to fake GPUs in its tests (Lightning's conftest
+#: ``cuda_count_N`` fixtures patch both). The Trainer's path comes first: Lightning's Trainer counts through it.
+_PATCH_POINTS = ("accelplug.pytorch.accelerators.cuda", "accelplug.fabric.accelerators.cuda")
+
+
+def _count() -> tuple[int, str | None]:
+    """(count, reason when none) as the accelerator reports it: what a user put in place of ``num_cuda_devices``
+    at one of Lightning's paths (:data:`_PATCH_POINTS`) or here, else the probe's answer.
+
+    Lightning's accelerator counts through the module global ``num_cuda_devices`` of its own module, so a test
+    (``monkeypatch.setattr(lightning.fabric.accelerators.cuda, "num_cuda_devices", lambda: 2)``) makes the
+    Trainer choose two GPUs. accelplug's paths only re-export this module's function, so the count looks the name
+    up at the paths each time (:func:`~accelplug._import_paths.seen_at`, which never imports them) and then in
+    this module's globals; unreplaced, that is the probe, which never initialises CUDA.
+    """
+    for path in _PATCH_POINTS:
+        replaced = seen_at(path, "num_cuda_devices", _UNREPLACED)
+        if replaced is not _UNREPLACED:
+            return _replaced_count(replaced(), f"{path}.num_cuda_devices()")
+    if num_cuda_devices is not _UNREPLACED:
+        return _replaced_count(num_cuda_devices(), f"{__name__}.num_cuda_devices()")
+    return _probe()
+
+
+def _replaced_count(count: int, where: str) -> tuple[int, str | None]:
+    return int(count), None if count else f"{where}, replaced in this process, reports no CUDA device"
 
 
 def is_cuda_available() -> bool:

@@ -14,6 +14,7 @@ import subprocess
 
 import torch
 
+from .._import_paths import seen_at
 from ..accelerator import Accelerator
 
 __all__ = ["MPSAccelerator", "is_rosetta_translated", "minimum_macos_for_torch", "mps_host_stats"]
@@ -85,6 +86,16 @@ class MPSAccelerator(Accelerator):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
+        """Why MPS cannot be used; none where ``is_available`` says it can, also where a test replaced it on the
+        class (Lightning's ``mps_count_1`` fixture): the two answers must agree, or the registry reports the
+        accelerator as misbehaving."""
+        if cls.is_available():
+            return None
+        return cls._diagnosis() or f"{cls.__name__}.is_available(), replaced in this process, reports no Apple GPU"
+
+    @classmethod
+    def _diagnosis(cls) -> str | None:
+        """The first reason, in the order a person would check them, that MPS cannot be used here."""
         system = platform.system()
         if system != "Darwin":
             return (
@@ -124,12 +135,18 @@ class MPSAccelerator(Accelerator):
 
     @classmethod
     def is_available(cls) -> bool:
-        return cls.unavailable_reason() is None
+        return cls._diagnosis() is None
 
     @classmethod
     def device_count(cls) -> int:
-        """Exactly one: the GPU shares the Mac's unified memory and torch exposes it as ``mps:0``."""
-        return 1 if cls.is_available() else 0
+        """At most one: the GPU shares the Mac's unified memory and torch exposes it as ``mps:0``.
+
+        Counted through ``_get_all_available_mps_gpus`` as seen at Lightning's path, where code written for
+        Lightning fakes the Apple GPU in its tests (with ``MPSAccelerator.is_available``, on this same class)."""
+        listed = seen_at(
+            "accelplug.fabric.accelerators.mps", "_get_all_available_mps_gpus", _get_all_available_mps_gpus
+        )
+        return min(len(listed()), 1)
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
@@ -151,6 +168,12 @@ class MPSAccelerator(Accelerator):
     def teardown(self) -> None:
         if self.is_available():
             torch.mps.empty_cache()
+
+
+def _get_all_available_mps_gpus() -> list[int]:
+    """The indices of the usable Apple GPUs: ``[0]`` or none. Lightning's private name, kept because it is the
+    patch point of Lightning's ``mps_count_N`` test fixtures (``lightning.fabric.accelerators.mps``)."""
+    return [0] if MPSAccelerator.is_available() else []
 
 
 def mps_host_stats() -> dict[str, float]:

@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ForwardRef, Literal, Union
 
 import torch
 from torch.distributed.constants import default_pg_timeout
@@ -218,6 +218,10 @@ def _choice(value: object, accepted: Iterable[str], option: str, *, upper: bool)
     return key
 
 
+class _HybridWithoutLayout(MisconfigurationException, RuntimeError):
+    """Hybrid sharding with nothing that lays it out (Lightning raises a ``RuntimeError``)."""
+
+
 class _NotFSDPPrecision(MisconfigurationException, TypeError):
     """Lightning raises a ``TypeError`` here; it is also accelplug's configuration error."""
 
@@ -277,6 +281,12 @@ class FSDPStrategy(DDPStrategy):
             raise MisconfigurationException(
                 "FSDPStrategy(sharding_strategy='NO_SHARD') keeps every parameter whole on every process, which is "
                 "data parallelism: use strategy='ddp' (torch FSDP2, which accelplug uses, always shards)."
+            )
+        if sharding in _HYBRID and auto_wrap_policy is None and device_mesh is None:
+            raise _HybridWithoutLayout(
+                "The hybrid sharding strategy requires you to pass at least one of the parameters: `auto_wrap_policy`, "
+                "`process_group` tuple, or `device_mesh`: give device_mesh=(replicas, shards), or auto_wrap_policy "
+                "(then each node's processes shard and the nodes replicate)."
             )
         self._sharding = sharding
         self.device_mesh = _check_mesh(device_mesh)
@@ -598,6 +608,7 @@ class FSDPStrategy(DDPStrategy):
         tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
         **fabric_form: Any,
     ) -> None:
+        refuse_storage_options(self, fabric_form.get("storage_options"))
         if write is None:  # Lightning Fabric's form: the states are gathered first, then come back with a writer
             super().save_checkpoint(checkpoint, path, write, **fabric_form)
         elif self.state_dict_type == "sharded":
@@ -606,6 +617,27 @@ class FSDPStrategy(DDPStrategy):
             save_sharded(self, checkpoint, path, write, tensor_keys=tensor_keys)
         else:
             super().save_checkpoint(checkpoint, path, write)
+
+
+class _StorageOptions(MisconfigurationException, TypeError):
+    """``storage_options`` given to a strategy without ``CheckpointIO`` (Lightning raises a ``TypeError``)."""
+
+
+def refuse_storage_options(strategy: object, storage_options: object) -> None:
+    """A sharding strategy saves through ``torch.distributed.checkpoint``, not a ``CheckpointIO`` that could take
+    ``storage_options``: refused, with Lightning's type and words (the class named as Lightning names it)."""
+    if storage_options is None:
+        return
+    name = type(strategy).__name__.removeprefix("Fabric")
+    raise _StorageOptions(
+        f"`{name}.save_checkpoint(..., storage_options=...)` is not supported because `{name}` does not use the "
+        "`CheckpointIO`."
+    )
+
+
+# jsonargparse (LightningCLI) reads the signature: the annotation must be a typing object, not this module's string
+# (``from __future__ import annotations``), so that ``--strategy.device_mesh=[1, 4]`` parses as a tuple.
+FSDPStrategy.__init__.__annotations__["device_mesh"] = Union[tuple[int, int], ForwardRef("DeviceMesh"), None]  # noqa: UP007 - runtime typing: a ForwardRef has no |
 
 
 def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
@@ -624,10 +656,14 @@ def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
     if not any(t.is_meta for t in tensors):
         return
     module.to_empty(device=device)
+    uninitialised: list[str] = []
     with torch.no_grad():
         for sub in module.modules():
             reset = getattr(sub, "reset_parameters", None)
             if not callable(reset):
+                owns = next(iter(sub.parameters(recurse=False)), None) is not None
+                if owns or next(iter(sub.buffers(recurse=False)), None) is not None:
+                    uninitialised.append(type(sub).__name__)
                 continue
             own = {**dict(sub.named_parameters(recurse=False)), **dict(sub.named_buffers(recurse=False))}
             sharded = {name: t for name, t in own.items() if isinstance(t, DTensor)}
@@ -642,6 +678,19 @@ def _materialize_meta(module: torch.nn.Module, device: torch.device) -> None:
                     part = distribute_tensor(full.detach(), shard.device_mesh, shard.placements)
                     shard.to_local().copy_(part.to_local())
                     _swap(sub, name, shard)
+    if uninitialised:
+        _warn_uninitialised(uninitialised)
+
+
+def _warn_uninitialised(names: list[str]) -> None:
+    """Lightning's warning (its key phrase), once, from rank 0: these modules' tensors hold ``to_empty``'s garbage."""
+    from ..distributed.rank_zero import rank_zero_warn
+
+    rank_zero_warn(
+        "Parameter initialization incomplete. The following modules have parameters or buffers with uninitialized "
+        "memory because they don't define a `reset_parameters()` method for re-initialization: "
+        f"{', '.join(dict.fromkeys(names))}"
+    )
 
 
 def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:

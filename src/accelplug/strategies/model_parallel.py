@@ -11,24 +11,37 @@ dimension only, so the processes of one tensor-parallel group read the same batc
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.distributed.constants import default_pg_timeout
 
 from ..errors import MisconfigurationException
-from .fsdp import FSDPStrategy
+from .fsdp import FSDPStrategy, refuse_storage_options
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
     from ..precision.base import NumericPrecision
+    from .prepared import PreparedModule
 
-__all__ = ["ModelParallelStrategy"]
+__all__ = ["FabricModelParallelStrategy", "ModelParallelStrategy"]
 
 
 class _NoConfigureModel(MisconfigurationException, TypeError):
     """Lightning raises a ``TypeError`` here; it is also accelplug's configuration error."""
+
+
+class _FSDP1Module(MisconfigurationException, TypeError):
+    """A module wrapped in torch's FSDP1 class (Lightning raises a ``TypeError``); also a configuration error."""
+
+
+class _NotAModule(MisconfigurationException, TypeError):
+    """``parallelize_fn`` returned something else than a module (Lightning raises a ``TypeError``)."""
 
 
 class _MeshSizeMismatch(MisconfigurationException, RuntimeError):
@@ -129,6 +142,34 @@ class ModelParallelStrategy(FSDPStrategy):
             device.type, (int(data), int(tensor)), mesh_dim_names=("data_parallel", "tensor_parallel")
         )
 
+    def setup_module(
+        self,
+        module: torch.nn.Module,
+        precision: NumericPrecision,
+        *,
+        move_to_device: bool = True,
+        compile_options: dict[str, Any] | None = None,
+    ) -> PreparedModule:
+        """FSDP1-wrapped modules refused (the mesh is for FSDP2's ``fully_shard`` and DTensor), then the FSDP
+        strategy's preparation (meta tensors materialised)."""
+        refuse_fsdp1(module, type(self).__name__)
+        return super().setup_module(module, precision, move_to_device=move_to_device, compile_options=compile_options)
+
+    @contextlib.contextmanager
+    def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
+        """Every FSDP2 unit of the module keeps its gradients unreduced, also when the root itself is not one (the
+        user's parallelisation chose which submodules to shard)."""
+        from torch.distributed.fsdp import FSDPModule
+
+        units = [m for m in (wrapped.modules() if wrapped is not None else ()) if isinstance(m, FSDPModule)]
+        for unit in units:
+            unit.set_requires_gradient_sync(False, recurse=False)
+        try:
+            yield
+        finally:
+            for unit in units:
+                unit.set_requires_gradient_sync(True, recurse=False)
+
     def attach_module(self, module: torch.nn.Module) -> None:
         """Hand the mesh to the module before ``configure_model`` runs (it reads ``self.device_mesh``)."""
         if hasattr(module, "_device_mesh"):
@@ -146,3 +187,171 @@ class ModelParallelStrategy(FSDPStrategy):
                 "in the LightningModule and apply parallelization there."
             )
         return []
+
+
+class _NoState(MisconfigurationException, ValueError):
+    """A checkpoint call without what it needs (Lightning raises a ``ValueError``)."""
+
+
+def _is_distributed(module: object) -> bool:
+    from torch.distributed.tensor import DTensor
+
+    return isinstance(module, torch.nn.Module) and any(isinstance(p, DTensor) for p in module.parameters())
+
+
+def _one_distributed_module(state: dict[str, Any]) -> None:
+    """Exactly one module of ``state`` holds DTensor parameters (Lightning's checkpoints hold one such model)."""
+    found = [obj for obj in state.values() if _is_distributed(obj)]
+    if not found:
+        raise _NoState(
+            "Could not find a distributed model in the provided checkpoint state. Pass the model set up by "
+            "fabric.setup(...) as part of the state: `save_checkpoint(..., state={'model': model, ...})`."
+        )
+    if len(found) > 1:
+        raise _NoState(
+            "Found multiple distributed models in the given state. A checkpoint of this strategy holds one "
+            "distributed model; save each model to its own path."
+        )
+
+
+def _reshard(state: object) -> None:
+    """Put the FSDP2 units of the state's modules back into their sharded parameters: after a forward without
+    backward a root unit keeps its gathered ones registered, which are not the tensors its optimizer steps."""
+    from torch.distributed.fsdp import FSDPModule
+
+    objects = state.values() if isinstance(state, dict) else [state]
+    for obj in objects:
+        if isinstance(obj, torch.nn.Module):
+            for sub in obj.modules():
+                if isinstance(sub, FSDPModule):
+                    sub.reshard()
+
+
+def refuse_fsdp1(module: torch.nn.Module, owner: str) -> None:
+    """A module holding torch's FSDP1 wrapper cannot go on a 2D mesh (Lightning's ``TypeError`` and key phrase)."""
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    if any(isinstance(sub, FullyShardedDataParallel) for sub in module.modules()):
+        raise _FSDP1Module(
+            "Found modules that are wrapped with `torch.distributed.fsdp.FullyShardedDataParallel`. "
+            f"The `{owner}` only supports the new FSDP2 APIs in PyTorch >= 2.4: shard with "
+            "`torch.distributed.fsdp.fully_shard` instead."
+        )
+
+
+class FabricModelParallelStrategy(ModelParallelStrategy):
+    """Lightning Fabric's ``ModelParallelStrategy``: ``parallelize_fn(module, device_mesh)`` parallelises the module.
+
+    Fabric has no ``configure_model``; the user's function receives the module and the strategy's 2D mesh
+    (``"data_parallel"``, ``"tensor_parallel"``) in ``fabric.setup`` and returns the module to train, having
+    applied ``parallelize_module`` and/or ``fully_shard``. Checkpoints: shards saved by every process with
+    ``torch.distributed.checkpoint`` (``save_distributed_checkpoint=True``), or one file gathered on rank 0.
+    """
+
+    def __init__(
+        self,
+        parallelize_fn: Callable[[Any, Any], Any],
+        data_parallel_size: Any = "auto",
+        tensor_parallel_size: Any = "auto",
+        save_distributed_checkpoint: bool = True,
+        process_group_backend: str | None = None,
+        timeout: timedelta | None = default_pg_timeout,
+    ) -> None:
+        if not callable(parallelize_fn):
+            raise MisconfigurationException(
+                f"ModelParallelStrategy(parallelize_fn={parallelize_fn!r}): expected a function (module, device_mesh) "
+                "-> module that applies tensor parallelism and/or fully_shard."
+            )
+        super().__init__(
+            data_parallel_size=data_parallel_size,
+            tensor_parallel_size=tensor_parallel_size,
+            save_distributed_checkpoint=save_distributed_checkpoint,
+            process_group_backend=process_group_backend,
+            timeout=timeout,
+        )
+        self._parallelize_fn = parallelize_fn
+
+    @property
+    def parallelize_fn(self) -> Callable[[Any, Any], Any]:
+        return self._parallelize_fn
+
+    def setup_module(
+        self,
+        module: torch.nn.Module,
+        precision: NumericPrecision,
+        *,
+        move_to_device: bool = True,
+        compile_options: dict[str, Any] | None = None,
+    ) -> PreparedModule:
+        """``parallelize_fn(module, device_mesh)`` (once per module), then the FSDP strategy's preparation."""
+        refuse_fsdp1(module, "ModelParallelStrategy")
+        if getattr(module, "_accelplug_shard_units", None) is None:
+            parallel = self._parallelize_fn(module, self.device_mesh)
+            if not isinstance(parallel, torch.nn.Module):
+                raise _NotAModule(
+                    f"The `parallelize_fn` must return a `nn.Module` instance, but got: {type(parallel).__name__}"
+                )
+            module = parallel
+        return super().setup_module(module, precision, move_to_device=move_to_device, compile_options=compile_options)
+
+    def _shard(
+        self, module: torch.nn.Module, precision: NumericPrecision, compiling: bool = False
+    ) -> list[torch.nn.Module]:
+        """Nothing to shard: ``parallelize_fn`` did it."""
+        return []
+
+    def save_checkpoint(
+        self,
+        checkpoint: Any = None,
+        path: Any = None,
+        write: Callable[[dict[str, Any], Path], object] | None = None,
+        *,
+        tensor_keys: tuple[str, ...] = ("state_dict", "optimizer_states"),
+        **fabric_form: Any,
+    ) -> None:
+        """Fabric's call (``fabric.save``) checked as Lightning checks it: no ``storage_options`` (no
+        ``CheckpointIO`` here), exactly one distributed module in the state, and no existing folder where one
+        file is written; then the FSDP strategy's saving (shards with ``torch.distributed.checkpoint``, or one file)."""
+        refuse_storage_options(self, fabric_form.get("storage_options"))
+        if write is None:
+            state = fabric_form.get("state", path)
+            target = fabric_form.get("path", checkpoint if "state" not in fabric_form else path)
+            if not self._save_distributed_checkpoint and target is not None and Path(target).is_dir():
+                raise IsADirectoryError(f"The checkpoint path exists and is a directory: {target}")
+            _one_distributed_module(state if isinstance(state, dict) else {})
+            _reshard(state)
+        super().save_checkpoint(checkpoint, path, write, tensor_keys=tensor_keys, **fabric_form)
+
+    def load_checkpoint(
+        self,
+        path: str | os.PathLike[str],
+        state: dict[str, Any] | torch.nn.Module | torch.optim.Optimizer | None = None,
+        strict: bool = True,
+        weights_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """Fabric's ``fabric.load``/``load_raw``: a state holding the distributed module is required (its
+        shards are loaded into it); a lone optimizer's raw state is not supported, as in Lightning."""
+        name = "ModelParallelStrategy"
+        if not state:
+            raise _NoState(
+                f"Got {name}.load_checkpoint(..., state={state!r}) but a state with at least a model instance to "
+                f"reload is required. Pass it in like so: {name}.load_checkpoint(..., state={{'model': model, ...}})"
+            )
+        if isinstance(state, torch.optim.Optimizer):
+            raise NotImplementedError(
+                f"Loading a single optimizer object from a checkpoint is not supported yet with {name}."
+            )
+        if Path(path).is_dir():
+            if isinstance(state, torch.nn.Module):
+                raise _NoState(
+                    f"The given path must be a single file containing the full state dict: {path}; {name} loads a "
+                    "raw module state from one file only."
+                )
+            raise _NoState(
+                f"The path {str(path)!r} does not point to a valid checkpoint: expected the file "
+                "`fabric.save(path, ...)` wrote (a folder is not one)."
+            )
+        if isinstance(state, dict):
+            _one_distributed_module(state)
+        _reshard(state)
+        return super().load_checkpoint(path, state, strict, weights_only)

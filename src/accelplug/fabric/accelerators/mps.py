@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...accelerators.mps import MPSAccelerator
+from ...accelerators.mps import MPSAccelerator, _get_all_available_mps_gpus
 
-__all__ = ["MPSAccelerator"]
+__all__ = ["MPSAccelerator", "_get_all_available_mps_gpus"]

@@ -10,7 +10,7 @@ from ...backends import XLAFSDPStrategy
 from ...strategies.base import Strategy
 from ...strategies.ddp import DDPStrategy
 from ...strategies.fsdp import FabricFSDPStrategy as FSDPStrategy
-from ...strategies.model_parallel import ModelParallelStrategy
+from ...strategies.model_parallel import FabricModelParallelStrategy as ModelParallelStrategy
 from ...strategies.parallel import ParallelStrategy
 from ...strategies.single_device import SingleDeviceStrategy
 

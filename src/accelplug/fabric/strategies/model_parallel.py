@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...strategies.model_parallel import ModelParallelStrategy
+from ...strategies.model_parallel import FabricModelParallelStrategy as ModelParallelStrategy
 
 __all__ = ["ModelParallelStrategy"]

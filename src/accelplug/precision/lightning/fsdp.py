@@ -60,8 +60,22 @@ class FSDPPrecision(ScaledSteps):
 
     @property
     def mixed_precision_config(self) -> Any:
-        """torch's ``MixedPrecisionPolicy`` the FSDP strategy shards with (None: full precision)."""
-        return self.numerics.fsdp_mixed_precision()
+        """Lightning's report of the precision as torch's FSDP1 ``MixedPrecision``: parameters, gradient reduction
+        and buffers all in the precision's dtype (float32 for ``32-true``). The ``*-true`` precisions warn that
+        sharding still keeps a full-precision copy. The strategy shards with the FSDP2 policy the numerics derive
+        (``fsdp_mixed_precision``), which holds the same dtypes."""
+        import torch
+        from torch.distributed.fsdp import MixedPrecision
+
+        if self.precision in ("16-true", "bf16-true"):
+            from ...distributed.rank_zero import rank_zero_warn
+
+            rank_zero_warn(
+                f"FSDP with `{self.precision}` enables computation in lower precision. FSDP keeps a full-precision "
+                "copy of the model parameters for sharding all the same."
+            )
+        dtype = {"16": torch.float16, "bf16": torch.bfloat16, "32": torch.float32}[self.precision.split("-")[0]]
+        return MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r})"
