@@ -50,6 +50,7 @@ __all__ = [
     "check_precision_runs",
     "cluster_environment",
     "cpu_half_as_bf16",
+    "give_strategy_its_plan",
     "normalize_precision",
     "plugin_kinds",
     "select",
@@ -595,6 +596,23 @@ def attach_environment(strategy: Strategy, environment: ClusterEnvironment | Non
         from .environments.lightning import LightningEnvironment
 
         strategy.cluster_environment = environment if environment is not None else LightningEnvironment()
+
+
+def give_strategy_its_plan(strategy: Strategy, selection: Selection, num_nodes: int) -> None:
+    """What Lightning's strategy knows from the Trainer's (and Fabric's) construction on: its device
+    (``root_device``; a strategy built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``,
+    keeps its own), and for a parallel one the run's plan (this node's devices, the node count), so
+    ``trainer.world_size`` and ``fabric.world_size`` answer before any process starts, and after ``ddp_spawn``
+    in the parent, as Lightning's do."""
+    own = strategy.root_device
+    if own is None or own.type != selection.root_device.type:
+        strategy.root_device = selection.root_device
+    # a single-device run (the default) loads neither module
+    parallel = "accelplug.strategies.parallel"
+    if is_instance_if_loaded(strategy, parallel, "ParallelStrategy") and strategy.parallel_devices is None:
+        strategy.parallel_devices = list(selection.devices)
+    if is_instance_if_loaded(strategy, "accelplug.strategies.ddp", "DDPStrategy"):
+        strategy.num_nodes = num_nodes
 
 
 def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, num_nodes: int) -> bool:

@@ -187,6 +187,20 @@ def test_init_module_and_init_tensor_create_on_the_device_in_the_precisions_dtyp
     assert untouched.tolist() == [5.0, 5.0]
 
 
+@pytest.mark.parametrize(("strategy", "devices", "num_nodes"), [("ddp", 2, 1), ("ddp_spawn", 2, 1), ("ddp", 2, 2)])
+def test_a_parallel_fabric_knows_its_world_size_before_it_launches(strategy: str, devices: int, num_nodes: int) -> None:
+    """Devices x nodes from construction on, as Lightning's (code that sizes its data before ``launch`` relies
+    on it); this process is rank 0 of it until launched."""
+    seen = [
+        (fabric.world_size, fabric.global_rank, fabric.local_rank, fabric.node_rank, fabric.is_global_zero)
+        for fabric in (
+            framework(accelerator="cpu", strategy=strategy, devices=devices, num_nodes=num_nodes)
+            for framework in (lightning_fabric.Fabric, Fabric)
+        )
+    ]
+    assert seen[0] == seen[1] == (devices * num_nodes, 0, 0, 0, True)
+
+
 def test_autocast_to_device_and_the_rank_properties_of_one_process() -> None:
     fabric = Fabric(accelerator="cpu", devices=1, precision="bf16-mixed")
     with fabric.autocast():

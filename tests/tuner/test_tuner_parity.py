@@ -208,6 +208,62 @@ def test_fine_tuning_pattern_runs_the_finder_at_milestones_and_the_fit_goes_on(t
     assert steps["accelplug"] == steps["lightning"] == (48, 4, 2)
 
 
+def _accumulated_range_test(framework: Any, root: Path) -> tuple[int, int, int, int]:
+    """The rates tested, the training batches run, the finder's batch index and the step left after ``lr_find``."""
+    module = make_module(framework)
+    batches: list[int] = []
+    step = module.training_step
+
+    def counted(batch: Any, batch_idx: int) -> Any:
+        batches.append(batch_idx)
+        return step(batch, batch_idx)
+
+    module.training_step = counted
+    trainer = trainer_for(framework, root, accumulate_grad_batches=2)
+    finder = framework.pytorch.tuner.Tuner(trainer).lr_find(module, num_training=10, early_stop_threshold=None)
+    return len(finder.results["lr"]), len(batches), finder._total_batch_idx, trainer.global_step
+
+
+def test_under_gradient_accumulation_each_tested_rate_takes_the_accumulated_batches(tmp_path: Path) -> None:
+    """Ten rates at two batches a step: twenty batches, and the finder's batch count says so, as Lightning's."""
+    seen = {}
+    for name, framework in FRAMEWORKS.items():
+        with _inside(tmp_path / name):
+            seen[name] = _accumulated_range_test(framework, tmp_path / name)
+    assert seen["accelplug"] == seen["lightning"] == (10, 20, 19, 0)
+
+
+def _limits_seen_around_a_range_test(framework: Any, root: Path) -> list[tuple[Any, ...]]:
+    """``fit_loop.max_steps`` at every training batch, and (with ``restarting``) right after ``lr_find`` ran
+    from the second epoch's start."""
+    seen: list[tuple[Any, ...]] = []
+
+    class AtSecondEpoch(framework.pytorch.callbacks.LearningRateFinder):  # type: ignore[misc, name-defined]
+        def on_fit_start(self, *args: Any, **kwargs: Any) -> None:
+            return
+
+        def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+            if trainer.current_epoch == 1:
+                self.lr_find(trainer, pl_module)
+                seen.append(("after", trainer.fit_loop.max_steps, trainer.fit_loop.epoch_loop.restarting))
+
+    module = make_module(framework)
+    module.on_train_batch_start = lambda *_: seen.append(("batch", module.trainer.fit_loop.max_steps))
+    finder = AtSecondEpoch(num_training_steps=5, update_attr=False)
+    trainer_for(framework, root, max_epochs=3, callbacks=[finder]).fit(module)
+    return sorted(set(seen), key=str)
+
+
+def test_hooks_during_the_range_test_see_its_step_limit_and_the_fits_afterwards(tmp_path: Path) -> None:
+    """``trainer.fit_loop.max_steps`` reads the test's limit (steps so far + ``num_training_steps``) while it
+    runs, then the fit's own again; the fit goes on as a fresh run, not a restarted one."""
+    seen = {}
+    for name, framework in FRAMEWORKS.items():
+        with _inside(tmp_path / name):
+            seen[name] = _limits_seen_around_a_range_test(framework, tmp_path / name)
+    assert seen["accelplug"] == seen["lightning"] == [("after", -1, False), ("batch", -1), ("batch", 17)]
+
+
 # ---- the batch-size finder -----------------------------------------------------------------------------------
 def _scale(name: str, tmp_path: Path, limit: int | None, where: str = "attribute", **arguments: Any) -> tuple[Any, Any]:
     framework = FRAMEWORKS[name]

@@ -74,9 +74,10 @@ class Fabric:
     ) -> None:
         self._plan: RunSetup = plan(accelerator, strategy, devices, num_nodes, precision, plugins)
         self._strategy: Strategy = self._plan.strategy
-        from ..selection import attach_environment, cluster_environment
+        from ..selection import attach_environment, cluster_environment, give_strategy_its_plan
 
         attach_environment(self._strategy, cluster_environment(self._plan.cluster_environment))
+        give_strategy_its_plan(self._strategy, self._plan.selection, self._plan.num_nodes)
         self._precision: NumericPrecision = self._plan.precision
         announce_amp(self._plan.selection.precision, "accelplug.fabric", sixteen="16-bit")
         self._accelerator: Accelerator = self._plan.selection.accelerator

@@ -119,8 +119,14 @@ def _trial_fit(run: Run, callbacks: Sequence[object], loader: Any, **limits: Any
     optimizing = (
         run.module._optimizing_with(loop.opt) if isinstance(run.module, LightningModule) else contextlib.nullcontext()
     )
-    with optimizing:
-        loop.run()
+    trainer = run.trainer
+    given = trainer.options
+    trainer.options = options  # Lightning's trial sets the trainer's own limits: hooks see ``fit_loop.max_steps``
+    try:
+        with optimizing:
+            loop.run()
+    finally:
+        trainer.options = given
 
 
 # ---- the learning-rate finder ---------------------------------------------------------------------------------
@@ -174,7 +180,7 @@ def lr_find(
         if run.state.global_step != num_training + start_step:
             rank_zero_info(f"LR finder stopped early after {run.state.global_step} steps due to diverging loss.")
         finder.results = run.strategy.broadcast_object({"lr": recorder.lrs, "loss": recorder.losses})
-        finder._total_batch_idx = run.state.global_step - start_step
+        finder._total_batch_idx = trainer.fit_loop.total_batch_idx  # batches, not steps, under accumulation
         finished = True
     if update_attr and finished:
         lr = finder.suggestion()

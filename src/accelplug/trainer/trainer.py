@@ -46,6 +46,7 @@ from ..selection import (
     build,
     cluster_environment,
     cpu_half_as_bf16,
+    give_strategy_its_plan,
 )
 from ..strategies.base import plugin_of
 from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
@@ -100,22 +101,6 @@ def _is_file_logger(logger: Any) -> bool:
     return is_instance_if_loaded(logger, "accelplug.loggers.csv_logs", "CSVLogger") or is_instance_if_loaded(
         logger, "accelplug.loggers.tensorboard", "TensorBoardLogger"
     )
-
-
-def _give_strategy_its_device(strategy: Strategy, selection: Selection, num_nodes: int) -> None:
-    """What Lightning's strategy knows from the Trainer's construction on: its device (``root_device``; a strategy
-    built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``, keeps its own), and for a parallel
-    one the run's plan (this node's devices, the node count), so ``trainer.world_size`` answers before any process
-    starts, and after ``ddp_spawn`` in the parent, as Lightning's does."""
-    own = strategy.root_device
-    if own is None or own.type != selection.root_device.type:
-        strategy.root_device = selection.root_device
-    # a single-device run (the default) loads neither module
-    parallel = "accelplug.strategies.parallel"
-    if is_instance_if_loaded(strategy, parallel, "ParallelStrategy") and strategy.parallel_devices is None:
-        strategy.parallel_devices = list(selection.devices)
-    if is_instance_if_loaded(strategy, "accelplug.strategies.ddp", "DDPStrategy"):
-        strategy.num_nodes = num_nodes
 
 
 def _weights_only(given: bool | None) -> bool:
@@ -233,7 +218,7 @@ class Trainer:
         self._strategy = self._setup.strategy
         self._precision = self._setup.precision
         attach_environment(self._strategy, self._cluster_environment)
-        _give_strategy_its_device(self._strategy, self.selection, self.options.num_nodes)
+        give_strategy_its_plan(self._strategy, self.selection, self.options.num_nodes)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):

@@ -163,6 +163,11 @@ class TrainingEpochLoopView:
         _set_option(self._host, "min_steps", value)
 
     @property
+    def restarting(self) -> bool:
+        """False, as the fit loop's: a restored fit replays no loop state that a hook could tell apart."""
+        return False
+
+    @property
     def done(self) -> bool:
         steps = self.max_steps
         return steps != -1 and self._host.state.global_step >= steps
