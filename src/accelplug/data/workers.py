@@ -116,38 +116,49 @@ def shutdown_workers(loaders: Any) -> None:
     _visit_once([loaders], stop)
 
 
-def release_iterators(iterators: Any) -> None:
-    """Stop the worker processes behind the loops' running iterators (``Run.iterators``), whoever else holds them
-    (the Trainer calls it after a failed call; after one that went through, dropping the run's reference ends them).
+def release_iterators(held: dict[Any, Any]) -> None:
+    """Drop the loops' running iterators (``Run.iterators``, emptied here) and stop the worker processes of those
+    that someone else still holds (the Trainer calls it after a failed call; after one that went through, dropping
+    the run's reference ends them).
 
     Dropping the loop's reference is not enough when a call failed in the middle of an epoch: the exception's
     traceback keeps the loop's frames, and with them the epoch's iterator and its workers, alive for as long as the
     caller keeps the exception (a notebook keeps the last one). Lightning's teardown ends them; so does this: a
-    ``DataLoader`` iterator stops its workers, a generator around one (a profiler's timed fetches) is closed, which
-    lets go of the iterator it holds, and a combined loader's pass is walked into.
+    generator around an iterator (a profiler's timed fetches) is closed, which lets go of the iterator it holds, a
+    combined loader's pass is walked into, and once the references are dropped a ``DataLoader`` iterator that still
+    lives stops its workers. One that died with its last reference stopped them itself, once, as in Lightning.
     """
+    import weakref
+
     from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
     from .combined_loader import CombinedLoader, TrainingBatches
 
+    found: list[weakref.ref[_MultiProcessingDataLoaderIter]] = []
+
     def release(item: Any) -> Iterable[Any]:
         if isinstance(item, _MultiProcessingDataLoaderIter):
-            item._shutdown_workers()
+            found.append(weakref.ref(item))
             return ()
         if inspect.isgenerator(item):
             frame = item.gi_frame
             # what it holds, read before closing it drops them (others may hold them too)
-            held = list(frame.f_locals.values()) if frame is not None else []
+            inner = list(frame.f_locals.values()) if frame is not None else []
             item.close()
-            return held
-        inner = getattr(item, "iterators", None)  # a combined loader's pass
-        held = list(inner) if isinstance(inner, list) else []
+            return inner
+        parts = getattr(item, "iterators", None)  # a combined loader's pass
+        inner = list(parts) if isinstance(parts, list) else []
         # a CombinedLoader (its own iterator, its pass in ``_iterator``) and the fit's batches around one
         if isinstance(item, (CombinedLoader, TrainingBatches)):
-            held += [getattr(item, "_iterator", None), getattr(item, "combined", None)]
-        return held
+            inner += [getattr(item, "_iterator", None), getattr(item, "combined", None)]
+        return inner
 
-    _visit_once(iterators, release)
+    _visit_once(list(held.values()), release)
+    held.clear()
+    for ref in found:
+        iterator = ref()
+        if iterator is not None and not getattr(iterator, "_shutdown", False):
+            iterator._shutdown_workers()
 
 
 def _visit_once(roots: Iterable[Any], visit: Callable[[Any], Iterable[Any]]) -> None:

@@ -243,7 +243,7 @@ def end_run(run: Run, *, failed: BaseException | None = None) -> None:
         # the last epoch's workers stop now (Lightning's teardown), after the end hooks: dropping the run's reference
         # ends them, once; after a failure, whose traceback still holds the loop's frames, they are stopped here
         if failed is not None:
-            release_iterators(run.iterators.values())
+            release_iterators(run.iterators)
         run.iterators.clear()
     # which attribute holds each logged Metric is found once per call: the next call's setup may add metrics
     vars(module).pop("_logged_metric_attributes", None)

@@ -95,16 +95,20 @@ def test_persistent_workers_are_stopped_when_the_fit_fails(name: str, tmp_path: 
 class _Recording(DataLoader):  # type: ignore[type-arg]
     """A loader that writes down the trainer's epoch each time one of its iterators stops its workers."""
 
-    def __init__(self, trainer: Any) -> None:
-        super().__init__(TensorDataset(torch.randn(16, 2)), batch_size=2, num_workers=1)
+    def __init__(self, trainer: Any, persistent_workers: bool = False) -> None:
+        data = TensorDataset(torch.randn(16, 2))
+        super().__init__(data, batch_size=2, num_workers=1, persistent_workers=persistent_workers)
         self.trainer = trainer
         self.stopped_at: list[int] = []
+        #: every call of ``_shutdown_workers``, also those on stopped workers (what Lightning's own test counts)
+        self.asked_at: list[int] = []
 
     def _get_iterator(self) -> Any:
         loader = self
 
         class Recorded(_MultiProcessingDataLoaderIter):
             def _shutdown_workers(self) -> None:
+                loader.asked_at.append(loader.trainer.current_epoch)
                 if not self._shutdown:
                     loader.stopped_at.append(loader.trainer.current_epoch)
                 super()._shutdown_workers()
@@ -144,6 +148,37 @@ def test_an_epochs_workers_stop_when_the_next_epoch_starts_its_own_as_in_lightni
     }
     assert stopped["accelplug"] == stopped["lightning"]
     assert stopped["accelplug"] == (([1, 1], [0, 1, 1]) if fail_at_epoch_end else ([1, 2, 3], [0, 1, 2, 3]))
+
+
+def _asked_after_a_failed_fit(framework: Any, tmp_path: Path, *, persistent: bool) -> list[int]:
+    """The epochs at which the train loader's iterators were asked to stop their workers, in a fit whose callback
+    fails at the end of epoch 1 (the exception's traceback still holding the loop's frames)."""
+
+    class Fails(framework.Callback):  # type: ignore[misc, name-defined]
+        def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
+            if trainer.current_epoch == 1:
+                raise RuntimeError("stopped by the callback")
+
+    trainer = framework.Trainer(
+        accelerator="cpu", devices=1, max_epochs=3, limit_train_batches=2, limit_val_batches=0, logger=False,
+        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path,
+        callbacks=[Fails()],
+    )  # fmt: skip
+    train = _Recording(trainer, persistent_workers=persistent)
+    with pytest.raises(RuntimeError, match="stopped by the callback"):
+        trainer.fit(_module(framework), train)
+    return train.asked_at
+
+
+@pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
+@pytest.mark.parametrize("persistent", [False, True], ids=["workers", "persistent-workers"])
+def test_after_a_failed_fit_each_iterator_is_asked_to_stop_as_often_as_in_lightning(
+    persistent: bool, tmp_path: Path
+) -> None:
+    asked = {
+        name: _asked_after_a_failed_fit(fw, tmp_path / name, persistent=persistent) for name, fw in FRAMEWORKS.items()
+    }
+    assert asked["accelplug"] == asked["lightning"] == [1, 1]
 
 
 def _fails_at_second_batch(framework: Any) -> Any:
