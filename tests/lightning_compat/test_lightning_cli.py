@@ -46,6 +46,10 @@ FRAMEWORKS = ("lightning", "accelplug")
 QUIET = ("--trainer.logger=false", "--trainer.enable_checkpointing=false", "--trainer.enable_model_summary=false")
 
 
+#: The CLI seeds by default (seed_everything=True); with no seed set it warns so, as Lightning's does.
+_SEEDED_WITHOUT_A_SEED = pytest.mark.filterwarnings("ignore:No seed found, seed set to 0:UserWarning")
+
+
 @pytest.fixture(scope="module")
 def warm_python() -> Iterator[WarmPython]:
     """The server the runs are forked from: torch imported once (``tests/warm_python.py``), with the compiler
@@ -317,6 +321,7 @@ def argv_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["train.py"])  # args= is the whole command line
 
 
+@_SEEDED_WITHOUT_A_SEED
 @pytest.mark.usefixtures("argv_alone")
 def test_a_model_built_by_the_cli_records_the_configuration_of_what_was_injected(tmp_path: Path) -> None:
     cli = _injected_cli(tmp_path, "--model.activation=torch.nn.LeakyReLU", "--model.activation.negative_slope=0.2")
@@ -330,6 +335,7 @@ def test_a_model_built_by_the_cli_records_the_configuration_of_what_was_injected
     assert isinstance(cli.model.activation, torch.nn.LeakyReLU)  # the model itself got the objects
 
 
+@_SEEDED_WITHOUT_A_SEED
 @pytest.mark.usefixtures("argv_alone")
 def test_load_from_checkpoint_builds_the_injected_objects_again_from_the_recorded_configuration(
     tmp_path: Path,
@@ -345,6 +351,7 @@ def test_load_from_checkpoint_builds_the_injected_objects_again_from_the_recorde
     assert torch.equal(loaded.layer.weight, cli.model.layer.weight)
 
 
+@_SEEDED_WITHOUT_A_SEED
 @pytest.mark.usefixtures("argv_alone")
 def test_in_subclass_mode_the_base_class_loads_the_subclass_the_configuration_names(tmp_path: Path) -> None:
     cli = _injected_cli(tmp_path, f"--model={__name__}._InjectedModel", subclass_mode_model=True)
@@ -372,6 +379,7 @@ def test_a_checkpoint_naming_code_that_is_not_trusted_is_refused_as_a_value_erro
     assert isinstance(refused.value, ValueError)
 
 
+@_SEEDED_WITHOUT_A_SEED
 @pytest.mark.usefixtures("argv_alone")
 def test_optimizer_and_scheduler_callables_are_model_options_built_from_the_command_line(tmp_path: Path) -> None:
     cli = _injected_cli(
@@ -412,6 +420,7 @@ def test_add_lr_scheduler_args_takes_lightnings_tuple_of_scheduler_types() -> No
     assert parsed.lr_scheduler.class_path.endswith("ReduceLROnPlateau")
 
 
+@_SEEDED_WITHOUT_A_SEED
 @pytest.mark.usefixtures("argv_alone")
 def test_a_profiler_class_takes_arguments_its_signature_does_not_name_as_dict_kwargs() -> None:
     from accelplug.profilers import PyTorchProfiler

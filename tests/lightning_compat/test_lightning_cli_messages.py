@@ -76,6 +76,8 @@ def test_save_to_log_dir_false_without_a_save_config_of_ones_own_is_a_value_erro
 
 # The second run logs into the first one's version folder on purpose (both frameworks warn so, as they should).
 @pytest.mark.filterwarnings("ignore:Experiment logs directory .* exists and is not empty:UserWarning")
+# the CLI seeds by default (seed_everything=True) and no seed is set: Lightning warns so too
+@pytest.mark.filterwarnings("ignore:No seed found, seed set to 0:UserWarning")
 @pytest.mark.parametrize("name", list(FRAMEWORKS))
 def test_a_config_file_of_an_earlier_run_is_not_overwritten_and_the_refusal_is_a_runtime_error(
     name: str, tmp_path: Path

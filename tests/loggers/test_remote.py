@@ -143,6 +143,8 @@ def _resumed_weights(tmp_path: Path, checkpoint: str) -> dict[str, torch.Tensor]
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 @pytest.mark.parametrize("where", ["memory", "s3"])
 def test_a_checkpoint_saved_to_a_url_resumes_as_a_local_one(
     tmp_path: Path, where: str, request: pytest.FixtureRequest

@@ -198,6 +198,8 @@ def test_a_datamodules_hooks_are_profiled_as_lightnings(tmp_path: Path) -> None:
     assert counts["accelplug"] == counts["lightning"]
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 @pytest.mark.filterwarnings(  # on purpose: the resumed Trainer leaves out the ModelCheckpoint that saved the file
     "ignore:Be aware that when using `ckpt_path`, callbacks used to create the checkpoint:UserWarning"
 )

@@ -153,6 +153,8 @@ def test_cpu_offload_on_the_cpu_is_explained(example: ModuleType) -> None:
         trainer.fit(example.TinyTransformer(), _loader(example))
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_a_full_fsdp_checkpoint_loads_into_a_plain_module_and_resumes_without_fsdp(
     example: ModuleType, tmp_path: Path
 ) -> None:
@@ -168,6 +170,8 @@ def test_a_full_fsdp_checkpoint_loads_into_a_plain_module_and_resumes_without_fs
     assert _close(resumed["losses"], continuous["losses"][4:], tol=1e-5)
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_a_single_device_checkpoint_resumes_under_fsdp(example: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "plain.ckpt"
     _run(example, "--strategy", "single_device", "--max-steps", "4", "--save", str(path))
@@ -265,6 +269,8 @@ def test_activation_checkpointing_and_accumulation_keep_the_loss_curve(example: 
     assert _close(per_step, single["losses"]), (per_step, single["losses"])
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 @pytest.mark.slow
 def test_a_sharded_checkpoint_saved_by_two_processes_resumes_on_one(example: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "two.ckpt"

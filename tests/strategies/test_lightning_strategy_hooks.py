@@ -42,6 +42,8 @@ class LightningFormStrategy(SingleDeviceStrategy):
         self.received.append(checkpoint)
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 @pytest.mark.parametrize("restore", [True, False])
 def test_lightnings_load_optimizer_state_dict_gets_the_whole_checkpoint_unless_the_strategy_restores_itself(
     restore: bool, tmp_path: Path

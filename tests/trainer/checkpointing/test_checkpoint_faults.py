@@ -55,6 +55,8 @@ def test_a_checkpoint_with_bytes_flipped_mid_file_is_refused_naming_it(tmp_path:
     assert "corrupt" in message or "cannot be read" in message
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_ckpt_path_last_skips_a_damaged_newest_checkpoint_for_the_previous_good_one(tmp_path: Path) -> None:
     callback = ModelCheckpoint(every_n_train_steps=2, every_n_epochs=None, save_last=False, save_top_k=-1)
     options = quiet(max_steps=6, logger=False, default_root_dir=tmp_path, callbacks=[callback])

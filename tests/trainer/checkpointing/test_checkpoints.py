@@ -23,6 +23,8 @@ def _options(tmp_path: Path, **extra: object) -> dict[str, object]:
     return quiet(seed=7, accumulate_grad_batches=2, logger=False, enable_checkpointing=False, **extra)
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 @pytest.mark.parametrize("stop_at", [5, 8], ids=["epoch-boundary", "mid-epoch"])
 def test_resume_from_checkpoint_equals_uninterrupted_run_bit_for_bit(tmp_path: Path, stop_at: int) -> None:
     # 100 samples in batches of 12 -> 9 batches, 5 optimizer steps per epoch with accumulation 2

@@ -227,7 +227,7 @@ def test_a_training_epoch_and_its_end_hook_share_one_logger_row(tmp_path: Path) 
 
     seen = {}
     for name, framework in FRAMEWORKS.items():
-        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2)
+        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, log_every_n_steps=1)
         with quiet_lightning(framework):
             trainer.fit(_module(framework, step, on_train_epoch_end=on_train_epoch_end), _loader())
         seen[name] = _csv_rows(trainer)

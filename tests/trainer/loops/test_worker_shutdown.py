@@ -171,6 +171,8 @@ def _asked_after_a_failed_fit(framework: Any, tmp_path: Path, *, persistent: boo
 
 
 @pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
+# Lightning's note on the validation_step this fit has no loader for
+@pytest.mark.filterwarnings("ignore:You defined a `validation_step` but have no `val_dataloader`")
 @pytest.mark.parametrize("persistent", [False, True], ids=["workers", "persistent-workers"])
 def test_after_a_failed_fit_each_iterator_is_asked_to_stop_as_often_as_in_lightning(
     persistent: bool, tmp_path: Path

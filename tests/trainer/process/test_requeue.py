@@ -61,6 +61,8 @@ def _trainer(root: Path, **options: Any) -> Trainer:
     return Trainer(**quiet(max_epochs=2, default_root_dir=root, logger=False, log_every_n_steps=1, **options))
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_the_requeue_signal_saves_an_hpc_checkpoint_and_the_next_fit_resumes_to_the_same_weights(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

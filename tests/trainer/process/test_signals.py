@@ -240,6 +240,8 @@ def _auto_trainer(root: Path, steps: int) -> Trainer:
     return Trainer(**quiet(max_steps=steps, logger=False, default_root_dir=root, callbacks=[callback], seed=0))
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_ckpt_path_auto_starts_fresh_without_a_checkpoint_and_resumes_with_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,6 +257,8 @@ def test_ckpt_path_auto_starts_fresh_without_a_checkpoint_and_resumes_with_one(
     assert line.startswith('accelplug: ckpt_path="auto": resuming from ') and line.endswith("(step 4).")
 
 
+# a mid-epoch resume of a plain loader, on purpose
+@pytest.mark.filterwarnings("ignore:You're resuming from a checkpoint that ended before the epoch ended")
 def test_a_restarted_worker_resumes_from_the_previous_attempts_checkpoint_by_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
