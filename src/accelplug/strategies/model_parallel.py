@@ -150,10 +150,20 @@ class ModelParallelStrategy(FSDPStrategy):
         move_to_device: bool = True,
         compile_options: dict[str, Any] | None = None,
     ) -> PreparedModule:
-        """FSDP1-wrapped modules refused (the mesh is for FSDP2's ``fully_shard`` and DTensor), then the FSDP
-        strategy's preparation (meta tensors materialised)."""
-        refuse_fsdp1(module, type(self).__name__)
+        """FSDP1-wrapped modules refused (the mesh is for FSDP2's ``fully_shard`` and DTensor), the module
+        parallelised where the strategy does it itself (Fabric's ``parallelize_fn``), then the FSDP strategy's
+        preparation (meta tensors materialised)."""
+        refuse_fsdp1(module, self._refusing_name)
+        module = self._parallelized(module)
         return super().setup_module(module, precision, move_to_device=move_to_device, compile_options=compile_options)
+
+    @property
+    def _refusing_name(self) -> str:
+        return type(self).__name__
+
+    def _parallelized(self, module: torch.nn.Module) -> torch.nn.Module:
+        """The Trainer's module parallelises itself in ``configure_model``: nothing to do here."""
+        return module
 
     @contextlib.contextmanager
     def no_gradient_sync(self, wrapped: torch.nn.Module | None) -> Iterator[None]:
@@ -275,24 +285,20 @@ class FabricModelParallelStrategy(ModelParallelStrategy):
     def parallelize_fn(self) -> Callable[[Any, Any], Any]:
         return self._parallelize_fn
 
-    def setup_module(
-        self,
-        module: torch.nn.Module,
-        precision: NumericPrecision,
-        *,
-        move_to_device: bool = True,
-        compile_options: dict[str, Any] | None = None,
-    ) -> PreparedModule:
-        """``parallelize_fn(module, device_mesh)`` (once per module), then the FSDP strategy's preparation."""
-        refuse_fsdp1(module, "ModelParallelStrategy")
-        if getattr(module, "_accelplug_shard_units", None) is None:
-            parallel = self._parallelize_fn(module, self.device_mesh)
-            if not isinstance(parallel, torch.nn.Module):
-                raise _NotAModule(
-                    f"The `parallelize_fn` must return a `nn.Module` instance, but got: {type(parallel).__name__}"
-                )
-            module = parallel
-        return super().setup_module(module, precision, move_to_device=move_to_device, compile_options=compile_options)
+    @property
+    def _refusing_name(self) -> str:
+        return "ModelParallelStrategy"  # Lightning Fabric's class name, which its users know
+
+    def _parallelized(self, module: torch.nn.Module) -> torch.nn.Module:
+        """``parallelize_fn(module, device_mesh)``, once per module (a module set up again is already parallel)."""
+        if getattr(module, "_accelplug_shard_units", None) is not None:
+            return module
+        parallel = self._parallelize_fn(module, self.device_mesh)
+        if not isinstance(parallel, torch.nn.Module):
+            raise _NotAModule(
+                f"The `parallelize_fn` must return a `nn.Module` instance, but got: {type(parallel).__name__}"
+            )
+        return parallel
 
     def _shard(
         self, module: torch.nn.Module, precision: NumericPrecision, compiling: bool = False
