@@ -200,6 +200,17 @@ def _csv_rows(trainer: Any) -> list[dict[str, str]]:
         return [{k: v for k, v in row.items() if k != "value" or not v} for row in csv.DictReader(file)]
 
 
+def _rows_of_two_epochs(tmp_path: Path, step: StepBody, **hooks: Any) -> dict[str, list[dict[str, str]]]:
+    """Each framework's CSV rows of a two-epoch fit logging every step, its module given ``step`` and ``hooks``."""
+    seen = {}
+    for name, framework in FRAMEWORKS.items():
+        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, log_every_n_steps=1)
+        with quiet_lightning(framework):
+            trainer.fit(_module(framework, step, **hooks), _loader())
+        seen[name] = _csv_rows(trainer)
+    return seen
+
+
 def test_logger_rows_have_an_int_epoch_and_the_values_logged_at_train_start(tmp_path: Path) -> None:
     def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
         module.log("value", out, on_step=True, on_epoch=True)
@@ -207,12 +218,7 @@ def test_logger_rows_have_an_int_epoch_and_the_values_logged_at_train_start(tmp_
     def on_train_start(module: Any) -> None:
         module.log("at_start", 123.0)
 
-    seen = {}
-    for name, framework in FRAMEWORKS.items():
-        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, log_every_n_steps=1)
-        with quiet_lightning(framework):
-            trainer.fit(_module(framework, step, on_train_start=on_train_start), _loader())
-        seen[name] = _csv_rows(trainer)
+    seen = _rows_of_two_epochs(tmp_path, step, on_train_start=on_train_start)
     assert seen["accelplug"] == seen["lightning"]
     assert {row["epoch"] for row in seen["accelplug"]} == {"0", "1"}
     assert [row["step"] for row in seen["accelplug"] if row["at_start"]] == ["3"]
@@ -225,12 +231,7 @@ def test_a_training_epoch_and_its_end_hook_share_one_logger_row(tmp_path: Path) 
     def on_train_epoch_end(module: Any) -> None:
         module.log("at_end", float(module.current_epoch))
 
-    seen = {}
-    for name, framework in FRAMEWORKS.items():
-        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, log_every_n_steps=1)
-        with quiet_lightning(framework):
-            trainer.fit(_module(framework, step, on_train_epoch_end=on_train_epoch_end), _loader())
-        seen[name] = _csv_rows(trainer)
+    seen = _rows_of_two_epochs(tmp_path, step, on_train_epoch_end=on_train_epoch_end)
     assert seen["accelplug"] == seen["lightning"]
     assert [(row["at_end"], row["step"]) for row in seen["accelplug"]] == [("0.0", "3"), ("1.0", "7")]
 

@@ -116,8 +116,11 @@ class _Recording(DataLoader):  # type: ignore[type-arg]
         return Recorded(self)
 
 
-def _stop_epochs(framework: Any, tmp_path: Path, *, fail_at_epoch_end: bool) -> tuple[list[int], list[int]]:
-    """The epochs at which the train and val loaders' workers stopped in a 3-epoch fit of 2 batches an epoch."""
+def _recorded_fit(
+    framework: Any, tmp_path: Path, *, fail_at_epoch_end: bool, persistent: bool = False
+) -> tuple[_Recording, _Recording]:
+    """The train and val loaders of a 3-epoch fit of 2 batches an epoch, with what they recorded; with
+    ``fail_at_epoch_end`` a callback fails at the end of epoch 1 (the exception's traceback keeps the loop's frames)."""
 
     class Fails(framework.Callback):  # type: ignore[misc, name-defined]
         def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
@@ -129,13 +132,13 @@ def _stop_epochs(framework: Any, tmp_path: Path, *, fail_at_epoch_end: bool) -> 
         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path,
         callbacks=[Fails()] if fail_at_epoch_end else [],
     )  # fmt: skip
-    train, val = _Recording(trainer), _Recording(trainer)
+    train, val = _Recording(trainer, persistent), _Recording(trainer, persistent)
     if fail_at_epoch_end:
         with pytest.raises(RuntimeError, match="stopped by the callback"):
             trainer.fit(_module(framework), train, val)
     else:
         trainer.fit(_module(framework), train, val)
-    return train.stopped_at, val.stopped_at
+    return train, val
 
 
 @pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
@@ -143,43 +146,23 @@ def _stop_epochs(framework: Any, tmp_path: Path, *, fail_at_epoch_end: bool) -> 
 def test_an_epochs_workers_stop_when_the_next_epoch_starts_its_own_as_in_lightning(
     fail_at_epoch_end: bool, tmp_path: Path
 ) -> None:
-    stopped = {
-        name: _stop_epochs(fw, tmp_path / name, fail_at_epoch_end=fail_at_epoch_end) for name, fw in FRAMEWORKS.items()
-    }
+    stopped = {}
+    for name, framework in FRAMEWORKS.items():
+        train, val = _recorded_fit(framework, tmp_path / name, fail_at_epoch_end=fail_at_epoch_end)
+        stopped[name] = (train.stopped_at, val.stopped_at)
     assert stopped["accelplug"] == stopped["lightning"]
     assert stopped["accelplug"] == (([1, 1], [0, 1, 1]) if fail_at_epoch_end else ([1, 2, 3], [0, 1, 2, 3]))
 
 
-def _asked_after_a_failed_fit(framework: Any, tmp_path: Path, *, persistent: bool) -> list[int]:
-    """The epochs at which the train loader's iterators were asked to stop their workers, in a fit whose callback
-    fails at the end of epoch 1 (the exception's traceback still holding the loop's frames)."""
-
-    class Fails(framework.Callback):  # type: ignore[misc, name-defined]
-        def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
-            if trainer.current_epoch == 1:
-                raise RuntimeError("stopped by the callback")
-
-    trainer = framework.Trainer(
-        accelerator="cpu", devices=1, max_epochs=3, limit_train_batches=2, limit_val_batches=0, logger=False,
-        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path,
-        callbacks=[Fails()],
-    )  # fmt: skip
-    train = _Recording(trainer, persistent_workers=persistent)
-    with pytest.raises(RuntimeError, match="stopped by the callback"):
-        trainer.fit(_module(framework), train)
-    return train.asked_at
-
-
 @pytest.mark.filterwarnings("ignore:The '\\w+_dataloader' does not have many workers")
-# Lightning's note on the validation_step this fit has no loader for
-@pytest.mark.filterwarnings("ignore:You defined a `validation_step` but have no `val_dataloader`")
 @pytest.mark.parametrize("persistent", [False, True], ids=["workers", "persistent-workers"])
 def test_after_a_failed_fit_each_iterator_is_asked_to_stop_as_often_as_in_lightning(
     persistent: bool, tmp_path: Path
 ) -> None:
-    asked = {
-        name: _asked_after_a_failed_fit(fw, tmp_path / name, persistent=persistent) for name, fw in FRAMEWORKS.items()
-    }
+    asked = {}
+    for name, framework in FRAMEWORKS.items():
+        train, _ = _recorded_fit(framework, tmp_path / name, fail_at_epoch_end=True, persistent=persistent)
+        asked[name] = train.asked_at
     assert asked["accelplug"] == asked["lightning"] == [1, 1]
 
 
