@@ -25,14 +25,14 @@ __all__ = ["report_devices"]
 _GPUS = ("cuda", "mps")
 
 
-def _available(name: str) -> bool:
-    """Whether the registry has ``name`` and it is usable here; a broken or missing plugin counts as not."""
+def _availability(names: tuple[str, ...]) -> dict[str, bool]:
+    """Whether each of ``names`` is registered and usable here (a broken or missing plugin counts as not), each
+    asked of the registry once."""
     from ...registry import get_registry
 
     registry = get_registry()
-    if name not in registry.names():
-        return False
-    return registry.status(name).available
+    registered = set(registry.names())
+    return {name: name in registered and registry.status(name).available for name in names}
 
 
 def report_devices(accelerator: Accelerator, num_devices: int) -> None:
@@ -40,12 +40,12 @@ def report_devices(accelerator: Accelerator, num_devices: int) -> None:
     if not is_rank_zero():
         return
     log = logging.getLogger("accelplug.trainer")
-    used = accelerator.name
-    gpu = next((name for name in _GPUS if _available(name)), None)
+    used, available = accelerator.name, _availability((*_GPUS, "xla"))
+    gpu = next((name for name in _GPUS if available[name]), None)
     log.info("GPU available: %s%s, used: %s", gpu is not None, f" ({gpu})" if gpu else "", used in _GPUS)
-    tpu = _available("xla")
+    tpu = available["xla"]
     log.info("TPU available: %s, using: %d TPU cores", tpu, num_devices if used == "xla" else 0)
-    if any(name != used and _available(name) for name in _GPUS):
+    if any(name != used and available[name] for name in _GPUS):
         rank_zero_warn(
             "GPU available but not used. You can set it by doing `Trainer(accelerator='gpu')`.",
             category=PossibleUserWarning,
