@@ -111,9 +111,6 @@ class Side:
 #: only when a Lightning module gives it, so that every warning accelplug gives in a parity test is still seen.
 #: (Lightning's torch-deprecation warning from its pytree helper, given in every parity test, is in pyproject.toml.)
 LIGHTNING_ONLY_WARNINGS = (
-    # accelplug skips the validation loop without a word when a module has validation_step but no val data
-    r"You defined a `validation_step` but have no `val_dataloader`\. Skipping val loop\.",
-    r"You passed in a `val_dataloader` but have no `validation_step`\. Skipping val loop\.",
     # a training_step that returns None skips the step in both; only Lightning says so
     r"`training_step` returned `None`\. If this was on purpose, ignore this warning",
     # Lightning's seed_everything() without a seed (LightningCLI's seed_everything=True) warns; accelplug's does not

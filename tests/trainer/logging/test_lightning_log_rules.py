@@ -170,3 +170,45 @@ def test_sanity_check_values_are_visible_in_its_validation_end_hooks_only(tmp_pa
 
     _trainer(tmp_path, num_sanity_val_steps=1).fit(Watches())
     assert seen == {"sanity": {"checked": 5.0}, "after": {}}
+
+
+def test_log_every_n_steps_zero_logs_no_step_but_the_epochs_as_lightning(tmp_path: Path) -> None:
+    """``log_every_n_steps=0`` is Lightning's way to log no training step; epoch values are still logged and
+    ``callback_metrics`` still fill. The CSV rows of both frameworks say so."""
+    import csv
+
+    lightning = pytest.importorskip("lightning")
+    from lightning.pytorch.demos.boring_classes import BoringModel as TheirBoringModel
+    from lightning.pytorch.loggers import CSVLogger as TheirCSVLogger
+
+    import accelplug
+
+    rows: dict[str, list[dict[str, str]]] = {}
+    for name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        base, logger_class = (TheirBoringModel, TheirCSVLogger) if name == "lightning" else (BoringModel, CSVLogger)
+
+        class Logs(base):  # type: ignore[misc, valid-type]
+            def training_step(self, batch: Any, batch_idx: int) -> Any:
+                self.log("step_value", float(batch_idx))
+                self.log("epoch_value", float(batch_idx), on_step=False, on_epoch=True)
+                return super().training_step(batch, batch_idx)
+
+        logger = logger_class(tmp_path / name)
+        trainer = framework.Trainer(
+            default_root_dir=tmp_path / name,
+            logger=logger,
+            log_every_n_steps=0,
+            max_epochs=2,
+            limit_train_batches=3,
+            limit_val_batches=0,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            enable_checkpointing=False,
+        )
+        trainer.fit(Logs())
+        assert trainer.log_every_n_steps == 0
+        assert "epoch_value" in trainer.callback_metrics
+        with open(Path(logger.log_dir) / "metrics.csv") as handle:
+            rows[name] = list(csv.DictReader(handle))
+    assert rows["accelplug"] == rows["lightning"]
+    assert len(rows["accelplug"]) == 2 and all("step_value" not in row for row in rows["accelplug"])

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,50 @@ def test_a_fraction_of_an_epoch_of_unknown_length_is_refused_with_lightnings_phr
             val_check_interval=0.5,
             max_epochs=1,
         )
+
+
+@pytest.mark.parametrize(
+    ("has_step", "data"),
+    [(True, None), (False, "argument"), (False, "method"), (True, "argument"), (False, None)],
+    ids=["step-no-data", "data-no-step", "method-no-step", "both", "neither"],
+)
+@pytest.mark.parametrize("limit_val_batches", [1.0, 0])
+def test_fit_says_when_validation_is_skipped_for_want_of_a_step_or_data(
+    tmp_path: Path, has_step: bool, data: str | None, limit_val_batches: float
+) -> None:
+    """Lightning's two warnings at a fit's start, with its categories, whatever ``limit_val_batches`` says."""
+    seen: dict[str, list[tuple[type[Warning], str]]] = {}
+    for name, framework in FRAMEWORKS.items():
+
+        class Model(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.layer = torch.nn.Linear(2, 1)
+
+            def training_step(self, batch: Any, batch_idx: int) -> Any:
+                return torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1])
+
+            def configure_optimizers(self) -> Any:
+                return torch.optim.SGD(self.parameters(), lr=0.1)
+
+        if has_step:
+            Model.validation_step = lambda self, batch, batch_idx: None
+        if data == "method":
+            Model.val_dataloader = lambda self: loader(VAL_SAMPLES, seed=1)
+        trainer = framework.Trainer(
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            max_steps=1,
+            limit_val_batches=limit_val_batches,
+            default_root_dir=tmp_path / name,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            trainer.fit(Model(), loader(), loader(VAL_SAMPLES, 1) if data == "argument" else None)
+        seen[name] = [(w.category, str(w.message)) for w in caught if "Skipping val loop" in str(w.message)]
+    assert [(c.__name__, m) for c, m in seen["accelplug"]] == [(c.__name__, m) for c, m in seen["lightning"]]
+    assert len(seen["accelplug"]) == (has_step != (data is not None))
+    if has_step and data is None:
+        assert issubclass(seen["accelplug"][0][0], PossibleUserWarning)

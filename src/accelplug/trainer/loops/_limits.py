@@ -148,7 +148,8 @@ class Limits:
             epoch_length=length,
             accumulate=options.accumulate_grad_batches,
             # fast_dev_run reads every step's values back, as Lightning logs each of its few steps
-            log_every=1 if options.fast_dev_run else options.log_every_n_steps,
+            # log_every_n_steps=0 logs no step (_readback.py), yet the loop reads its values back as by default
+            log_every=1 if options.fast_dev_run else (options.log_every_n_steps or 50),
             val_every=_val_every(interval, length, options.check_val_every_n_epoch) if validating else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
             val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,

@@ -132,7 +132,10 @@ def read_step_metrics(
     # A plain module's returned loss goes to the loggers (and accelplug's own display, through the value
     # returned); the progress-bar metrics and callback_metrics hold only what self.log recorded, as Lightning's.
     automatic = frozenset() if "train_loss" in pending else frozenset({"train_loss"})
-    _publish(run, public, collector, no_logger, prog_bar, automatic)
+    # log_every_n_steps=0 (Lightning: no step is logged): the loop still reads back at its default cadence, for
+    # the progress bar, the non-finite check and the ranks' stop flags, but the loggers get no step row
+    to_loggers = run.options.log_every_n_steps != 0 or bool(run.options.fast_dev_run)
+    _publish(run, public, collector, no_logger, prog_bar, automatic, loggers=to_loggers)
     return values
 
 

@@ -105,7 +105,9 @@ class TrainerOptions:
     num_sanity_val_steps: int = option(
         None, lambda v: 2 if v is None else checks.int_at_least(v, 0, extra=(-1,)), "an int >= 0, or -1 for all"
     )
-    log_every_n_steps: int = option(None, lambda v: 50 if v is None else checks.int_at_least(v, 1), "an int >= 1")
+    log_every_n_steps: int = option(
+        None, lambda v: 50 if v is None else checks.int_at_least(v, 0), "an int >= 0 (0: no training step is logged)"
+    )
     default_root_dir: str | os.PathLike[str] | None = option(
         None, checks.root_dir, "a folder path (str or Path), or None for the current directory"
     )
