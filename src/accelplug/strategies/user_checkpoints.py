@@ -27,7 +27,7 @@ import torch
 
 from ..checkpoint import TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve_weights_only
-from ..errors import MisconfigurationException
+from ..errors import CheckpointNotFoundError, MisconfigurationException
 from .state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
 
 #: :class:`accelplug.strategies.base.Strategy`, which calls this module (so not imported here: no cycle).
@@ -64,8 +64,11 @@ class _BadFilterType(MisconfigurationException, TypeError):
     """``filter`` is not a dict of callables (Lightning raises a ``TypeError``)."""
 
 
-class _NoSuchCheckpoint(MisconfigurationException, FileNotFoundError):
-    """The checkpoint file is missing (Lightning's loaders raise ``FileNotFoundError``)."""
+class _MissingStateKey(MisconfigurationException, KeyError):
+    """A strict load asks for a key the checkpoint lacks: Lightning raises a ``KeyError``, which code written for
+    it catches; the message stays a plain sentence (a ``KeyError`` would quote it)."""
+
+    __str__ = BaseException.__str__
 
 
 def _check_filter(filter: Any, state: Mapping[str, Any]) -> dict[str, Callable[[str, Any], bool]]:
@@ -187,7 +190,9 @@ def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None
     if not _own_writer(io):  # the user's reader may read from elsewhere: it gets the path as given
         return target, io.load_checkpoint(path, weights_only=weights_only)
     if not target.exists():
-        raise _NoSuchCheckpoint(f"{what}(path={str(path)!r}): no such file ({target.resolve()}).")
+        raise CheckpointNotFoundError(
+            f"Checkpoint file not found: {target} ({what}: no such file at {target.resolve()})."
+        )
     if target.is_dir():
         raise MisconfigurationException(
             f"{what}(path={str(path)!r}) is a folder; accelplug checkpoints are one file (a sharded one names its "
@@ -235,9 +240,9 @@ def load(
     available = (set(checkpoint) | in_shards) - set(_CONTAINER_KEYS)
     missing = [key for key in state if key not in available]
     if strict and missing:
-        raise MisconfigurationException(
-            f"fabric.load(path={shown!r}): the state asks for {missing[0]!r}, which the checkpoint does not hold "
-            f"(it holds {sorted(available)}). Pass strict=False to load the keys it has."
+        raise _MissingStateKey(
+            f"The requested state contains a key {missing[0]!r} that does not exist in the loaded checkpoint "
+            f"{shown!r} (it holds {sorted(available)}). To disable strict loading, set `strict=False`."
         )
     objects = dict(state)
     modules = {k: v for k, v in objects.items() if isinstance(v, torch.nn.Module)}
