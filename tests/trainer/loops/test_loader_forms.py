@@ -176,3 +176,54 @@ def test_fit_trains_on_a_dict_of_iterables_one_batch_of_each_a_step_as_lightning
     assert (
         seen["accelplug"] == seen["lightning"] == [({"a": 0, "b": 3}, 0), ({"a": 1, "b": 4}, 1), ({"a": 2, "b": 3}, 2)]
     )
+
+
+@pytest.mark.parametrize("mode", ["max_size_cycle", "min_size", "max_size"])
+def test_combined_loaders_start_their_iterators_as_often_as_lightnings(mode: str, tmp_path: Path) -> None:
+    """A fit over a dict of loaders starts each loader's iterator exactly when Lightning does (once per pass, and
+    again where ``max_size_cycle`` cycles a shorter one): a second start costs its workers' start-up, and each start
+    draws the global RNG once (a DataLoader's base seed), so the weights of a model built later would differ."""
+    import hashlib
+
+    lightning = pytest.importorskip("lightning")
+    from lightning.pytorch.utilities import CombinedLoader as TheirCombinedLoader
+
+    import accelplug
+
+    starts: list[tuple[str, int, str]] = []
+    original = DataLoader.__iter__
+
+    def counting(self: DataLoader[Any]) -> Any:
+        starts.append((framework_name, len(self), hashlib.md5(torch.get_rng_state().numpy().tobytes()).hexdigest()))
+        return original(self)
+
+    seen: dict[str, list[tuple[int, str]]] = {}
+    for framework_name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        combined = TheirCombinedLoader if framework is lightning else accelplug.pytorch.utilities.CombinedLoader
+
+        class Model(framework.LightningModule):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.layer = torch.nn.Linear(2, 1)
+
+            def training_step(self, batch: Any, batch_idx: int) -> Any:
+                return self.layer(batch["long"][0]).sum()
+
+            def configure_optimizers(self) -> Any:
+                return torch.optim.SGD(self.parameters(), lr=0.01)
+
+        torch.manual_seed(0)
+        loaders = {"long": loader(24), "short": loader(4)}  # 6 batches and 1
+        trainer = framework.Trainer(
+            max_epochs=2,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            default_root_dir=tmp_path / framework_name,
+        )
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(DataLoader, "__iter__", counting)
+            trainer.fit(Model(), train_dataloaders=combined(loaders, mode))
+        seen[framework_name] = [(length, rng) for name, length, rng in starts if name == framework_name]
+    assert seen["accelplug"] == seen["lightning"]
