@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -220,3 +220,35 @@ def test_loggers_hear_of_each_save_as_in_lightning(tmp_path: Path) -> None:
     wanted = sides["lightning"].trainer.logger.saves
     assert sides["accelplug"].trainer.loggers[0].saves == wanted
     assert len(wanted) >= 4
+
+
+def test_a_subclass_overriding_lightnings_private_steps_is_obeyed(tmp_path: Path) -> None:
+    """Projects subclass Lightning's ModelCheckpoint and override its private steps: which metrics are candidates,
+    when saving is skipped, what a removal does. The same subclass keeps the same files under both frameworks."""
+
+    def callbacks(framework: Any) -> list[Any]:
+        import importlib
+
+        module = "lightning.pytorch.callbacks" if framework.__name__ == "lightning" else "accelplug.callbacks"
+        base = importlib.import_module(module).ModelCheckpoint
+
+        class KeepEverySecond(base):  # type: ignore[misc, valid-type]
+            removed: ClassVar[list[str]] = []
+
+            def _monitor_candidates(self, trainer: Any) -> dict[str, Any]:
+                return {**super()._monitor_candidates(trainer), "custom": torch.tensor(float(trainer.current_epoch))}
+
+            def _should_skip_saving_checkpoint(self, trainer: Any) -> bool:
+                return bool(trainer.current_epoch == 1 or super()._should_skip_saving_checkpoint(trainer))
+
+            def _remove_checkpoint(self, trainer: Any, filepath: str) -> None:
+                KeepEverySecond.removed.append(Path(filepath).name)  # keeps the file
+
+        return [KeepEverySecond(monitor="custom", mode="max", save_top_k=1, filename="{epoch}-{custom:.0f}")]
+
+    sides = fit_both(tmp_path, callbacks, max_epochs=4)
+    theirs, ours = sides["lightning"], sides["accelplug"]
+    a, b = theirs.callbacks[0], ours.callbacks[0]
+    assert type(b).removed == type(a).removed == ["epoch=0-custom=0.ckpt", "epoch=2-custom=2.ckpt"]
+    assert ours.files() == theirs.files()
+    assert ours.rel(b.best_model_path) == theirs.rel(a.best_model_path)

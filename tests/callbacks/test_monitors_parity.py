@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -228,3 +228,33 @@ def test_device_stats_monitor_without_a_logger_is_refused_as_in_lightning(tmp_pa
     assert type(sides["lightning"].error).__name__ == "MisconfigurationException"
     assert isinstance(sides["accelplug"].error, MisconfigurationException)
     assert "Cannot use `DeviceStatsMonitor` callback with `Trainer(logger=False)`" in str(sides["accelplug"].error)
+
+
+def test_a_subclass_overriding_lightnings_private_steps_is_obeyed(tmp_path: Path) -> None:
+    """Projects subclass Lightning's EarlyStopping and override its private steps (a criterion of their own, a skip
+    rule, how the reason is logged); the same subclass, on accelplug, stops where it stops on Lightning."""
+
+    def callbacks(framework: Any) -> list[Any]:
+        class StopAtThirdCheck(_callbacks(framework).EarlyStopping):  # type: ignore[misc, name-defined]
+            checks = 0
+            logged: ClassVar[list[str]] = []
+
+            def _should_skip_check(self, trainer: Any) -> bool:
+                return bool(trainer.current_epoch == 0)  # never at the first epoch
+
+            def _evaluate_stopping_criteria(self, current: torch.Tensor) -> tuple[bool, str | None]:
+                type(self).checks += 1
+                return type(self).checks >= 2, f"check {type(self).checks}"
+
+            @staticmethod
+            def _log_info(trainer: Any, message: str, log_rank_zero_only: bool) -> None:
+                StopAtThirdCheck.logged.append(message)
+
+        return [StopAtThirdCheck(monitor="val_loss", verbose=True)]
+
+    sides = fit_both(tmp_path, callbacks, max_epochs=10)
+    theirs, ours = sides["lightning"], sides["accelplug"]
+    assert ours.trainer.global_step == theirs.trainer.global_step
+    a, b = theirs.callbacks[0], ours.callbacks[0]
+    assert (type(b).checks, type(b).logged) == (type(a).checks, type(a).logged) == (2, ["check 1", "check 2"])
+    assert b.stopped_epoch == a.stopped_epoch == 2

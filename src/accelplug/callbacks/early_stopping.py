@@ -115,19 +115,21 @@ class EarlyStopping(Callback):
             once_per_epoch = trainer.val_check_interval == 1.0 and trainer.check_val_every_n_epoch == 1
             self._check_on_train_epoch_end = once_per_epoch
 
-    def _skip(self, trainer: Any) -> bool:
+    def _should_skip_check(self, trainer: Any) -> bool:
         return bool(trainer.state.fn != "fit" or trainer.sanity_checking)
 
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
-        if self._check_on_train_epoch_end and not self._skip(trainer):
-            self._check(trainer)
+        if self._check_on_train_epoch_end and not self._should_skip_check(trainer):
+            self._run_early_stopping_check(trainer)
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
-        if not self._check_on_train_epoch_end and not self._skip(trainer):
-            self._check(trainer)
+        if not self._check_on_train_epoch_end and not self._should_skip_check(trainer):
+            self._run_early_stopping_check(trainer)
 
     # ---- the check ------------------------------------------------------------------------------------
-    def _check(self, trainer: Any) -> None:
+    # The three steps carry Lightning's private names, which subclasses written for Lightning override
+    # (a custom criterion in ``_evaluate_stopping_criteria``, a custom skip in ``_should_skip_check``).
+    def _run_early_stopping_check(self, trainer: Any) -> None:
         metrics = trainer.callback_metrics
         if trainer.fast_dev_run:
             return
@@ -142,18 +144,23 @@ class EarlyStopping(Callback):
                 log.warning(message)
             return
         current = torch.as_tensor(metrics[self.monitor]).detach().float().squeeze().cpu()
-        stop, reason = self._evaluate(current)
+        stop, reason = self._evaluate_stopping_criteria(current)
         stop = bool(trainer.strategy.reduce_any(stop))  # every process stops when any one does
         trainer.should_stop = trainer.should_stop or stop
         if stop:
             self.stopped_epoch = trainer.current_epoch
             self.stopping_reason_message = reason
         if reason and self.verbose:
-            rank = trainer.global_rank if trainer.world_size > 1 else None
-            if rank is None or not self.log_rank_zero_only or rank == 0:
-                log.info(reason if rank is None else f"[rank: {rank}] {reason}")
+            self._log_info(trainer, reason, self.log_rank_zero_only)
 
-    def _evaluate(self, current: torch.Tensor) -> tuple[bool, str | None]:
+    @staticmethod
+    def _log_info(trainer: Any, message: str, log_rank_zero_only: bool) -> None:
+        """``message`` at INFO, prefixed with the rank when several processes run (on rank 0 only if asked)."""
+        rank = trainer.global_rank if trainer.world_size > 1 else None
+        if rank is None or not log_rank_zero_only or rank == 0:
+            log.info(message if rank is None else f"[rank: {rank}] {message}")
+
+    def _evaluate_stopping_criteria(self, current: torch.Tensor) -> tuple[bool, str | None]:
         order = self.order_dict[self.mode]
         if self.check_finite and not torch.isfinite(current):
             self.stopping_reason = EarlyStoppingReason.NON_FINITE_METRIC

@@ -242,7 +242,7 @@ class ModelCheckpoint(Checkpoint):
         found = _exists(os.fspath(filepath)) if trainer.is_global_zero else False
         return bool(trainer.strategy.broadcast_object(found))
 
-    def _candidates(self, trainer: Any) -> dict[str, Any]:
+    def _monitor_candidates(self, trainer: Any) -> dict[str, Any]:
         candidates = {k: _as_tensor(v) for k, v in trainer.callback_metrics.items()}
         epoch, step = candidates.get("epoch"), candidates.get("step")
         candidates["epoch"] = epoch.int() if epoch is not None else torch.tensor(trainer.current_epoch)
@@ -250,7 +250,7 @@ class ModelCheckpoint(Checkpoint):
         return candidates
 
     # ---- when -----------------------------------------------------------------------------------------
-    def _skip(self, trainer: Any) -> bool:
+    def _should_skip_saving_checkpoint(self, trainer: Any) -> bool:
         return (
             bool(trainer.fast_dev_run)
             or trainer.state.fn != "fit"
@@ -258,13 +258,13 @@ class ModelCheckpoint(Checkpoint):
             or self._last_global_step_saved == trainer.global_step
         )
 
-    def _saves_on_train_epoch_end(self, trainer: Any, pl_module: Any) -> bool:
+    def _should_save_on_train_epoch_end(self, trainer: Any) -> bool:
         """Lightning's choice: at the epoch's end unless validation runs on its own schedule within it."""
         if self._save_on_train_epoch_end is not None:
             return self._save_on_train_epoch_end
         if trainer.check_val_every_n_epoch != 1:
             return False
-        validates = overrides(pl_module, "validation_step") and trainer.limit_val_batches != 0
+        validates = overrides(trainer.lightning_module, "validation_step") and trainer.limit_val_batches != 0
         num_val_batches = getattr(trainer, "num_val_batches", None)
         if num_val_batches is not None:
             validates = bool(sum(num_val_batches) if isinstance(num_val_batches, list) else num_val_batches)
@@ -288,20 +288,20 @@ class ModelCheckpoint(Checkpoint):
                 self._last_time_checked = now
         if off_step and off_time:
             return
-        candidates = self._candidates(trainer)
+        candidates = self._monitor_candidates(trainer)
         if self.monitor is not None and self.monitor not in candidates:
             self._defer_until_validation = True  # the metric comes with validation: save then
             return
         if (
             self.monitor is not None
             and getattr(pl_module, "automatic_optimization", True)
-            and not self._saves_on_train_epoch_end(trainer, pl_module)
+            and not self._should_save_on_train_epoch_end(trainer)
             and getattr(trainer, "is_last_batch", False)
             and self._validates_after_this_epoch(trainer, pl_module)
         ):
             self._defer_until_validation = True
             return
-        if self._skip(trainer):
+        if self._should_skip_saving_checkpoint(trainer):
             return
         self._save_topk_checkpoint(trainer, candidates)
         self._save_last_checkpoint(trainer, candidates)
@@ -316,16 +316,16 @@ class ModelCheckpoint(Checkpoint):
     def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
         if trainer.interrupted:
             return  # a signal stopped the epoch: fit writes last.ckpt itself, once (see trainer.process.interrupts)
-        if not self._skip(trainer) and self._saves_on_train_epoch_end(trainer, pl_module):
+        if not self._should_skip_saving_checkpoint(trainer) and self._should_save_on_train_epoch_end(trainer):
             self._epoch_save(trainer)
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if trainer.state.fn == "fit" and not trainer.sanity_checking:
             self._validation_ran = True
-        if self._skip(trainer) or self._saves_on_train_epoch_end(trainer, pl_module):
+        if self._should_skip_saving_checkpoint(trainer) or self._should_save_on_train_epoch_end(trainer):
             return
         if self._defer_until_validation:
-            candidates = self._candidates(trainer)
+            candidates = self._monitor_candidates(trainer)
             self._save_topk_checkpoint(trainer, candidates)
             self._save_last_checkpoint(trainer, candidates)
             self._defer_until_validation = False
@@ -333,7 +333,7 @@ class ModelCheckpoint(Checkpoint):
         self._epoch_save(trainer)
 
     def _epoch_save(self, trainer: Any) -> None:
-        candidates = self._candidates(trainer)
+        candidates = self._monitor_candidates(trainer)
         if self._every_n_epochs >= 1 and (trainer.current_epoch + 1) % self._every_n_epochs == 0:
             self._save_topk_checkpoint(trainer, candidates)
         if self._last_global_step_saved == trainer.global_step or (
@@ -349,7 +349,7 @@ class ModelCheckpoint(Checkpoint):
             or self._last_global_step_saved == trainer.global_step
         ):
             return
-        candidates = self._candidates(trainer)
+        candidates = self._monitor_candidates(trainer)
         path = self.format_checkpoint_name(candidates)
         self._save_checkpoint(trainer, path)
         self._save_last_checkpoint(trainer, candidates)
@@ -358,14 +358,14 @@ class ModelCheckpoint(Checkpoint):
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         if self.save_last and not self._last_checkpoint_saved and not trainer.interrupted:
-            self._save_last_checkpoint(trainer, self._candidates(trainer))
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
     # ---- saving ---------------------------------------------------------------------------------------
     def _save_topk_checkpoint(self, trainer: Any, candidates: dict[str, Any]) -> None:
         if self.save_top_k == 0:
             return
         if self.monitor is None:
-            self._save_newest(trainer, candidates)
+            self._save_none_monitor_checkpoint(trainer, candidates)
             return
         if self.monitor not in candidates:
             message = (
@@ -420,14 +420,14 @@ class ModelCheckpoint(Checkpoint):
             )
         self._save_checkpoint(trainer, path)
         if dropped and self._removable(trainer, dropped, path):
-            trainer.strategy.remove_checkpoint(dropped)
+            self._remove_checkpoint(trainer, dropped)
 
-    def _save_newest(self, trainer: Any, candidates: dict[str, Any]) -> None:
+    def _save_none_monitor_checkpoint(self, trainer: Any, candidates: dict[str, Any]) -> None:
         path = self._free_name(candidates, trainer, self.best_model_path)
         previous, self.best_model_path = self.best_model_path, path
         self._save_checkpoint(trainer, path)
         if self.save_top_k == 1 and previous and self._removable(trainer, previous, path):
-            trainer.strategy.remove_checkpoint(previous)
+            self._remove_checkpoint(trainer, previous)
 
     def _save_last_checkpoint(self, trainer: Any, candidates: dict[str, Any]) -> None:
         if not self.save_last:
@@ -435,11 +435,11 @@ class ModelCheckpoint(Checkpoint):
         path = self._free_name(candidates, trainer, self.last_model_path, last=True)
         previous, self.last_model_path = self.last_model_path, path
         if self.save_last == "link" and self._last_checkpoint_saved and self.save_top_k != 0:
-            self._link(trainer, self._last_checkpoint_saved, path)
+            self._link_checkpoint(trainer, self._last_checkpoint_saved, path)
         else:
             self._save_checkpoint(trainer, path)
         if previous and self._removable(trainer, previous, path):
-            trainer.strategy.remove_checkpoint(previous)
+            self._remove_checkpoint(trainer, previous)
 
     def _save_checkpoint(self, trainer: Any, path: str) -> None:
         trainer.save_checkpoint(path, self.save_weights_only)
@@ -451,8 +451,13 @@ class ModelCheckpoint(Checkpoint):
                 if callable(after_save):
                     after_save(self)
 
+    def _remove_checkpoint(self, trainer: Any, filepath: str) -> None:
+        """Every removal goes through here (the strategy removes it on the right process), so a subclass that
+        keeps some files (overriding Lightning's ``_remove_checkpoint``) keeps them."""
+        trainer.strategy.remove_checkpoint(filepath)
+
     @staticmethod
-    def _link(trainer: Any, target: str, link: str) -> None:
+    def _link_checkpoint(trainer: Any, target: str, link: str) -> None:
         if trainer.is_global_zero and os.path.abspath(target) != os.path.abspath(link):
             if os.path.islink(link) or os.path.isfile(link):
                 os.remove(link)
