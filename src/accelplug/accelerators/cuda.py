@@ -134,6 +134,7 @@ class CUDAAccelerator(Accelerator):
 
     def setup_device(self, device: torch.device) -> None:
         """Make ``device`` current so that kernels and NCCL land on the GPU this process owns."""
+        self.check_device_type(device, "CUDA")
         torch.cuda.set_device(device)
 
     def teardown(self) -> None:
