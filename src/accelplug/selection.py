@@ -205,12 +205,17 @@ def sort_plugins(plugins: Any) -> RunPlugins:
                 + _plugin_hint(item)
             )
         found.setdefault(slot, []).append(item)
-    for objects in found.values():
-        if len(objects) > 1:
-            names = ", ".join(type(o).__name__ for o in objects)
-            raise MisconfigurationException(
-                f"plugins holds {len(objects)} objects of one kind ({names}); pass one of them."
-            )
+    repeated = {slot: objects for slot, objects in found.items() if len(objects) > 1}
+    if repeated:
+        kind_of = {field: _KIND_NAMES.get(field, base.__name__) for base, field in every_kind}
+        details = "; ".join(
+            f"{len(objects)} objects of one kind ({', '.join(type(o).__name__ for o in objects)})"
+            for objects in repeated.values()
+        )
+        raise MisconfigurationException(
+            f"Received multiple values for {', '.join(kind_of[slot] for slot in repeated)} flags in `plugins`: "
+            f"plugins holds {details}. Expected one value for each type at most; pass one of them."
+        )
     return RunPlugins(**{slot: objects[0] for slot, objects in found.items()})
 
 
@@ -351,6 +356,8 @@ def _resolve_strategy(
                 "the Apple GPU is a single device, and torch.distributed's backends (gloo, nccl) cannot "
                 "move mps tensors, so MPS runs on one device with strategy 'single_device' only"
             )
+            if name.startswith("ddp"):  # Lightning's words for the DDP names
+                why += " (strategies from the DDP family are not supported on the MPS accelerator)"
         elif why is None:
             why = f"accelerator {accelerator.name!r} supports only {', '.join(repr(s) for s in supported)}"
         raise MisconfigurationException(f"strategy={strategy!r} cannot run on {accelerator.name!r}: {why}.")
@@ -407,7 +414,7 @@ def select(
     given, cls, why = _resolve_accelerator(accelerator, registry)
     status = registry.status(cls)  # a plugin's answers were asked once, in isolation; a built-in's just now
     if status.reason is not None:
-        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available())
+        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available(), class_name=cls.__name__)
     instance = given if given is not None else cls()
     local_world = _launched_local_world_size()
     if local_world and isinstance(devices, str) and devices.strip().lower() == "auto":

@@ -1,0 +1,68 @@
+"""What Lightning's cluster environments raise where a variable is missing or the run does not fit the job."""
+
+from __future__ import annotations
+
+import os
+import re
+from unittest import mock
+
+import pytest
+
+from accelplug import MisconfigurationException
+from accelplug.environments.kubeflow import KubeflowEnvironment
+from accelplug.environments.slurm import SLURMEnvironment
+from accelplug.environments.torchelastic import TorchElasticEnvironment
+
+lightning_environments = pytest.importorskip("lightning.fabric.plugins.environments")
+
+
+@mock.patch.dict(os.environ, {}, clear=True)
+@pytest.mark.parametrize(
+    ("ours", "asked"),
+    [
+        (SLURMEnvironment, ("world_size", "local_rank", "node_rank")),
+        (TorchElasticEnvironment, ("world_size", "local_rank")),
+        (KubeflowEnvironment, ("world_size", "global_rank")),
+    ],
+)
+def test_a_missing_variable_is_a_key_error_as_in_lightning(ours: type, asked: tuple[str, ...]) -> None:
+    """Lightning reads ``os.environ[name]`` (KeyError); accelplug's error is that and a configuration error naming
+    the variable."""
+    theirs = getattr(lightning_environments, ours.__name__)()
+    for method in asked:
+        with pytest.raises(KeyError):
+            getattr(theirs, method)()
+        with pytest.raises(KeyError) as caught:
+            getattr(ours(), method)()
+        assert isinstance(caught.value, MisconfigurationException)
+        assert str(caught.value).startswith("environment variable ")  # the sentence, not KeyError's quoted repr
+
+
+@mock.patch.dict(os.environ, {}, clear=True)
+def test_kubeflow_without_its_rendezvous_is_a_key_error() -> None:
+    for environment in (KubeflowEnvironment(), lightning_environments.KubeflowEnvironment()):
+        with pytest.raises(KeyError):
+            _ = environment.main_address
+        with pytest.raises(KeyError):
+            _ = environment.main_port
+
+
+@mock.patch.dict(os.environ, {"WORLD_SIZE": "8"})
+def test_torchrun_world_size_mismatch_says_lightnings_words() -> None:
+    expected = re.escape("the product (2 * 2) does not match the world size (8)")
+    with pytest.raises(ValueError, match=expected):
+        lightning_environments.TorchElasticEnvironment().validate_settings(num_devices=2, num_nodes=2)
+    with pytest.raises(MisconfigurationException, match=expected):
+        TorchElasticEnvironment().validate_settings(num_devices=2, num_nodes=2)
+
+
+@mock.patch.dict(os.environ, {"SLURM_NTASKS_PER_NODE": "4", "SLURM_NNODES": "2"})
+def test_slurm_settings_checked_without_slurm_ntasks_as_in_lightning() -> None:
+    """Lightning checks the tasks per node and the nodes only; without SLURM_NTASKS there is no product to check."""
+    os.environ.pop("SLURM_NTASKS", None)
+    for environment in (SLURMEnvironment(), lightning_environments.SLURMEnvironment()):
+        environment.validate_settings(num_devices=4, num_nodes=2)
+        with pytest.raises(ValueError, match=r"the number of tasks per node configured .* does not match"):
+            environment.validate_settings(num_devices=2, num_nodes=2)
+        with pytest.raises(ValueError, match=r"the number of nodes configured in SLURM .* does not match"):
+            environment.validate_settings(num_devices=4, num_nodes=1)
