@@ -66,3 +66,20 @@ def test_slurm_settings_checked_without_slurm_ntasks_as_in_lightning() -> None:
             environment.validate_settings(num_devices=2, num_nodes=2)
         with pytest.raises(ValueError, match=r"the number of nodes configured in SLURM .* does not match"):
             environment.validate_settings(num_devices=4, num_nodes=1)
+
+
+@mock.patch.dict(os.environ, {"SLURM_NTASKS_PER_NODE": "4", "SLURM_NNODES": "2"})
+def test_slurm_settings_not_checked_for_an_interactive_job_name() -> None:
+    """Validation asks ``job_name()``, so an interactive job (however it is told) is not checked, as in Lightning."""
+    with mock.patch.object(SLURMEnvironment, "job_name", return_value="interactive"):
+        SLURMEnvironment().validate_settings(num_devices=4, num_nodes=1)
+
+
+def test_find_usable_cuda_devices_counts_through_lightnings_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count replaced at ``lightning.fabric.accelerators.cuda`` is the one ``find_usable_cuda_devices`` asks."""
+    import accelplug.fabric.accelerators.cuda as path
+    from accelplug.accelerators.cuda import find_usable_cuda_devices
+
+    monkeypatch.setattr(path, "num_cuda_devices", lambda: 1)
+    with pytest.raises(ValueError, match="this machine only has 1 GPUs"):
+        find_usable_cuda_devices(2)

@@ -178,7 +178,7 @@ class SLURMEnvironment(ClusterEnvironment):
         accepted when Slurm placed the same number of tasks, ``devices``, on every node, and refused
         with the placement when it did not.
         """
-        if _interactive():
+        if self.job_name() in INTERACTIVE_JOB_NAMES:  # the Trainer or Fabric starts the processes there
             return
         per_node = (os.environ.get("SLURM_NTASKS_PER_NODE") or "").strip()
         if per_node:
