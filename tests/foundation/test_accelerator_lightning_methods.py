@@ -80,3 +80,12 @@ def test_trainer_calls_the_accelerators_setup_hook(tmp_path: Any) -> None:
     )
     trainer.fit(BoringModel())
     assert seen == [trainer]
+
+
+@pytest.mark.parametrize("path", ["pytorch", "fabric"])
+def test_ddp_fork_aliases_as_lightning(path: str) -> None:
+    """The DDP names that fork (``strategy="ddp_notebook"``...), at both of Lightning's paths."""
+    import importlib
+
+    ours = importlib.import_module(f"accelplug.{path}.strategies.ddp")._DDP_FORK_ALIASES
+    assert ours == importlib.import_module(f"lightning.{path}.strategies.ddp")._DDP_FORK_ALIASES
