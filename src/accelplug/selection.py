@@ -41,6 +41,7 @@ __all__ = [
     "PRECISION_ALIASES",
     "BothPrecisions",
     "Choices",
+    "DevicesTypeError",
     "RunPlugins",
     "RunSetup",
     "Selection",
@@ -133,9 +134,19 @@ def _validate_shapes(accelerator: object, devices: object, strategy: object, pre
     validation library, because this runs in every ``Trainer(...)`` and must cost nothing at start-up.
     """
     given = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
-    problems = [_shape_problem(field, value) for field, value in given.items() if not _shape_ok(field, value)]
-    if problems:
-        raise MisconfigurationException("; ".join(problems) + ".")
+    wrong = [field for field, value in given.items() if not _shape_ok(field, value)]
+    if wrong:
+        message = "; ".join(_shape_problem(field, given[field]) for field in wrong) + "."
+        if "devices" in wrong:  # Lightning's TypeError, in its words
+            raise DevicesTypeError(
+                f"{message} Devices must be an int, a string, a sequence of ints, but you passed {devices!r}."
+            )
+        raise MisconfigurationException(message)
+
+
+class DevicesTypeError(MisconfigurationException, TypeError):
+    """``devices`` of a type no accelerator accepts (``devices=["0"]``): a configuration error naming the value, and
+    the ``TypeError`` Lightning raises there, so either ``except`` catches it."""
 
 
 _ACCEPTED = {
@@ -585,11 +596,20 @@ def _attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None
 # ---- the cluster environment a run adopts (Trainer and Fabric, at construction) ---------------------------
 def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvironment | None:
     """The environment a run uses: ``given`` (``plugins=[SLURMEnvironment()]``), else the one detected
-    (:meth:`AcceleratorRegistry.detect_environment`), else None (the Trainer starts its own processes)."""
+    (:meth:`AcceleratorRegistry.detect_environment`), else Lightning's own where ``LOCAL_RANK`` says the processes
+    were started by hand, else None (the Trainer starts its own processes)."""
     if given is not None:
         return given
     found = get_registry().detect_environment()
-    return found() if found is not None else None
+    if found is not None:
+        return found()
+    if (os.environ.get("LOCAL_RANK") or "").strip():
+        # processes started by hand, each told its LOCAL_RANK (and NODE_RANK): Lightning's environment takes them
+        # as started externally and works out their ranks from the run (adopt_environment)
+        from .environments.lightning import LightningEnvironment
+
+        return LightningEnvironment()
+    return None
 
 
 def attach_environment(strategy: Strategy, environment: ClusterEnvironment | None) -> None:
@@ -637,5 +657,10 @@ def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, 
     from .environments.rendezvous import export_rendezvous
 
     environment.validate_settings(num_devices, num_nodes)
+    # Lightning's rule for an environment that takes its ranks from the run (processes started by hand with
+    # LOCAL_RANK/NODE_RANK): node rank x devices + local rank, devices x nodes; a scheduler's ignores both.
+    if type(environment).set_global_rank is not ClusterEnvironment.set_global_rank:
+        environment.set_world_size(num_devices * num_nodes)
+        environment.set_global_rank(environment.node_rank() * num_devices + environment.local_rank())
     export_rendezvous(environment)
     return True

@@ -83,3 +83,32 @@ def test_find_usable_cuda_devices_counts_through_lightnings_path(monkeypatch: py
     monkeypatch.setattr(path, "num_cuda_devices", lambda: 1)
     with pytest.raises(ValueError, match="this machine only has 1 GPUs"):
         find_usable_cuda_devices(2)
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_processes_started_by_hand_get_lightnings_ranks(given: bool) -> None:
+    """``LOCAL_RANK``/``NODE_RANK`` set by hand: the rank is node rank x devices + local rank and the world is devices
+    x nodes, as Lightning's Trainer answers before any process group exists (whatever ``WORLD_SIZE`` said)."""
+    import lightning as lightning_package
+
+    from accelplug import Trainer
+    from accelplug.distributed.rank_zero import set_rank
+    from accelplug.environments.lightning import LightningEnvironment
+
+    variables = {"LOCAL_RANK": "1", "NODE_RANK": "1", "WORLD_SIZE": "8"}
+    answers = []
+    try:
+        with mock.patch.dict(os.environ, variables):
+            for trainer_class, environment in (
+                (lightning_package.Trainer, lightning_environments.LightningEnvironment),
+                (Trainer, LightningEnvironment),
+            ):
+                plugins = [environment()] if given else None
+                trainer = trainer_class(
+                    strategy="ddp", accelerator="cpu", devices=2, num_nodes=2, logger=False, plugins=plugins
+                )
+                answers.append((trainer.global_rank, trainer.local_rank, trainer.node_rank, trainer.world_size))
+                assert type(trainer.strategy.cluster_environment).__name__ == "LightningEnvironment"
+    finally:
+        set_rank(0)
+    assert answers == [(3, 1, 1, 4), (3, 1, 1, 4)]

@@ -46,3 +46,15 @@ def test_two_plugins_of_one_kind() -> None:
         lightning.Trainer(plugins=[environments.LightningEnvironment(), environments.SLURMEnvironment()])
     with pytest.raises(MisconfigurationException, match=expected):
         Trainer(plugins=[LightningEnvironment(), SLURMEnvironment()])
+
+
+@pytest.mark.parametrize("devices", [["0"], [0, "1"], ["GPU"], [["0", "1"], [0, 1]], [False], 1.5])
+def test_devices_of_a_wrong_type_is_a_type_error(devices: object) -> None:
+    """Lightning raises TypeError for these; accelplug's error is that and a MisconfigurationException naming them."""
+    expected = "must be an int, a string, a sequence of ints, but you"  # Lightning's words where GPUs are asked for
+    with pytest.raises(TypeError):
+        lightning.Trainer(accelerator="cpu", devices=devices)  # type: ignore[arg-type]
+    with pytest.raises(MisconfigurationException, match=expected) as caught:
+        Trainer(accelerator="cpu", devices=devices)  # type: ignore[arg-type]
+    assert isinstance(caught.value, TypeError)
+    assert str(caught.value).startswith(f"devices={devices!r} has type")
