@@ -106,6 +106,9 @@ class _PlaceholderMeta(type):
     def __getitem__(cls, item: Any) -> Any:  # a generic used in an annotation evaluated at import
         return cls
 
+    def __iter__(cls) -> Any:  # without it, iterating falls back on __getitem__(0), (1)... and never ends
+        raise MissingInAccelplug(f"{cls._lt_name} is missing in accelplug (placeholder iterated)")
+
     def __or__(cls, other: Any) -> Any:
         return cls
 

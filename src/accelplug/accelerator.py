@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from .errors import MisconfigurationException
 from .hardware.devices import parse_devices as _parse_devices
 from .hardware.runtime import device_rng_state, set_device_rng_state
 
@@ -89,9 +90,34 @@ class Accelerator(ABC):
         """The torch device for index ``index`` of this accelerator."""
         return torch.device(cls.device_type, index)
 
+    @classmethod
+    def get_parallel_devices(cls, devices: object) -> list[torch.device]:
+        """The torch devices of a run, one per process (Lightning's classmethod): for a list of device indices (what
+        ``parse_devices`` returns) the device of each index as given, for any other ``devices`` value the devices
+        ``parse_devices`` selects."""
+        if isinstance(devices, (list, tuple)) and all(isinstance(i, int) and not isinstance(i, bool) for i in devices):
+            indices = list(devices)
+        else:
+            indices = cls.parse_devices(devices)
+        return [cls.get_device(i) for i in indices]
+
+    @classmethod
+    def check_device_type(cls, device: torch.device, label: str) -> None:
+        """Refuse a device of another type than this accelerator's (``setup_device(torch.device("cuda"))`` on the
+        CPU accelerator): ``MisconfigurationException``, a ``ValueError`` as in Lightning, with Lightning's words."""
+        if device.type != cls.device_type:
+            raise MisconfigurationException(
+                f"Device should be {label}, got {device} instead: the {cls.name!r} accelerator runs on "
+                f"{cls.device_type!r} devices only."
+            )
+
     # ---- per-run methods ------------------------------------------------------------------------
     def setup_device(self, device: torch.device) -> None:  # noqa: B027 - optional hook
         """Prepare ``device`` for this process (e.g. make it the current CUDA device)."""
+
+    def setup(self, trainer: Any) -> None:  # noqa: B027 - optional hook
+        """Lightning's per-call hook: the Trainer calls it at the start of each ``fit``/``validate``/``test``/
+        ``predict``, after ``setup_device``, with itself (a backend that reads the Trainer's options overrides it)."""
 
     def teardown(self) -> None:  # noqa: B027 - optional hook
         """Release what ``setup_device`` acquired."""

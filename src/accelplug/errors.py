@@ -48,14 +48,20 @@ class AcceleratorUnavailableError(MisconfigurationException):
     old macOS), so the message says what to fix rather than only "not available".
     """
 
-    def __init__(self, accelerator: str, reason: str, available: Iterable[str] = ()) -> None:
+    def __init__(
+        self, accelerator: str, reason: str, available: Iterable[str] = (), *, class_name: str | None = None
+    ) -> None:
         self.accelerator = accelerator
         self.reason = reason
         self.available = list(available)
         listed = ", ".join(repr(name) for name in self.available) or "none"
+        # Lightning's sentence, naming the class, where the accelerator's class is known
+        lightning = (
+            f"`{class_name}` can not run on your system since the accelerator is not available. " if class_name else ""
+        )
         super().__init__(
             f"accelerator={accelerator!r} cannot be used on this machine: {reason}\n"
-            f"Accelerators available here: {listed}. "
+            f"{lightning}Accelerators available here: {listed}. "
             "Use accelerator='auto' to pick the best of them."
         )
 

@@ -542,7 +542,8 @@ class AcceleratorRegistry:
         entry = self._accelerators.get(key) if isinstance(key, str) else None
         if entry is None:
             raise MisconfigurationException(
-                f"accelerator={name!r} is not a registered accelerator. Registered: "
+                f"You selected an invalid accelerator name: `accelerator={name!r}`. It is not a registered "
+                "accelerator. Registered: "
                 f"{', '.join(repr(n) for n in self.names())}; also accepted: 'auto', 'gpu', an "
                 f"Accelerator subclass or instance.{did_you_mean(name, [*self.names(), 'auto', 'gpu'])}"
             )

@@ -41,6 +41,7 @@ __all__ = [
     "PRECISION_ALIASES",
     "BothPrecisions",
     "Choices",
+    "DevicesTypeError",
     "RunPlugins",
     "RunSetup",
     "Selection",
@@ -133,9 +134,19 @@ def _validate_shapes(accelerator: object, devices: object, strategy: object, pre
     validation library, because this runs in every ``Trainer(...)`` and must cost nothing at start-up.
     """
     given = {"accelerator": accelerator, "devices": devices, "strategy": strategy, "precision": precision}
-    problems = [_shape_problem(field, value) for field, value in given.items() if not _shape_ok(field, value)]
-    if problems:
-        raise MisconfigurationException("; ".join(problems) + ".")
+    wrong = [field for field, value in given.items() if not _shape_ok(field, value)]
+    if wrong:
+        message = "; ".join(_shape_problem(field, given[field]) for field in wrong) + "."
+        if "devices" in wrong:  # Lightning's TypeError, in its words
+            raise DevicesTypeError(
+                f"{message} Devices must be an int, a string, a sequence of ints, but you passed {devices!r}."
+            )
+        raise MisconfigurationException(message)
+
+
+class DevicesTypeError(MisconfigurationException, TypeError):
+    """``devices`` of a type no accelerator accepts (``devices=["0"]``): a configuration error naming the value, and
+    the ``TypeError`` Lightning raises there, so either ``except`` catches it."""
 
 
 _ACCEPTED = {
@@ -205,12 +216,17 @@ def sort_plugins(plugins: Any) -> RunPlugins:
                 + _plugin_hint(item)
             )
         found.setdefault(slot, []).append(item)
-    for objects in found.values():
-        if len(objects) > 1:
-            names = ", ".join(type(o).__name__ for o in objects)
-            raise MisconfigurationException(
-                f"plugins holds {len(objects)} objects of one kind ({names}); pass one of them."
-            )
+    repeated = {slot: objects for slot, objects in found.items() if len(objects) > 1}
+    if repeated:
+        kind_of = {field: _KIND_NAMES.get(field, base.__name__) for base, field in every_kind}
+        details = "; ".join(
+            f"{len(objects)} objects of one kind ({', '.join(type(o).__name__ for o in objects)})"
+            for objects in repeated.values()
+        )
+        raise MisconfigurationException(
+            f"Received multiple values for {', '.join(kind_of[slot] for slot in repeated)} flags in `plugins`: "
+            f"plugins holds {details}. Expected one value for each type at most; pass one of them."
+        )
     return RunPlugins(**{slot: objects[0] for slot, objects in found.items()})
 
 
@@ -351,6 +367,8 @@ def _resolve_strategy(
                 "the Apple GPU is a single device, and torch.distributed's backends (gloo, nccl) cannot "
                 "move mps tensors, so MPS runs on one device with strategy 'single_device' only"
             )
+            if name.startswith("ddp"):  # Lightning's words for the DDP names
+                why += " (strategies from the DDP family are not supported on the MPS accelerator)"
         elif why is None:
             why = f"accelerator {accelerator.name!r} supports only {', '.join(repr(s) for s in supported)}"
         raise MisconfigurationException(f"strategy={strategy!r} cannot run on {accelerator.name!r}: {why}.")
@@ -407,7 +425,7 @@ def select(
     given, cls, why = _resolve_accelerator(accelerator, registry)
     status = registry.status(cls)  # a plugin's answers were asked once, in isolation; a built-in's just now
     if status.reason is not None:
-        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available())
+        raise AcceleratorUnavailableError(cls.name, status.reason, registry.available(), class_name=cls.__name__)
     instance = given if given is not None else cls()
     local_world = _launched_local_world_size()
     if local_world and isinstance(devices, str) and devices.strip().lower() == "auto":
@@ -578,11 +596,20 @@ def _attach_checkpoint_io(strategy: Strategy, checkpoint_io: CheckpointIO | None
 # ---- the cluster environment a run adopts (Trainer and Fabric, at construction) ---------------------------
 def cluster_environment(given: ClusterEnvironment | None = None) -> ClusterEnvironment | None:
     """The environment a run uses: ``given`` (``plugins=[SLURMEnvironment()]``), else the one detected
-    (:meth:`AcceleratorRegistry.detect_environment`), else None (the Trainer starts its own processes)."""
+    (:meth:`AcceleratorRegistry.detect_environment`), else Lightning's own where ``LOCAL_RANK`` says the processes
+    were started by hand, else None (the Trainer starts its own processes)."""
     if given is not None:
         return given
     found = get_registry().detect_environment()
-    return found() if found is not None else None
+    if found is not None:
+        return found()
+    if (os.environ.get("LOCAL_RANK") or "").strip():
+        # processes started by hand, each told its LOCAL_RANK (and NODE_RANK): Lightning's environment takes them
+        # as started externally and works out their ranks from the run (adopt_environment)
+        from .environments.lightning import LightningEnvironment
+
+        return LightningEnvironment()
+    return None
 
 
 def attach_environment(strategy: Strategy, environment: ClusterEnvironment | None) -> None:
@@ -630,5 +657,10 @@ def adopt_environment(environment: ClusterEnvironment | None, num_devices: int, 
     from .environments.rendezvous import export_rendezvous
 
     environment.validate_settings(num_devices, num_nodes)
+    # Lightning's rule for an environment that takes its ranks from the run (processes started by hand with
+    # LOCAL_RANK/NODE_RANK): node rank x devices + local rank, devices x nodes; a scheduler's ignores both.
+    if type(environment).set_global_rank is not ClusterEnvironment.set_global_rank:
+        environment.set_world_size(num_devices * num_nodes)
+        environment.set_global_rank(environment.node_rank() * num_devices + environment.local_rank())
     export_rendezvous(environment)
     return True

@@ -60,8 +60,13 @@ MALFORMED = {
     "n1]": "']' with no '['",
     "n[[1-2]": "nests brackets",
     "n[1-]": "neither a number nor a low-high range",
-    "n[1 - 2]": "whitespace inside brackets",
 }
+
+
+def test_whitespace_inside_brackets_is_read_past_as_in_lightning() -> None:
+    """Lightning takes ``1.2.3.[089, 100-110]``'s first host as ``1.2.3.089``; so does accelplug."""
+    assert first_host("1.2.3.[089, 100-110]") == "1.2.3.089"
+    assert expand_hostlist("n[1 - 2]") == ["n1", "n2"]
 
 
 @pytest.mark.parametrize(("text", "hosts"), SCONTROL.items())

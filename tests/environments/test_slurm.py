@@ -132,7 +132,7 @@ def test_settings_that_match_the_job_are_accepted(launched: Launch) -> None:
     ("changes", "devices", "nodes", "message"),
     [
         ({"SLURM_NTASKS_PER_NODE": "2"}, 4, 2, "devices=4, but the job runs SLURM_NTASKS_PER_NODE=2 tasks per node"),
-        ({}, 2, 1, "num_nodes=1, but the job runs on SLURM_NNODES=2 nodes (--nodes). Set num_nodes=2."),
+        ({}, 2, 1, "num_nodes=1, but the job runs on SLURM_NNODES=2 nodes: the number of nodes configured in SLURM"),
         (
             {"SLURM_NTASKS": "3", "SLURM_STEP_TASKS_PER_NODE": "2,1", "SLURM_PROCID": "2", "SLURM_LOCALID": "0"},
             2,

@@ -237,7 +237,9 @@ def test_sync_batchnorm_is_a_torch_sync_batchnorm_and_refused_beside_another_lay
         def revert(self, model: torch.nn.Module) -> torch.nn.Module:
             return model
 
-    with pytest.raises(MisconfigurationException, match=r"sync_batchnorm=True\)` and provided a `Mine` plugin"):
+    with pytest.raises(
+        MisconfigurationException, match=r"sync_batchnorm=True\)` and provided a `LayerSync` plugin \(`Mine`\)"
+    ):
         _trainer(plugins=[Mine()], sync_batchnorm=True)
     with pytest.raises(MisconfigurationException, match=r"Fabric takes a Precision or a ClusterEnvironment"):
         accelplug.fabric.Fabric(accelerator="cpu", plugins=[Mine()])

@@ -11,6 +11,7 @@ import warnings
 import torch
 
 from ..accelerator import Accelerator
+from ..hardware.devices import tokenize_devices_or_none
 
 __all__ = ["CPUAccelerator", "get_cpu_stats"]
 
@@ -58,7 +59,7 @@ class CPUAccelerator(Accelerator):
 
     @classmethod
     def device_count(cls) -> int:
-        """The cores this process may run on: more DDP processes than cores only slows a run down."""
+        """The cores this process may run on: what ``devices=-1`` means (``parse_devices`` accepts a larger count)."""
         if hasattr(os, "sched_getaffinity"):
             return len(os.sched_getaffinity(0))
         return os.cpu_count() or 1
@@ -67,6 +68,15 @@ class CPUAccelerator(Accelerator):
     def auto_device_count(cls) -> int:
         """One process: it already uses every core through torch's intra-op threads."""
         return 1
+
+    @classmethod
+    def parse_devices(cls, devices: object) -> list[int]:
+        """As every accelerator's, except that a count is not capped by the cores: a CPU "device" is a process, and
+        ``devices=8`` on a 2-core machine starts 8 of them, as in Lightning (they share the cores)."""
+        request = tokenize_devices_or_none(devices)
+        if request is not None and request.kind == "count":
+            return list(range(request.numbers[0]))
+        return super().parse_devices(devices)
 
     @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
@@ -83,6 +93,9 @@ class CPUAccelerator(Accelerator):
     def get_device(cls, index: int) -> torch.device:
         """Every CPU process uses the one host device; the index only numbers the processes."""
         return torch.device("cpu")
+
+    def setup_device(self, device: torch.device) -> None:
+        self.check_device_type(device, "CPU")
 
     def get_device_stats(self, device: torch.device) -> dict[str, float]:
         """Lightning's CPU figures (:func:`get_cpu_stats`, where psutil is installed) and this process's peak

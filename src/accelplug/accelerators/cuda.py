@@ -134,6 +134,7 @@ class CUDAAccelerator(Accelerator):
 
     def setup_device(self, device: torch.device) -> None:
         """Make ``device`` current so that kernels and NCCL land on the GPU this process owns."""
+        self.check_device_type(device, "CUDA")
         torch.cuda.set_device(device)
 
     def teardown(self) -> None:
@@ -190,7 +191,7 @@ def find_usable_cuda_devices(num_devices: int = -1) -> list[int]:
     exclusive-process mode that another process holds is skipped. Fewer than asked is an error."""
     if num_devices == 0:
         return []
-    visible = list(range(num_cuda_devices()))
+    visible = list(range(_count()[0]))  # a count replaced at Lightning's paths is the one asked, as for the Trainer
     if not visible:
         raise ValueError(
             f"You requested to find {num_devices} devices but there are no visible CUDA devices on this machine."

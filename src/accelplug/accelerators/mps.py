@@ -149,8 +149,16 @@ class MPSAccelerator(Accelerator):
         return min(len(listed()), 1)
 
     @classmethod
+    def auto_device_count(cls) -> int:
+        """One, as in Lightning, whether or not this machine has the Apple GPU (``device_count()`` says that)."""
+        return 1
+
+    @classmethod
     def supported_strategies(cls) -> tuple[str, ...]:
         return ("single_device",)
+
+    def setup_device(self, device: torch.device) -> None:
+        self.check_device_type(device, "MPS")
 
     @classmethod
     def supported_precisions(cls) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_PROCESSES",
     "ClusterEnvironment",
     "EnvironmentFacts",
+    "MissingVariable",
     "check_below",
     "read_int",
     "read_port",
@@ -41,12 +42,21 @@ __all__ = [
 MAX_PROCESSES = 2**31 - 1
 
 
+class MissingVariable(MisconfigurationException, KeyError):
+    """A variable the environment needs is not set: a configuration error naming it, and the ``KeyError`` Lightning's
+    environments raise there (they read ``os.environ[name]``), so either ``except`` catches it."""
+
+    def __str__(self) -> str:  # the sentence, not KeyError's quoted repr of it
+        return str(self.args[0]) if self.args else ""
+
+
 def read_str(name: str, *, hint: str = "") -> str:
     """The variable's value; a missing or empty one raises, with ``hint`` saying who should have set it."""
     value = os.environ.get(name)
     if value is None or not value.strip():
         state = "is not set" if value is None else "is empty"
-        raise MisconfigurationException(f"environment variable {name} {state}.{f' {hint}' if hint else ''}")
+        error = MissingVariable if value is None else MisconfigurationException
+        raise error(f"environment variable {name} {state}.{f' {hint}' if hint else ''}")
     return value.strip()
 
 
@@ -174,7 +184,8 @@ class ClusterEnvironment(ABC):
                 f"devices={num_devices} x num_nodes={num_nodes} = {num_devices * num_nodes} processes, but "
                 f"{self.name or type(self).__name__} started {world}. Set devices and num_nodes so that their "
                 f"product is {world} (one process per device), or start the job with "
-                f"{num_devices * num_nodes} processes."
+                f"{num_devices * num_nodes} processes (the product ({num_devices} * {num_nodes}) does not match the "
+                f"world size ({world}))."
             )
 
     def teardown(self) -> None:  # noqa: B027 - optional hook

@@ -155,7 +155,7 @@ def _split(text: str, source: str) -> list[str]:
             current = []
             continue
         if depth > 0 and char.isspace():
-            raise _fail(source, text, "it has whitespace inside brackets")
+            continue  # "1.2.3.[089, 100-110]": spaces in a range list are read past, as Lightning does
         current.append(char)
     chunks.append("".join(current))
     return [chunk for chunk in chunks if chunk]

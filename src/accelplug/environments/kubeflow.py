@@ -10,8 +10,7 @@ torchrun, which is right: torchrun then started the processes.)
 
 from __future__ import annotations
 
-from ..errors import MisconfigurationException
-from .base import ClusterEnvironment, check_below, read_int, read_port, read_str
+from .base import ClusterEnvironment, MissingVariable, check_below, read_int, read_port, read_str
 
 __all__ = ["KubeflowEnvironment"]
 
@@ -37,7 +36,7 @@ class KubeflowEnvironment(ClusterEnvironment):
     def main_port(self) -> int:
         port = read_port("MASTER_PORT")
         if port is None:
-            raise MisconfigurationException(f"environment variable MASTER_PORT is not set. {_HINT}")
+            raise MissingVariable(f"environment variable MASTER_PORT is not set. {_HINT}")
         return port
 
     @staticmethod

@@ -178,22 +178,24 @@ class SLURMEnvironment(ClusterEnvironment):
         accepted when Slurm placed the same number of tasks, ``devices``, on every node, and refused
         with the placement when it did not.
         """
-        if _interactive():
+        if self.job_name() in INTERACTIVE_JOB_NAMES:  # the Trainer or Fabric starts the processes there
             return
         per_node = (os.environ.get("SLURM_NTASKS_PER_NODE") or "").strip()
         if per_node:
             count = read_int("SLURM_NTASKS_PER_NODE", minimum=1)
             if count != num_devices:
                 raise MisconfigurationException(
-                    f"devices={num_devices}, but the job runs SLURM_NTASKS_PER_NODE={count} tasks per node "
-                    f"(--ntasks-per-node). Set devices={count}."
+                    f"devices={num_devices}, but the job runs SLURM_NTASKS_PER_NODE={count} tasks per node: the "
+                    f"number of tasks per node configured in SLURM (--ntasks-per-node={count}) does not match "
+                    f"devices={num_devices}. Set devices={count}."
                 )
         nodes = (os.environ.get("SLURM_NNODES") or "").strip()
         if nodes:
             count = read_int("SLURM_NNODES", minimum=1)
             if count != num_nodes:
                 raise MisconfigurationException(
-                    f"num_nodes={num_nodes}, but the job runs on SLURM_NNODES={count} nodes (--nodes). "
+                    f"num_nodes={num_nodes}, but the job runs on SLURM_NNODES={count} nodes: the number of nodes "
+                    f"configured in SLURM (--nodes={count}) does not match num_nodes={num_nodes}. "
                     f"Set num_nodes={count}."
                 )
         source = "SLURM_STEP_TASKS_PER_NODE" if "SLURM_STEP_TASKS_PER_NODE" in os.environ else "SLURM_TASKS_PER_NODE"
@@ -205,7 +207,8 @@ class SLURMEnvironment(ClusterEnvironment):
                     f"devices={num_devices}, but Slurm placed {source}={placement!r} tasks on the job's nodes; "
                     f"every node must run devices={num_devices} of them. Ask for --ntasks-per-node={num_devices}."
                 )
-        super().validate_settings(num_devices, num_nodes)
+        if "SLURM_NTASKS" in os.environ:  # the product is checked where Slurm says how many tasks it started
+            super().validate_settings(num_devices, num_nodes)
 
     # ---- requeueing --------------------------------------------------------------------------------
     @staticmethod

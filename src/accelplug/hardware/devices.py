@@ -28,6 +28,7 @@ __all__ = [
     "devices_from_text",
     "parse_devices",
     "tokenize_devices",
+    "tokenize_devices_or_none",
 ]
 
 DevicesSpec = int | str | list[int] | tuple[int, ...]
@@ -141,6 +142,14 @@ def tokenize_devices(devices: object) -> DevicesRequest:
             raise InvalidDevicesError(devices, "a list of devices must hold ints only")
         return _indices(devices, list(devices))
     raise InvalidDevicesError(devices, f"a value of type {type(devices).__name__} is not accepted")
+
+
+def tokenize_devices_or_none(devices: object) -> DevicesRequest | None:
+    """:func:`tokenize_devices`, None for a value it refuses (the caller reports it with its own context)."""
+    try:
+        return tokenize_devices(devices)
+    except InvalidDevicesError:
+        return None
 
 
 def devices_from_text(text: str) -> int | str:

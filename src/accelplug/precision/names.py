@@ -63,6 +63,7 @@ def normalize_precision(precision: object, aliases: Mapping[str, str] | None = N
         meant = DTYPE_WORDS.get(str(precision).strip().lower()) if not isinstance(precision, bool) else None
         hint = f" Did you mean {meant!r}?" if meant in table else did_you_mean(precision, list(table))
         raise MisconfigurationException(
-            f"precision={precision!r} is not a supported precision. Accepted: {accepted}.{hint}"
+            f"precision={precision!r} is not a supported precision. Accepted: {accepted}.{hint} "
+            f"(Lightning's words: Precision {precision!r} is invalid.)"
         )
     return table[key]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .optimizers import OptimizerSetup
 
 __all__ = [
+    "DDP_FORK_NAMES",
     "DDP_PRESETS",
     "DDPStrategy",
     "attempt_store",
@@ -611,6 +612,8 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
 DDP_PRESETS: tuple[type[DDPStrategy], ...] = tuple(
     _preset(name, start_method, find_unused) for name, start_method, find_unused in DDP_PRESET_SETTINGS
 )
+#: The registered DDP names whose processes are forked from this one (a notebook's kernel included), sorted.
+DDP_FORK_NAMES: tuple[str, ...] = tuple(sorted(name for name, method, _ in DDP_PRESET_SETTINGS if method == "fork"))
 # Each preset is a module attribute under its class name, so pickle finds it: ``ddp_spawn`` sends the Trainer,
 # its strategy included, to fresh interpreters.
 globals().update({preset.__name__: preset for preset in DDP_PRESETS})

@@ -94,6 +94,7 @@ def start_run(
     strategy: Strategy = trainer.strategy
     device: torch.device = trainer.root_device
     setup_environment(strategy, trainer.accelerator, device)
+    trainer.accelerator.setup(trainer)  # Lightning's per-call hook, after the device is set up
     state: LoopState = trainer.state
     _enter_stage(state, stage)
     _watch_background_saves(strategy, state)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...strategies.ddp import DDP_FORK_NAMES as _DDP_FORK_ALIASES
 from ...strategies.ddp import DDPStrategy
 
-__all__ = ["DDPStrategy"]
+__all__ = ["_DDP_FORK_ALIASES", "DDPStrategy"]

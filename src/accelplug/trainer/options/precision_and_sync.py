@@ -27,8 +27,8 @@ def layer_sync_from(plugin: LayerSync | None, sync_batchnorm: bool) -> LayerSync
     """The layer sync a distributed run applies: the plugin's, or ``TorchSyncBatchNorm`` for ``sync_batchnorm``."""
     if plugin is not None and sync_batchnorm and not isinstance(plugin, TorchSyncBatchNorm):
         raise MisconfigurationException(
-            f"You set `Trainer(sync_batchnorm=True)` and provided a `{type(plugin).__name__}` plugin, but this is "
-            "not allowed. Choose one or the other."
+            f"You set `Trainer(sync_batchnorm=True)` and provided a `LayerSync` plugin (`{type(plugin).__name__}`), "
+            "but this is not allowed. Choose one or the other."
         )
     if plugin is None and sync_batchnorm:
         return TorchSyncBatchNorm()
