@@ -136,6 +136,22 @@ def test_suggested_max_num_workers_agrees_with_lightning() -> None:
     for bad in (0, -2, "2", True):
         with pytest.raises(MisconfigurationException, match=f"local_world_size={bad!r}"):
             ours.suggested_max_num_workers(bad)  # type: ignore[arg-type]
+    for bad in (0, -1):  # Lightning's ValueError and its words, which code written for it may match
+        with pytest.raises(ValueError, match="should be >= 1") as raised:
+            ours.suggested_max_num_workers(bad)
+        with pytest.raises(ValueError, match="should be >= 1"):
+            theirs.suggested_max_num_workers(bad)
+        assert isinstance(raised.value, MisconfigurationException)
+
+
+def test_a_cpu_count_replaced_through_fabrics_data_module_is_the_one_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lightning.fabric.utilities.data as lightnings
+
+    import accelplug.fabric.utilities.data as path
+
+    monkeypatch.delattr(path.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(path.os, "cpu_count", lambda: 9)
+    assert path.suggested_max_num_workers(2) == lightnings.suggested_max_num_workers(2) == 3
 
 
 def test_measure_flops_counts_what_lightning_counts() -> None:
