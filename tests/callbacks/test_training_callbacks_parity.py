@@ -101,6 +101,34 @@ def test_no_spike_leaves_training_alone(tmp_path: Path) -> None:
     assert sides["accelplug"].files() == sides["lightning"].files()
 
 
+@pytest.mark.parametrize("spike", [3.0, float("nan"), None])
+def test_fabrics_spike_detection_is_called_with_the_loss_as_lightning_fabrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spike: float | None
+) -> None:
+    # fabric.call("on_train_batch_end", fabric=..., loss=..., batch=..., batch_idx=...): the file in the current folder
+    outcomes = {}
+    for name, framework in FRAMEWORKS.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        spike_module = importlib.import_module(f"{framework.__name__}.fabric.utilities.spike")
+        fabric = framework.Fabric(accelerator="cpu", devices=1, callbacks=[spike_module.SpikeDetection()])
+        losses = [1 / i for i in range(1, 10)]
+        if spike is not None:
+            losses[4] = spike
+        stopped_at = None
+        for i, loss in enumerate(losses):
+            try:
+                fabric.call("on_train_batch_end", fabric=fabric, loss=torch.tensor(loss), batch=None, batch_idx=i)
+            except spike_module.TrainingSpikeException:
+                stopped_at = i
+                break
+        written = folder / "skip_batches.json"
+        outcomes[name] = (stopped_at, json.loads(written.read_text()) if written.exists() else None)
+    assert outcomes["accelplug"] == outcomes["lightning"]
+    assert outcomes["accelplug"][0] == (None if spike is None else 4)
+
+
 def test_spike_detection_refusals_and_state(tmp_path: Path) -> None:
     with pytest.raises(MisconfigurationException, match="Did you mean 'min'"):
         SpikeDetection(mode="mni")  # type: ignore[arg-type]
