@@ -197,6 +197,24 @@ def test_rank_zero_helpers_are_fabrics_objects_and_obey_the_rank(caplog: pytest.
         ours.rank_zero_deprecation("old")
 
 
+@pytest.mark.parametrize(
+    "variables",
+    [{}, {"RANK": "1"}, {"LOCAL_RANK": "3"}, {"SLURM_PROCID": "2"}, {"JSM_NAMESPACE_RANK": "4"}, {"SLURM_PROCID": "0"}],
+)
+def test_the_rank_before_a_run_says_it_is_read_from_lightnings_launcher_variables(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    from lightning.fabric.utilities.rank_zero import _get_rank
+
+    from accelplug.distributed import rank_zero
+
+    for name in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "JSM_NAMESPACE_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert rank_zero._rank_from_environment() == (_get_rank() or 0)
+
+
 def test_disable_possible_user_warnings_silences_only_that_category() -> None:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

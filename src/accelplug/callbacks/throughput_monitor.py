@@ -13,7 +13,6 @@ need a ``flops_per_batch`` attribute on the module (see :func:`accelplug.measure
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import Any
 
 import torch
 
+from .._import_paths import seen_at
 from ..errors import MisconfigurationException
 from ..hardware.runtime import synchronize
 from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
@@ -37,8 +37,7 @@ _PUBLIC_PATH = "accelplug.pytorch.callbacks.throughput_monitor"
 
 
 def _available_flops(device: torch.device, dtype: torch.dtype | str) -> int | None:
-    public = sys.modules.get(_PUBLIC_PATH)  # looked up, never imported: that path stands above this room
-    found: Callable[..., int | None] = getattr(public, "get_available_flops", get_available_flops)
+    found: Callable[..., int | None] = seen_at(_PUBLIC_PATH, "get_available_flops", get_available_flops)
     return found(device, dtype)
 
 
