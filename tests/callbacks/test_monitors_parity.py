@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,17 @@ def test_device_stats_monitor_without_a_logger_is_refused_as_in_lightning(tmp_pa
     assert type(sides["lightning"].error).__name__ == "MisconfigurationException"
     assert isinstance(sides["accelplug"].error, MisconfigurationException)
     assert "Cannot use `DeviceStatsMonitor` callback with `Trainer(logger=False)`" in str(sides["accelplug"].error)
+
+
+def test_device_stats_monitor_without_psutil_on_the_cpu_is_refused_in_lightnings_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import accelplug
+    from accelplug.callbacks import DeviceStatsMonitor
+    from accelplug.loggers import CSVLogger
+
+    monkeypatch.setitem(sys.modules, "psutil", None)  # as if not installed: importing it fails
+    trainer = accelplug.Trainer(accelerator="cpu", logger=CSVLogger(tmp_path), enable_progress_bar=False)
+    with pytest.raises(ModuleNotFoundError, match="`DeviceStatsMonitor` cannot log CPU stats as `psutil` is not"):
+        DeviceStatsMonitor().setup(trainer, None, "fit")
+    DeviceStatsMonitor(cpu_stats=False).setup(trainer, None, "fit")  # nothing to read on the CPU: accepted
