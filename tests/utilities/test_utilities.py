@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -306,3 +307,28 @@ def test_is_shared_filesystem_asks_every_process_of_a_real_gloo_group(tmp_path: 
         outputs.append(out.split())
     assert sorted(outputs) == [["0", "True", "False"], ["1", "True", "False"]]
     assert not list(tmp_path.glob(".accelplug_shared_fs_check"))  # the marker is cleaned up
+
+
+def test_fabrics_stateful_protocol_checks_what_lightnings_checks() -> None:
+    from lightning.fabric.utilities.types import _Stateful as theirs_stateful
+
+    from accelplug.fabric.utilities.types import _Stateful as ours_stateful
+
+    class Both:
+        def state_dict(self) -> dict[str, Any]:
+            return {}
+
+        def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+            pass
+
+    class SavesOnly:
+        def state_dict(self) -> dict[str, Any]:
+            return {}
+
+    class LoadsOnly:
+        def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+            pass
+
+    for obj in (Both(), SavesOnly(), LoadsOnly(), torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)):
+        assert isinstance(obj, ours_stateful) == isinstance(obj, theirs_stateful), type(obj).__name__
+    assert isinstance(Both(), ours_stateful)
