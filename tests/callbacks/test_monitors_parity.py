@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -258,3 +259,17 @@ def test_a_subclass_overriding_lightnings_private_steps_is_obeyed(tmp_path: Path
     a, b = theirs.callbacks[0], ours.callbacks[0]
     assert (type(b).checks, type(b).logged) == (type(a).checks, type(a).logged) == (2, ["check 1", "check 2"])
     assert b.stopped_epoch == a.stopped_epoch == 2
+
+
+def test_device_stats_monitor_without_psutil_on_the_cpu_is_refused_in_lightnings_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import accelplug
+    from accelplug.callbacks import DeviceStatsMonitor
+    from accelplug.loggers import CSVLogger
+
+    monkeypatch.setitem(sys.modules, "psutil", None)  # as if not installed: importing it fails
+    trainer = accelplug.Trainer(accelerator="cpu", logger=CSVLogger(tmp_path), enable_progress_bar=False)
+    with pytest.raises(ModuleNotFoundError, match="`DeviceStatsMonitor` cannot log CPU stats as `psutil` is not"):
+        DeviceStatsMonitor().setup(trainer, None, "fit")
+    DeviceStatsMonitor(cpu_stats=False).setup(trainer, None, "fit")  # nothing to read on the CPU: accepted

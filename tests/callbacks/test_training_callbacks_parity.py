@@ -4,6 +4,7 @@ weights and steps, the same files and exceptions, the same logged keys and count
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,34 @@ def test_no_spike_leaves_training_alone(tmp_path: Path) -> None:
     assert sides["accelplug"].files() == sides["lightning"].files()
 
 
+@pytest.mark.parametrize("spike", [3.0, float("nan"), None])
+def test_fabrics_spike_detection_is_called_with_the_loss_as_lightning_fabrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spike: float | None
+) -> None:
+    # fabric.call("on_train_batch_end", fabric=..., loss=..., batch=..., batch_idx=...): the file in the current folder
+    outcomes = {}
+    for name, framework in FRAMEWORKS.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        spike_module = importlib.import_module(f"{framework.__name__}.fabric.utilities.spike")
+        fabric = framework.Fabric(accelerator="cpu", devices=1, callbacks=[spike_module.SpikeDetection()])
+        losses = [1 / i for i in range(1, 10)]
+        if spike is not None:
+            losses[4] = spike
+        stopped_at = None
+        for i, loss in enumerate(losses):
+            try:
+                fabric.call("on_train_batch_end", fabric=fabric, loss=torch.tensor(loss), batch=None, batch_idx=i)
+            except spike_module.TrainingSpikeException:
+                stopped_at = i
+                break
+        written = folder / "skip_batches.json"
+        outcomes[name] = (stopped_at, json.loads(written.read_text()) if written.exists() else None)
+    assert outcomes["accelplug"] == outcomes["lightning"]
+    assert outcomes["accelplug"][0] == (None if spike is None else 4)
+
+
 def test_spike_detection_refusals_and_state(tmp_path: Path) -> None:
     with pytest.raises(MisconfigurationException, match="Did you mean 'min'"):
         SpikeDetection(mode="mni")  # type: ignore[arg-type]
@@ -175,6 +204,44 @@ def test_throughput_peak_flops_replaced_at_lightnings_path_give_mfu_logged_by_ke
         ]
     assert any("train/device/mfu" in keys for keys, _, _ in calls["accelplug"])
     assert calls["accelplug"] == calls["lightning"]
+
+
+def test_throughput_evaluation_rows_are_logged_at_lightnings_steps(tmp_path: Path) -> None:
+    # the fit's validation counts its batches within the training epoch (two runs in an epoch: 1, 2 then 3, 4);
+    # separate validate/test calls count on from the last call
+    rows = {}
+    for name, framework in FRAMEWORKS.items():
+        logger = mock.Mock(save_dir=str(tmp_path / name), version=0)
+        logger.name = "mock"
+        module = importlib.import_module(f"{framework.__name__}.pytorch.demos.boring_classes").BoringModel()
+        module.flops_per_batch = 1
+        trainer = framework.Trainer(
+            accelerator="cpu",
+            max_epochs=2,
+            limit_train_batches=2,
+            limit_val_batches=2,
+            limit_test_batches=2,
+            val_check_interval=1,
+            logger=logger,
+            log_every_n_steps=1,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            default_root_dir=tmp_path / name,
+            callbacks=[framework.pytorch.callbacks.ThroughputMonitor(batch_size_fn=lambda b: 4, window_size=2)],
+        )
+        with quiet_lightning(framework):
+            trainer.fit(module)
+            for _ in range(2):
+                trainer.validate(module, verbose=False)
+                trainer.test(module, verbose=False)
+        rows[name] = [
+            (c.kwargs["step"], {k: v for k, v in c.kwargs["metrics"].items() if k.endswith(("batches", "samples"))})
+            for c in logger.log_metrics.mock_calls
+            if any(k.startswith(("validate/", "test/")) for k in c.kwargs.get("metrics", {}))
+        ]
+    assert [step for step, _ in rows["accelplug"][:8]] == [1, 2, 3, 4, 1, 2, 3, 4]
+    assert rows["accelplug"] == rows["lightning"]
 
 
 def test_throughput_monitor_refusals() -> None:

@@ -200,3 +200,16 @@ def test_a_dictionary_without_a_version_is_a_key_error_naming_the_key() -> None:
         migrate_checkpoint({"state_dict": {}})
     with pytest.raises(KeyError):
         lightning_migration.migrate_checkpoint({"state_dict": {}})
+
+
+def test_the_release_stamped_is_lightning_pytorchs_version_as_code_may_replace_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import accelplug.pytorch as pl
+
+    monkeypatch.setattr(pl, "__version__", "2.0.0")
+    upgraded, _ = migrate_checkpoint({"pytorch-lightning_version": "0.0.1", "global_step": 2, "epoch": 0})
+    assert (upgraded["pytorch-lightning_version"], upgraded["legacy_pytorch-lightning_version"]) == ("2.0.0", "0.0.1")
+    monkeypatch.setattr(pl, "__version__", "3.0.0")
+    again, _ = migrate_checkpoint(upgraded)
+    assert (again["pytorch-lightning_version"], again["legacy_pytorch-lightning_version"]) == ("3.0.0", "0.0.1")

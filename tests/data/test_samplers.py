@@ -52,6 +52,34 @@ def test_the_wrapper_shares_a_custom_order_as_lightnings(shuffle: bool, rank: in
     assert len(ours) == len(theirs) == 7
 
 
+class Reshuffling(EvensFirst):
+    """A sampler with its own per-epoch order, which it is told through ``set_epoch``."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.epochs: list[int] = []
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epochs.append(epoch)
+
+
+@pytest.mark.parametrize("lightnings", [False, True])
+def test_the_wrapper_tells_the_wrapped_sampler_its_epoch_as_lightnings(lightnings: bool) -> None:
+    from lightning.fabric.utilities.distributed import DistributedSamplerWrapper as LightningWrapper
+
+    wrapper_class = LightningWrapper if lightnings else DistributedSamplerWrapper
+    inner = Reshuffling(10)
+    wrapper = wrapper_class(inner, num_replicas=2, rank=0)
+    wrapper.set_epoch(5)
+    wrapper.set_epoch(6)
+    assert (wrapper.epoch, inner.epochs) == (6, [5, 6])
+    plain = EvensFirst(10)
+    plain.set_epoch = "not a method"  # type: ignore[attr-defined]  # present but not callable: left alone
+    wrapper = wrapper_class(plain, num_replicas=2, rank=0)
+    wrapper.set_epoch(3)
+    assert wrapper.epoch == 3
+
+
 def test_a_custom_sampler_is_wrapped_and_keeps_deciding_the_order() -> None:
     loader = DataLoader(DATA, batch_size=4, sampler=EvensFirst(21))
     shards = [with_distributed_sampler(loader, 2, rank, seed=0, shuffle=False) for rank in (0, 1)]

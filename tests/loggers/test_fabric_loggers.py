@@ -111,3 +111,16 @@ def test_fabric_tensorboard_logger_draws_the_users_module_behind_what_setup_retu
     assert traced == [module]
     with pytest.warns(UserWarning, match="`model.example_input_array` attribute is not set"):
         logger.log_graph(fabric_module)
+
+
+def test_fabric_csv_writer_is_reachable_by_lightning_fabrics_private_name(tmp_path: Path) -> None:
+    from lightning.fabric.loggers.csv_logs import _ExperimentWriter as theirs
+
+    from accelplug.fabric.loggers.csv_logs import _ExperimentWriter as ours
+
+    assert ours.NAME_METRICS_FILE == theirs.NAME_METRICS_FILE == "metrics.csv"
+    logger = fabric_loggers.CSVLogger(tmp_path)
+    logger.log_metrics({"loss": 1.0}, step=0)
+    logger.save()
+    assert isinstance(logger.experiment, ours)
+    assert Path(logger.log_dir, ours.NAME_METRICS_FILE).is_file()

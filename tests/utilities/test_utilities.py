@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -136,6 +137,22 @@ def test_suggested_max_num_workers_agrees_with_lightning() -> None:
     for bad in (0, -2, "2", True):
         with pytest.raises(MisconfigurationException, match=f"local_world_size={bad!r}"):
             ours.suggested_max_num_workers(bad)  # type: ignore[arg-type]
+    for bad in (0, -1):  # Lightning's ValueError and its words, which code written for it may match
+        with pytest.raises(ValueError, match="should be >= 1") as raised:
+            ours.suggested_max_num_workers(bad)
+        with pytest.raises(ValueError, match="should be >= 1"):
+            theirs.suggested_max_num_workers(bad)
+        assert isinstance(raised.value, MisconfigurationException)
+
+
+def test_a_cpu_count_replaced_through_fabrics_data_module_is_the_one_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lightning.fabric.utilities.data as lightnings
+
+    import accelplug.fabric.utilities.data as path
+
+    monkeypatch.delattr(path.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(path.os, "cpu_count", lambda: 9)
+    assert path.suggested_max_num_workers(2) == lightnings.suggested_max_num_workers(2) == 3
 
 
 def test_measure_flops_counts_what_lightning_counts() -> None:
@@ -179,6 +196,24 @@ def test_rank_zero_helpers_are_fabrics_objects_and_obey_the_rank(caplog: pytest.
     assert "debug line" in caplog.text
     with pytest.deprecated_call(match="old"):
         ours.rank_zero_deprecation("old")
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [{}, {"RANK": "1"}, {"LOCAL_RANK": "3"}, {"SLURM_PROCID": "2"}, {"JSM_NAMESPACE_RANK": "4"}, {"SLURM_PROCID": "0"}],
+)
+def test_the_rank_before_a_run_says_it_is_read_from_lightnings_launcher_variables(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    from lightning.fabric.utilities.rank_zero import _get_rank
+
+    from accelplug.distributed import rank_zero
+
+    for name in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "JSM_NAMESPACE_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert rank_zero._rank_from_environment() == (_get_rank() or 0)
 
 
 def test_disable_possible_user_warnings_silences_only_that_category() -> None:
@@ -272,3 +307,28 @@ def test_is_shared_filesystem_asks_every_process_of_a_real_gloo_group(tmp_path: 
         outputs.append(out.split())
     assert sorted(outputs) == [["0", "True", "False"], ["1", "True", "False"]]
     assert not list(tmp_path.glob(".accelplug_shared_fs_check"))  # the marker is cleaned up
+
+
+def test_fabrics_stateful_protocol_checks_what_lightnings_checks() -> None:
+    from lightning.fabric.utilities.types import _Stateful as theirs_stateful
+
+    from accelplug.fabric.utilities.types import _Stateful as ours_stateful
+
+    class Both:
+        def state_dict(self) -> dict[str, Any]:
+            return {}
+
+        def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+            pass
+
+    class SavesOnly:
+        def state_dict(self) -> dict[str, Any]:
+            return {}
+
+    class LoadsOnly:
+        def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+            pass
+
+    for obj in (Both(), SavesOnly(), LoadsOnly(), torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)):
+        assert isinstance(obj, ours_stateful) == isinstance(obj, theirs_stateful), type(obj).__name__
+    assert isinstance(Both(), ours_stateful)

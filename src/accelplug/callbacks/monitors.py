@@ -191,7 +191,13 @@ class DeviceStatsMonitor(Callback):
         if self._cpu_stats is None and trainer.strategy.root_device.type == "cpu":
             from ..accelerators.cpu import get_cpu_stats
 
-            get_cpu_stats()  # ModuleNotFoundError naming psutil, at setup rather than at the first batch
+            try:
+                get_cpu_stats()  # at setup rather than at the first batch
+            except ModuleNotFoundError:
+                raise ModuleNotFoundError(
+                    "`DeviceStatsMonitor` cannot log CPU stats as `psutil` is not installed: pip install psutil, or "
+                    "pass DeviceStatsMonitor(cpu_stats=False) to log none on the CPU."
+                ) from None
 
     def _log_device_stats(self, trainer: Any, hook: str) -> None:
         stepped = trainer.state.log_step  # Lightning's _batches_that_stepped now (the current batch not yet counted)

@@ -5,6 +5,11 @@ improvement (per ``mode``) and lies further from that mean than ``atol`` and ``r
 (with ``finite_only``, so is a NaN or infinite loss). On a spike the batch and the one before it are appended to
 ``exclude_batches_path`` (a JSON list, ``<default_root_dir>/skip_batches.json`` unless given) and the fit stops
 with :class:`TrainingSpikeException`. Each process judges its own losses; any process's spike stops all of them.
+
+Two classes, as in Lightning: :class:`FabricSpikeDetection` is ``lightning.fabric.utilities.spike.SpikeDetection``,
+a Fabric callback that ``fabric.call("on_train_batch_end", fabric=fabric, loss=loss, batch=batch, batch_idx=i)``
+reaches (its file goes to the current folder unless given); :class:`SpikeDetection`, the Trainer's callback, reads
+the loss from what ``training_step`` returned.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 from ..errors import MisconfigurationException, did_you_mean
 from .base import Callback
 
-__all__ = ["SpikeDetection", "TrainingSpikeException"]
+__all__ = ["FabricSpikeDetection", "SpikeDetection", "TrainingSpikeException"]
 
 
 class TrainingSpikeException(RuntimeError):
@@ -40,8 +45,9 @@ def _tolerance(name: str, value: Any) -> float | None:
     return float(value)
 
 
-class SpikeDetection(Callback):
-    """Raise :class:`TrainingSpikeException` when a training loss spikes against its running mean."""
+class FabricSpikeDetection:
+    """Raise :class:`TrainingSpikeException` when a training loss spikes against its running mean (a Fabric
+    callback: ``on_train_batch_end(fabric, loss, batch, batch_idx)``)."""
 
     def __init__(
         self,
@@ -72,29 +78,23 @@ class SpikeDetection(Callback):
         self._recent: deque[torch.Tensor] = deque(maxlen=window)
 
     @torch.no_grad()
-    def on_train_batch_end(
-        self, trainer: Any, pl_module: torch.nn.Module, outputs: Any, batch: Any, batch_idx: int
-    ) -> None:
-        if isinstance(outputs, torch.Tensor):
-            loss = outputs.detach()
-        elif isinstance(outputs, Mapping) and isinstance(outputs.get("loss"), torch.Tensor):
-            loss = outputs["loss"].detach()
-        else:
-            raise TypeError(
-                "SpikeDetection reads the loss training_step returns: outputs have to be of type torch.Tensor or "
-                f"Mapping with a 'loss' tensor, got {type(outputs).__qualname__}"
-            )
+    def on_train_batch_end(self, fabric: Any, loss: torch.Tensor, batch: Any, batch_idx: int) -> None:
+        self._set_path(os.getcwd())
+        self._judge(fabric.strategy, fabric.global_rank == 0, loss.detach(), batch_idx)
+
+    def _set_path(self, default_folder: str | os.PathLike[str]) -> None:
         path = self.exclude_batches_path
         if path is None:
-            path = Path(trainer.default_root_dir) / "skip_batches.json"
+            path = Path(default_folder) / "skip_batches.json"
         elif not str(path).endswith(".json"):
             path = Path(path) / "skip_batches.json"
         self.exclude_batches_path = str(path)
-        strategy = trainer.strategy
+
+    def _judge(self, strategy: Any, global_zero: bool, loss: torch.Tensor, batch_idx: int) -> None:
         spike = bool(batch_idx >= self.warmup and self._is_spike(loss))
         strategy.barrier()
         if strategy.reduce_any(spike):
-            self._handle_spike(trainer, batch_idx)
+            self._handle_spike(global_zero, batch_idx)
         finite_everywhere = self.finite_only or not strategy.reduce_any(not bool(torch.isfinite(loss).all()))
         if finite_everywhere:
             self._recent.append(loss)
@@ -118,10 +118,10 @@ class SpikeDetection(Callback):
             return False
         return self.rtol is None or bool(distance >= abs(self.rtol * running))
 
-    def _handle_spike(self, trainer: Any, batch_idx: int) -> None:
+    def _handle_spike(self, global_zero: bool, batch_idx: int) -> None:
         # the batch before is excluded too: it may have moved the weights to where this one spikes
         self.bad_batches.extend([batch_idx - 1, batch_idx])
-        if trainer.is_global_zero:
+        if global_zero:
             path = Path(str(self.exclude_batches_path))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(self.bad_batches, indent=4))
@@ -149,3 +149,24 @@ class SpikeDetection(Callback):
         self.bad_batches = list(state_dict["bad_batches"])
         self.exclude_batches_path = state_dict["bad_batches_path"]
         self._recent = deque((torch.tensor(v) for v in state_dict.get("running", [])), maxlen=self.window)
+
+
+class SpikeDetection(FabricSpikeDetection, Callback):
+    """Raise :class:`TrainingSpikeException` when a training loss spikes against its running mean (the Trainer's
+    callback; the file goes to ``<default_root_dir>/skip_batches.json`` unless given)."""
+
+    @torch.no_grad()
+    def on_train_batch_end(  # type: ignore[override]
+        self, trainer: Any, pl_module: torch.nn.Module, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        if isinstance(outputs, torch.Tensor):
+            loss = outputs.detach()
+        elif isinstance(outputs, Mapping) and isinstance(outputs.get("loss"), torch.Tensor):
+            loss = outputs["loss"].detach()
+        else:
+            raise TypeError(
+                "SpikeDetection reads the loss training_step returns: outputs have to be of type torch.Tensor or "
+                f"Mapping with a 'loss' tensor, got {type(outputs).__qualname__}"
+            )
+        self._set_path(trainer.default_root_dir)
+        self._judge(trainer.strategy, trainer.is_global_zero, loss, batch_idx)

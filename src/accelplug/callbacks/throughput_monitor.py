@@ -5,14 +5,14 @@ Keys are ``<stage>/<metric>`` with Lightning's stage names (``train``, ``validat
 ``train/device/batches_per_sec``; rates appear once ``window_size`` batches (100 unless given) were seen.
 Training values are logged at the logging steps (``log_every_n_steps``, after an optimizer step) at step
 ``global_step - 1`` with the epoch, as Lightning does; evaluation values at every ``log_every_n_steps``-th batch
-of a run, at the stage's running batch count. The time spent validating is left out of the training rates. Only
-global rank 0 measures and logs. ``device/flops_per_sec`` and ``device/mfu`` need a ``flops_per_batch``
-attribute on the module (see :func:`accelplug.measure.flops.measure_flops`).
+of a run, at the step Lightning's evaluation loops count: a fit's validation batches since its training epoch
+began, and the batches of every ``validate``/``test``/``predict`` call so far. The time spent validating is left
+out of the training rates. Only global rank 0 measures and logs. ``device/flops_per_sec`` and ``device/mfu``
+need a ``flops_per_batch`` attribute on the module (see :func:`accelplug.measure.flops.measure_flops`).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from .._import_paths import seen_at
 from ..errors import MisconfigurationException
 from ..hardware.runtime import synchronize
 from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
@@ -36,8 +37,7 @@ _PUBLIC_PATH = "accelplug.pytorch.callbacks.throughput_monitor"
 
 
 def _available_flops(device: torch.device, dtype: torch.dtype | str) -> int | None:
-    public = sys.modules.get(_PUBLIC_PATH)  # looked up, never imported: that path stands above this room
-    found: Callable[..., int | None] = getattr(public, "get_available_flops", get_available_flops)
+    found: Callable[..., int | None] = seen_at(_PUBLIC_PATH, "get_available_flops", get_available_flops)
     return found(device, dtype)
 
 
@@ -67,6 +67,8 @@ class ThroughputMonitor(Callback):
         self._samples: dict[str, int] = {}
         self._batches: dict[str, int] = {}
         self._run_batches: dict[str, int] = {}
+        #: the logger step of evaluation rows, per ``"fit:validate"`` or call stage (see the module's doc)
+        self._eval_steps: dict[str, int] = {}
         self._module_has_flops: bool | None = None
         self._last_step = 0
 
@@ -143,6 +145,9 @@ class ThroughputMonitor(Callback):
             self._last_step = step
             self._log(trainer, "train", step, step - 1, trainer.current_epoch)
 
+    def on_train_epoch_start(self, trainer: Any, *_: Any) -> None:
+        self._eval_steps.pop("fit:validate", None)  # the fit's validation counts its batches anew each epoch
+
     # ---- evaluation ---------------------------------------------------------------------------------------
     def on_validation_start(self, trainer: Any, *_: Any) -> None:
         if trainer.is_global_zero and not trainer.sanity_checking:
@@ -187,7 +192,9 @@ class ThroughputMonitor(Callback):
 
     def _evaluated(self, trainer: Any, pl_module: torch.nn.Module, batch: Any, stage: str) -> None:
         self._update(trainer, pl_module, batch, stage)
-        self._log(trainer, stage, self._run_batches[stage], self._batches[stage], None)
+        key = f"fit:{stage}" if _fitting(trainer) else stage
+        self._eval_steps[key] = self._eval_steps.get(key, 0) + 1
+        self._log(trainer, stage, self._run_batches[stage], self._eval_steps[key], None)
 
 
 def _fitting(trainer: Any) -> bool:

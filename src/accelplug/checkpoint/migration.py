@@ -37,6 +37,7 @@ from enum import Enum
 from types import TracebackType
 from typing import Any
 
+from .._import_paths import seen_at
 from ..distributed.rank_zero import rank_zero_warn
 from ..errors import MisconfigurationException, PossibleUserWarning
 
@@ -330,10 +331,12 @@ def upgrade(
     where given), stamp the file with :data:`LIGHTNING_VERSION`, and return it with the steps applied by
     release (their names). A file from a newer release is returned unchanged with a warning."""
     written_by = _version(checkpoint)
-    if _release(written_by) > _release(LIGHTNING_VERSION):
+    # the release stamped: ``lightning.pytorch.__version__``'s value, which code written for Lightning may replace
+    current = str(seen_at("accelplug.pytorch", "__version__", LIGHTNING_VERSION))
+    if _release(written_by) > _release(current):
         rank_zero_warn(
             f"The loaded checkpoint was produced with Lightning v{written_by}, which is newer than your current"
-            f" Lightning version: v{LIGHTNING_VERSION}. accelplug reads it as it is, without upgrading it.",
+            f" Lightning version: v{current}. accelplug reads it as it is, without upgrading it.",
             category=PossibleUserWarning,
         )
         return checkpoint, {}
@@ -345,9 +348,9 @@ def upgrade(
         for step in steps:
             checkpoint = step(checkpoint, homes)
         applied[release] = [step.__name__ for step in steps]
-    if written_by != LIGHTNING_VERSION:
+    if written_by != current:
         checkpoint.setdefault(LEGACY_VERSION_KEY, written_by)
-    checkpoint[VERSION_KEY] = LIGHTNING_VERSION
+    checkpoint[VERSION_KEY] = current
     return checkpoint, applied
 
 

@@ -125,6 +125,16 @@ class CollectibleGroup(Protocol):
 
 
 @runtime_checkable
+class _Stateful(Protocol):
+    """Anything that saves and restores its state: ``state_dict()`` and ``load_state_dict(state)`` (Lightning's
+    underscored name, which libraries import to check objects they checkpoint)."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
 class Steppable(Protocol):
     """Anything with an optimizer's ``step(closure=None)``."""
 

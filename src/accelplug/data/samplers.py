@@ -77,6 +77,14 @@ class DistributedSamplerWrapper(DistributedSampler[Any]):
         for position in super().__iter__():
             yield order[position]
 
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch for this wrapper's shuffle and, when it has a ``set_epoch`` method, for the wrapped sampler's
+        own order too (a sampler that reshuffles per epoch would otherwise repeat its first order forever)."""
+        super().set_epoch(epoch)
+        forward = getattr(self.sampler, "set_epoch", None)
+        if callable(forward):
+            forward(epoch)
+
 
 class UnrepeatedDistributedSampler(DistributedSampler[Any]):
     """Each process gets every ``num_replicas``-th index of the dataset, and no index twice (Lightning's
@@ -133,3 +141,11 @@ class UnrepeatedDistributedSamplerWrapper(UnrepeatedDistributedSampler):
         order = list(self.sampler)  # type: ignore[call-overload]
         for position in super().__iter__():
             yield order[position]
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch for this wrapper's shuffle and, when it has a ``set_epoch`` method, for the wrapped sampler's
+        own order too (a sampler that reshuffles per epoch would otherwise repeat its first order forever)."""
+        super().set_epoch(epoch)
+        forward = getattr(self.sampler, "set_epoch", None)
+        if callable(forward):
+            forward(epoch)

@@ -82,8 +82,8 @@ def suggested_max_num_workers(local_world_size: int) -> int:
     one left for each main process, and never below 1."""
     if isinstance(local_world_size, bool) or not isinstance(local_world_size, int) or local_world_size < 1:
         raise MisconfigurationException(
-            f"suggested_max_num_workers(local_world_size={local_world_size!r}): expected an int >= 1, the number "
-            "of processes on this machine."
+            f"suggested_max_num_workers(local_world_size={local_world_size!r}): `local_world_size` should be >= 1, "
+            "an int: the number of processes on this machine."
         )
     return max(1, _cpus_available() // local_world_size - 1)
 

@@ -2,7 +2,8 @@
 
 ``rank_zero_only`` is ``lightning_utilities``' own object, as Lightning's is: scripts (the Hydra template among
 them) import it from ``lightning_utilities.core.rank_zero`` directly and expect the framework to have set its
-``rank``. It starts from the launcher's variables (``RANK``, then ``LOCAL_RANK``) and is set again by
+``rank``. It starts from the launcher's variables (``RANK``, ``LOCAL_RANK``, ``SLURM_PROCID``, then
+``JSM_NAMESPACE_RANK``, Lightning's list, read when ``rank_zero_only`` loads) and is set again by
 ``fabric.launch()`` and the Trainer once the run says which rank this is, as in Lightning.
 
 Importing ``lightning_utilities`` costs about 70 ms (it loads ``packaging``), so this module does not: it keeps
@@ -41,7 +42,7 @@ T = TypeVar("T")
 
 
 def _rank_from_environment() -> int:
-    for name in ("RANK", "LOCAL_RANK"):
+    for name in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "JSM_NAMESPACE_RANK"):
         value = os.environ.get(name, "").strip()
         if value.isdigit():
             return int(value)
@@ -51,6 +52,8 @@ def _rank_from_environment() -> int:
 _SHARED = "lightning_utilities.core.rank_zero"
 #: The rank while ``lightning_utilities`` is not loaded (then ``rank_zero_only.rank`` holds it).
 _rank: list[int] = [_rank_from_environment()]
+#: Whether a run has said which rank this is (``set_rank``); until then the launcher's variables decide.
+_told: list[bool] = [False]
 
 
 def _shared() -> Any:
@@ -62,6 +65,7 @@ def _shared() -> Any:
 def set_rank(rank: int) -> None:
     """Tell ``rank_zero_only`` (and everything reading it, in any framework) which rank this process is."""
     _rank[0] = rank
+    _told[0] = True
     shared = _shared()
     if shared is not None:
         setattr(shared, "rank", rank)  # noqa: B010 - lightning_utilities types it as a plain function
@@ -74,9 +78,10 @@ def is_rank_zero() -> bool:
 
 
 def _hand_over(module: ModuleType) -> None:
-    """``rank_zero_only`` has loaded: give it this process's rank unless a framework set one already."""
+    """``rank_zero_only`` has loaded: give it this process's rank unless a framework set one already (before a
+    run said it, the rank the launcher's variables give now, as Lightning reads them when its module loads)."""
     if getattr(module.rank_zero_only, "rank", None) is None:
-        module.rank_zero_only.rank = _rank[0]
+        module.rank_zero_only.rank = _rank[0] if _told[0] else _rank_from_environment()
 
 
 when_imported(_SHARED, _hand_over)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._import_paths import seen_at
 from ..distributed.rank_zero import is_rank_zero
 from ..measure.throughput import Throughput, get_available_flops, precision_compute_dtype
 
@@ -18,13 +19,18 @@ if TYPE_CHECKING:
 
 __all__ = ["FabricThroughputMonitor"]
 
+#: Lightning's path of this class, which also holds the ``get_available_flops`` it calls: code written for Lightning
+#: gives a device its peak by replacing the function there (``mock.patch("lightning.fabric.utilities.throughput.
+#: get_available_flops", return_value=...)``), so the function is read from that module when it is loaded.
+_PUBLIC_PATH = "accelplug.fabric.utilities.throughput"
+
 
 class FabricThroughputMonitor(Throughput):
     """``Throughput`` that counts its log calls and logs through ``fabric`` (Fabric's ``ThroughputMonitor``)."""
 
     def __init__(self, fabric: Fabric, **kwargs: Any) -> None:
         dtype = precision_compute_dtype(getattr(fabric._precision, "name", "32-true"))
-        available = get_available_flops(fabric.device, dtype)
+        available = seen_at(_PUBLIC_PATH, "get_available_flops", get_available_flops)(fabric.device, dtype)
         super().__init__(available_flops=available, world_size=fabric.world_size, **kwargs)
         self._fabric = fabric
         self.step = -1
