@@ -83,8 +83,9 @@ class FitLoop:
         self.started = time.monotonic() if self.limits.max_time_s is not None else 0.0
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
-        #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order)
-        self._plateau_step_due = False
+        #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order): the
+        #: count their frequency is checked against (the batch's index in the epoch, plus one), 0 when none is due
+        self._plateau_step_due = 0
         self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
@@ -301,8 +302,9 @@ class FitLoop:
             state.count_batch()
         if not self.opt.schedulers:
             return
-        self.opt.step_schedulers("step", state.global_step, state.callback_metrics, plateau=False)
-        self._plateau_step_due = True
+        # a step-interval frequency counts the epoch's batches, as Lightning's does (not global_step)
+        self.opt.step_schedulers("step", batch_idx + 1, state.callback_metrics, plateau=False)
+        self._plateau_step_due = batch_idx + 1
         length = self.limits.epoch_length
         if length is not None and batch_idx + 1 >= length and not self._epoch_schedulers_stepped:
             self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=False)
@@ -335,8 +337,8 @@ class FitLoop:
         state.stepped_in_batch = 0
 
     def _step_plateau_schedulers(self) -> None:
-        self._plateau_step_due = False
-        self.opt.step_schedulers("step", self.state.global_step, self.state.callback_metrics, plateau=True)
+        count, self._plateau_step_due = self._plateau_step_due, 0
+        self.opt.step_schedulers("step", count, self.state.callback_metrics, plateau=True)
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""
