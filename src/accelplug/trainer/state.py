@@ -79,6 +79,14 @@ class TrainerState:
     fn: TrainerFn | None = None
     stage: RunningStage | None = None
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to another ``TrainerState`` with the same three values, and to a Trainer's ``trainer.state`` (a
+        :class:`LoopState`, which carries the same three) standing there: ``trainer.state == TrainerState()`` holds
+        for a new Trainer, as in Lightning."""
+        if not isinstance(other, (TrainerState, LoopState)):
+            return NotImplemented
+        return (self.status, self.fn, self.stage) == (other.status, other.fn, other.stage)
+
     @property
     def finished(self) -> bool:
         return self.status == TrainerStatus.FINISHED
