@@ -262,14 +262,27 @@ class TrainingBatches(Iterable[Any]):
         self.sampler = _EpochFanout(combined)
 
     def __iter__(self) -> Iterator[Any]:
-        # the pass (and the loaders' workers) starts here, when the loop asks for an iterator, not at the first batch
-        return (batch for batch, _batch_idx, _dataloader_idx in iter(self.combined))
+        # the pass (and the loaders' workers) starts here, when the loop asks for an iterator, not at the first batch;
+        # once: a ``for`` over the combined loader would call its ``iter()`` again and start a second pass (each
+        # loader's iterator made twice: its workers started twice and, as Lightning does not, one more draw of the
+        # global RNG for each DataLoader's base seed)
+        return _batches_of(iter(self.combined))
 
     def __len__(self) -> int:
         length = combined_length(self.combined.flattened, self.combined.mode, self.combined.limits)
         if math.isinf(length):
             raise TypeError("these combined loaders have no length: an iterable without one decides it")
         return int(length)
+
+
+def _batches_of(combined: CombinedLoader) -> Iterator[Any]:
+    """The combined batches of a pass already started, drawn with ``next`` (never ``iter()``, which restarts it)."""
+    while True:
+        try:
+            batch, _batch_idx, _dataloader_idx = next(combined)
+        except StopIteration:
+            return
+        yield batch
 
 
 def _parts(loader: Any) -> list[Any]:
