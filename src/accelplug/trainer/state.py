@@ -169,6 +169,13 @@ class LoopState:
     status: TrainerStatus = TrainerStatus.INITIALIZING
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
+    #: Batches of the current epoch taken up, the one running included: set before each batch's step (Lightning's
+    #: ``batch_progress.current.ready``), one ahead of ``batches_done`` while a batch runs and after
+    #: ``on_train_batch_start`` returned -1 (the batch then counts as taken, never as done).
+    batches_taken: int = 0
+    #: Batches taken but never done in the epochs left before the current one (Lightning's ``total.ready`` counts
+    #: them, its ``total.completed`` does not); added once per epoch.
+    skipped_before_epoch: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
     batches_in_past_epochs: int = 0
     #: ``global_step`` when the current epoch started (Lightning's checkpoints count the epoch's own steps too).
@@ -266,6 +273,7 @@ class LoopState:
         if epoch != self.current_epoch or self.epoch_left:  # Lightning's checkpoints count batches over the fit
             self.batches_in_past_epochs += self.batches_done
         self.current_epoch, self.epoch_done, self.batches_done, self.epoch_left = epoch, False, skip, False
+        self.batches_taken = skip
         if skip == 0:
             self.epoch_schedulers_done = False
             self.epoch_first_step = self.global_step

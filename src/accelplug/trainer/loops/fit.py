@@ -153,11 +153,12 @@ class FitLoop:
             batches = epoch_batches(iterator, skip, saved_rng, length, self.run_.strategy.accelerator, state)
             del iterator  # held by the run alone, so that a failure's traceback does not keep the workers alive
         for batch_idx, batch in batches:
+            state.batches_taken = batch_idx + 1  # Lightning's ``batch_idx`` while the batch runs (the views read it)
             # batch_step read each time: a compiled fit swaps it after one batch; a None batch: the loader had nothing
             # for this step (a collate_fn that drops bad samples)
             output = self.batch_step(batch, batch_idx) if batch is not None else self._no_batch()
             if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
-                skipped = self._epoch_has_batches = True
+                skipped = self._epoch_has_batches = state.is_last_batch = True  # the epoch's last, as Lightning's
                 break
             after(output, batch, batch_idx)
             # the common case decided here, without a call or a clock read
