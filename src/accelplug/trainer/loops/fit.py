@@ -37,7 +37,7 @@ from ._dataloader_iter import (
 )
 from ._forward_only import ForwardOnly
 from ._limits import Limits
-from ._losses import check_manual_output, explain_backward, loss_of
+from ._losses import check_manual_output, explain_backward, loss_of, refuse_skipping
 from ._modes import warn_if_modules_in_eval_mode
 from ._readback import epoch_line, finish_train_epoch, latest_loss, log_train_row, read_step_metrics
 from ._resume import epoch_batches, loader_position, resume_position
@@ -206,6 +206,8 @@ class FitLoop:
                 loss.backward()  # type: ignore[no-untyped-call]
             except RuntimeError as exc:
                 raise explain_backward(loss, self.state.global_step, exc) from exc
+        else:
+            refuse_skipping(self.run_.strategy.world_size)
         if accumulate == 1 or opt.boundary(batch_idx, self.limits.epoch_length):
             for optimizer in opt.optimizers:
                 optimizer.step()
