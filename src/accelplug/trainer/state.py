@@ -187,6 +187,10 @@ class LoopState:
     epoch_left: bool = False
     #: Whether the epoch-level schedulers stepped for the finished epoch.
     epoch_schedulers_done: bool = False
+    #: Scheduler steps the Trainer took over every fit, and in the current epoch (Lightning's
+    #: ``scheduler_progress`` in a checkpoint's ``loops``).
+    scheduler_steps: int = 0
+    scheduler_steps_in_epoch: int = 0
     #: Random-number state at the start of the current epoch (a resume replays the epoch's shuffle).
     epoch_start_rng: dict[str, Any] | None = None
     #: The latest value of every metric the module or the loop reported, as floats.
@@ -277,6 +281,7 @@ class LoopState:
         if skip == 0:
             self.epoch_schedulers_done = False
             self.epoch_first_step = self.global_step
+            self.scheduler_steps_in_epoch = 0
 
     def start_fit(self) -> None:
         """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""

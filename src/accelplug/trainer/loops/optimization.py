@@ -280,6 +280,9 @@ class Optimization:
                 config.scheduler.step(value)
             else:
                 config.scheduler.step()
+            state = self.run.state  # counted for Lightning's ``scheduler_progress``
+            state.scheduler_steps += 1
+            state.scheduler_steps_in_epoch += 1
 
     def _monitored(self, monitor: str | None, strict: bool, metrics: dict[str, Any]) -> Any:
         assert monitor is not None
