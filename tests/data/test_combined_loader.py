@@ -71,6 +71,19 @@ def test_the_nesting_and_samplers_are_kept() -> None:
         len(combined)
 
 
+def test_the_modes_are_listed_under_lightnings_private_names() -> None:
+    """``_SUPPORTED_MODES`` and the ``Literal`` projects type a ``mode`` with, at Lightning's path."""
+    from typing import get_args
+
+    from lightning.pytorch.utilities import combined_loader as theirs
+
+    from accelplug.pytorch.utilities import combined_loader as ours
+
+    assert set(ours._SUPPORTED_MODES) == set(get_args(ours._LITERAL_SUPPORTED_MODES))
+    assert set(ours._SUPPORTED_MODES) == set(theirs._SUPPORTED_MODES)
+    assert get_args(ours._LITERAL_SUPPORTED_MODES) == get_args(theirs._LITERAL_SUPPORTED_MODES)
+
+
 def test_bad_modes_and_sizes_are_named() -> None:
     with pytest.raises(MisconfigurationException, match=r"Unsupported mode 'max_cycle'.*Did you mean 'max_size_cycle'"):
         CombinedLoader(_loaders(), mode="max_cycle")

@@ -135,6 +135,55 @@ def test_progress_counters_after_fit_are_lightnings(options: dict[str, Any]) -> 
     assert got["accelplug"] == got["lightning"]
 
 
+def test_the_batch_counters_while_a_batch_runs_are_lightnings() -> None:
+    """From ``on_train_batch_start`` on, the running batch counts as taken (``batch_idx``, ``total_batch_idx``,
+    ``ready``) but not as done, as Lightning's loop counts it."""
+
+    def script(framework: Any) -> Any:
+        seen: list[Any] = []
+
+        def record(trainer: Any, where: str) -> None:
+            fit, epoch = trainer.fit_loop, trainer.fit_loop.epoch_loop
+            current, total = epoch.batch_progress.current, epoch.batch_progress.total
+            seen.append((where, fit.batch_idx, fit.total_batch_idx, current.ready, current.completed, total.ready))
+
+        class Recording(type(_module(framework))):  # type: ignore[misc]
+            def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+                record(self.trainer, "start")
+
+            def training_step(self, batch: Any, batch_idx: int) -> Any:
+                record(self.trainer, "step")
+                return super().training_step(batch, batch_idx)
+
+        trainer = _trainer(framework, max_epochs=2, limit_train_batches=2, limit_val_batches=0)
+        trainer.fit(Recording(), _loader())
+        return seen
+
+    got = _both(script)
+    assert got["accelplug"] == got["lightning"]
+    assert got["accelplug"][-1] == ("step", 1, 3, 2, 1, 4)
+
+
+@pytest.mark.parametrize(("at", "max_epochs"), [(2, 2), (0, 1)])
+def test_a_batch_skipped_by_on_train_batch_start_counts_as_taken_and_last(at: int, max_epochs: int) -> None:
+    """``on_train_batch_start`` returning -1 ends the epoch: the batch it skipped counts as taken (``batch_idx``,
+    ``ready``), never as done, and it is the epoch's last (``trainer.is_last_batch``)."""
+
+    def script(framework: Any) -> Any:
+        class Skipping(type(_module(framework))):  # type: ignore[misc]
+            def on_train_batch_start(self, batch: Any, batch_idx: int) -> int | None:
+                return -1 if batch_idx == at else None
+
+        trainer = _trainer(framework, max_epochs=max_epochs, limit_val_batches=0)
+        trainer.fit(Skipping(), _loader(24))
+        counters = _counters(trainer)
+        return counters["batch_idx"], counters["total_batch_idx"], counters["global_step"], trainer.is_last_batch
+
+    got = _both(script)
+    assert got["accelplug"] == got["lightning"]
+    assert got["accelplug"][0] == at
+
+
 def test_manual_optimization_counts_every_batch_as_stepped_as_lightning() -> None:
     def script(framework: Any) -> Any:
         trainer = _trainer(framework, max_epochs=2)

@@ -148,3 +148,29 @@ def test_the_stage_and_fn_in_each_hook_are_lightnings_enum_members(tmp_path: Pat
     results = [_stages_seen(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
     assert results[0] == results[1]
     assert ("train", "fit") in results[1] and ("sanity_check", "fit") in results[1]
+
+
+def _compared_with_trainer_state(framework: Any, root: Path) -> list[bool]:
+    """``trainer.state`` against Lightning's ``TrainerState`` records, before and after a fit."""
+    states = importlib.import_module(f"{framework.__name__}.pytorch.trainer.states")
+    trainer = framework.Trainer(
+        accelerator="cpu",
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=root,
+    )
+    fresh = states.TrainerState(status=states.TrainerStatus.INITIALIZING, fn=None, stage=None)
+    seen = [trainer.state == fresh, fresh == trainer.state, trainer.state != fresh]
+    with quiet_lightning(framework):
+        trainer.fit(make_module(framework, validation=False))
+    fitted = states.TrainerState(status=states.TrainerStatus.FINISHED, fn=states.TrainerFn.FITTING, stage=None)
+    seen += [trainer.state == fresh, trainer.state == fitted, fitted == trainer.state]
+    return seen
+
+
+def test_trainer_state_equals_lightnings_trainer_state_record(tmp_path: Path) -> None:
+    results = [_compared_with_trainer_state(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
+    assert results[0] == results[1] == [True, True, False, False, True, True]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Self
+from typing import Any, Literal, Self, get_args
 
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils.data import DataLoader
@@ -30,6 +30,7 @@ from .lengths import sized_len
 __all__ = [
     "MODES",
     "CombinedLoader",
+    "Mode",
     "TrainingBatches",
     "holds_only_primitives",
     "load_loader_states",
@@ -37,7 +38,9 @@ __all__ = [
     "resumable",
 ]
 
-MODES = ("min_size", "max_size_cycle", "max_size", "sequential")
+#: The modes, as a type (Lightning's ``_LITERAL_SUPPORTED_MODES``) and as the values it allows.
+Mode = Literal["min_size", "max_size_cycle", "max_size", "sequential"]
+MODES: tuple[str, ...] = get_args(Mode)
 
 
 class CombinedLoader(Iterator[tuple[Any, int, int]]):

@@ -283,7 +283,7 @@ def _tear_down(
             teardown = getattr(precision, "teardown", None)  # a Lightning precision plugin's
             if callable(teardown):
                 teardown()
-        state.stage = state.fn = None
+        state.stage = None  # ``fn`` keeps the method that ran, as Lightning's does, until the next call
 
 
 def recording_profiler(trainer: Any) -> Profiler | None:

@@ -48,7 +48,7 @@ __all__ = ["check_batch_size_setup", "lr_find", "scale_batch_size"]
 
 def _running(trainer: Any, what: str) -> Run:
     run: Run | None = trainer._run
-    if run is None or trainer.state.fn is None:
+    if run is None or trainer._stage_run is None:
         raise MisconfigurationException(
             f"{what} runs inside a Trainer call: use Tuner(trainer).{what}(model) or its callback, whose hooks "
             "run it during trainer.fit()."

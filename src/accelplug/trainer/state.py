@@ -79,6 +79,14 @@ class TrainerState:
     fn: TrainerFn | None = None
     stage: RunningStage | None = None
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to another ``TrainerState`` with the same three values, and to a Trainer's ``trainer.state`` (a
+        :class:`LoopState`, which carries the same three) standing there: ``trainer.state == TrainerState()`` holds
+        for a new Trainer, as in Lightning."""
+        if not isinstance(other, (TrainerState, LoopState)):
+            return NotImplemented
+        return (self.status, self.fn, self.stage) == (other.status, other.fn, other.stage)
+
     @property
     def finished(self) -> bool:
         return self.status == TrainerStatus.FINISHED
@@ -161,6 +169,13 @@ class LoopState:
     status: TrainerStatus = TrainerStatus.INITIALIZING
     #: Batches of the current epoch consumed (restored on resume to skip them).
     batches_done: int = 0
+    #: Batches of the current epoch taken up, the one running included: set before each batch's step (Lightning's
+    #: ``batch_progress.current.ready``), one ahead of ``batches_done`` while a batch runs and after
+    #: ``on_train_batch_start`` returned -1 (the batch then counts as taken, never as done).
+    batches_taken: int = 0
+    #: Batches taken but never done in the epochs left before the current one (Lightning's ``total.ready`` counts
+    #: them, its ``total.completed`` does not); added once per epoch.
+    skipped_before_epoch: int = 0
     #: Batches consumed in the fit's earlier epochs (Lightning's checkpoints count batches over the whole fit).
     batches_in_past_epochs: int = 0
     #: ``global_step`` when the current epoch started (Lightning's checkpoints count the epoch's own steps too).
@@ -172,6 +187,10 @@ class LoopState:
     epoch_left: bool = False
     #: Whether the epoch-level schedulers stepped for the finished epoch.
     epoch_schedulers_done: bool = False
+    #: Scheduler steps the Trainer took over every fit, and in the current epoch (Lightning's
+    #: ``scheduler_progress`` in a checkpoint's ``loops``).
+    scheduler_steps: int = 0
+    scheduler_steps_in_epoch: int = 0
     #: Random-number state at the start of the current epoch (a resume replays the epoch's shuffle).
     epoch_start_rng: dict[str, Any] | None = None
     #: The latest value of every metric the module or the loop reported, as floats.
@@ -258,9 +277,11 @@ class LoopState:
         if epoch != self.current_epoch or self.epoch_left:  # Lightning's checkpoints count batches over the fit
             self.batches_in_past_epochs += self.batches_done
         self.current_epoch, self.epoch_done, self.batches_done, self.epoch_left = epoch, False, skip, False
+        self.batches_taken = skip
         if skip == 0:
             self.epoch_schedulers_done = False
             self.epoch_first_step = self.global_step
+            self.scheduler_steps_in_epoch = 0
 
     def start_fit(self) -> None:
         """A new ``fit`` call keeps the counters (as Lightning's: a Trainer that reached its limits stays there)."""

@@ -32,7 +32,7 @@ def test_checkpoints_hold_lightnings_epoch_step_and_loop_counters(validation: bo
     sides = fit_both(
         tmp_path,
         lambda f: [_checkpoint_callback(f)(dirpath=f"{tmp_path}/{f.__name__}/ckpts", save_top_k=-1)],
-        module={"validation": validation},
+        module={"validation": validation, "scheduler": True},  # a step-interval scheduler: scheduler_progress
     )
     for side in sides.values():
         side.trainer.save_checkpoint(side.root / "ckpts" / "after-fit.ckpt")
@@ -47,6 +47,7 @@ def test_checkpoints_hold_lightnings_epoch_step_and_loop_counters(validation: bo
             "epoch_progress",
             "epoch_loop.state_dict",
             "epoch_loop.batch_progress",
+            "epoch_loop.scheduler_progress",
             "epoch_loop.automatic_optimization.optim_progress",
             "epoch_loop.manual_optimization.optim_step_progress",
         ):
@@ -127,7 +128,7 @@ def test_lightnings_loop_counters_read_back_into_the_loop_record_accelplug_keeps
             checkpoints(dirpath=tmp_path / "by-step", save_top_k=-1, every_n_train_steps=4),
         ],
     )
-    trainer.fit(make_module(accelplug))
+    trainer.fit(make_module(accelplug, scheduler=True))
     trainer.save_checkpoint(tmp_path / "after-fit" / "last.ckpt")
     files = sorted(tmp_path.glob("*/*.ckpt"))
     assert len(files) > 6

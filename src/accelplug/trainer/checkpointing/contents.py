@@ -146,6 +146,8 @@ def _accelplug_state(run: CheckpointSource) -> dict[str, Any]:
             "epoch_first_step": state.epoch_first_step,
             "epoch_done": state.epoch_done,
             "epoch_schedulers_done": state.epoch_schedulers_done,
+            "scheduler_steps": state.scheduler_steps,
+            "scheduler_steps_in_epoch": state.scheduler_steps_in_epoch,
             "total_batches": state.batches_before_epoch + (0 if state.epoch_left else state.batches_done),
             "batches_that_stepped": state.stepped_before_epoch,
         },
@@ -386,6 +388,8 @@ def _restore_loop(run: Run, checkpoint: dict[str, Any]) -> None:
     state.epoch_first_step = int(loop.get("epoch_first_step", 0))
     state.epoch_done = bool(loop["epoch_done"])
     state.epoch_schedulers_done = bool(loop.get("epoch_schedulers_done", True))
+    state.scheduler_steps = int(loop.get("scheduler_steps", 0))
+    state.scheduler_steps_in_epoch = int(loop.get("scheduler_steps_in_epoch", 0))
     in_epoch = 0 if state.epoch_done else state.batches_done  # a finished epoch is counted in the total
     state.batches_before_epoch = int(loop.get("total_batches", in_epoch)) - in_epoch
     state.stepped_before_epoch = int(loop.get("batches_that_stepped", 0))

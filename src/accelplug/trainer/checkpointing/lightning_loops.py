@@ -66,7 +66,7 @@ def lightning_loops(state: LoopState, *, automatic: bool, validating: bool) -> d
         "state_dict": {},
         "epoch_loop.state_dict": {"_batches_that_stepped": state.log_step},
         "epoch_loop.batch_progress": _batch_progress(total, current, is_last),
-        "epoch_loop.scheduler_progress": zero_steps,
+        "epoch_loop.scheduler_progress": _steps(state.scheduler_steps, state.scheduler_steps_in_epoch),
         "epoch_loop.automatic_optimization.state_dict": {},
         "epoch_loop.automatic_optimization.optim_progress": {
             "optimizer": {"step": optimizer_steps, "zero_grad": zero_grad}
@@ -113,9 +113,12 @@ def loop_from_lightning(checkpoint: dict[str, Any]) -> dict[str, Any]:
     logged = int(fit_loop["epoch_loop.state_dict"].get("_batches_that_stepped", global_step))
     in_batch_end = done > int(batches["current"]["completed"])  # saved by on_train_batch_end: not yet counted
     stepped_in_epoch = steps_in_epoch if int(automatic["completed"]) else done
+    schedulers = fit_loop.get("epoch_loop.scheduler_progress", {})
     return {
         "epoch": epoch,
         "global_step": global_step,
+        "scheduler_steps": int(schedulers.get("total", {}).get("completed", 0)),
+        "scheduler_steps_in_epoch": int(schedulers.get("current", {}).get("completed", 0)),
         "batches_stepped": logged + (1 if in_batch_end else 0),
         "batches_done": done,
         "batches_in_past_epochs": total - done,

@@ -67,6 +67,7 @@ def leave_epoch(state: LoopState, accumulate: int, automatic: bool, complete: bo
     """The loop left its epoch: mark it, and add its batches to the totals (once per epoch, nothing per step)."""
     state.epoch_left = True
     state.batches_before_epoch += state.batches_done
+    state.skipped_before_epoch += max(state.batches_taken - state.batches_done, 0)
     state.stepped_before_epoch += batches_that_stepped(state.batches_done, accumulate, automatic, complete)
 
 

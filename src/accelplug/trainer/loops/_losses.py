@@ -10,7 +10,7 @@ import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["check_manual_options", "check_manual_output", "explain_backward", "loss_of"]
+__all__ = ["check_manual_options", "check_manual_output", "explain_backward", "loss_of", "refuse_skipping"]
 
 
 def loss_of(output: Any) -> torch.Tensor | None:
@@ -36,6 +36,17 @@ def loss_of(output: Any) -> torch.Tensor | None:
         f"training_step returned a dict with keys {sorted(map(str, output))}: in automatic optimization the 'loss' "
         "key needs to be present, holding the loss tensor (or return None to skip the batch)."
     )
+
+
+def refuse_skipping(world_size: int) -> None:
+    """``training_step`` returned None: under automatic optimization with several processes this raises (Lightning's
+    ``RuntimeError``), since the other processes would wait for this one's gradients."""
+    if world_size > 1:
+        raise RuntimeError(
+            f"Skipping the `training_step` by returning None on one of {world_size} processes is not supported: "
+            "the other processes would wait for its gradients. Return a loss on every process (to skip a batch's "
+            "update, a loss that gives zero gradients, such as `loss * 0`)."
+        )
 
 
 def check_manual_output(output: Any) -> None:

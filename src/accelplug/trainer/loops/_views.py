@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..options.entries import TrainerOptions, validate_options
 from ..state import LoopState, RunningStage
-from ._counters import BatchProgress, LoopProgress, batches_that_stepped, finished
+from ._counters import BatchProgress, LoopProgress, Tracker, batches_that_stepped, finished
 from ._limits import parsed_max_epochs, parsed_min_epochs
 
 __all__ = [
@@ -108,25 +108,34 @@ class TrainingEpochLoopView:
         self._host = host
         self.val_loop = EvaluationLoopView(host, "fit:validation")
 
-    def _in_epoch(self) -> int:
+    def _in_epoch(self) -> tuple[int, int]:
+        """The current epoch's batches taken (the running one included) and done, not yet in the totals."""
         state = self._host.state
-        return 0 if state.epoch_left else state.batches_done
+        if state.epoch_left:
+            return 0, 0
+        return max(state.batches_taken, state.batches_done), state.batches_done
 
     @property
     def batch_progress(self) -> BatchProgress:
+        """``ready``/``started``: the batches taken, the running one included (and one that
+        ``on_train_batch_start`` skipped with -1); ``processed``/``completed``: the batches done."""
         state = self._host.state
-        total = state.batches_before_epoch + self._in_epoch()
-        current = state.batches_done
-        return BatchProgress(finished(total), finished(current), is_last_batch=state.is_last_batch or state.epoch_done)
+        taken, done = self._in_epoch()
+        before = state.batches_before_epoch
+        total = _taken(before + done, before + state.skipped_before_epoch + taken)
+        current = _taken(state.batches_done, max(state.batches_taken, state.batches_done))
+        return BatchProgress(total, current, is_last_batch=state.is_last_batch or state.epoch_done)
 
     @property
     def total_batch_idx(self) -> int:
-        """The index of the last training batch over every epoch (-1 before the first), as Lightning counts."""
-        return self.batch_progress.total.completed - 1
+        """The index of the current (or last) training batch over every epoch (-1 before the first), as Lightning
+        counts: from the moment the batch is taken."""
+        return self.batch_progress.total.ready - 1
 
     @property
     def batch_idx(self) -> int:
-        return self._host.state.batches_done - 1
+        """The index in its epoch of the current (or last) training batch, from the moment it is taken."""
+        return self.batch_progress.current.ready - 1
 
     @property
     def global_step(self) -> int:
@@ -171,6 +180,13 @@ class TrainingEpochLoopView:
     def done(self) -> bool:
         steps = self.max_steps
         return steps != -1 and self._host.state.global_step >= steps
+
+
+def _taken(done: int, taken: int) -> Tracker:
+    """A tracker of ``done`` batches finished and ``taken`` ones made ready and started."""
+    tracker = finished(done)
+    tracker.ready = tracker.started = taken
+    return tracker
 
 
 class FitLoopView:

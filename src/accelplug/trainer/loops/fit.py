@@ -37,7 +37,7 @@ from ._dataloader_iter import (
 )
 from ._forward_only import ForwardOnly
 from ._limits import Limits
-from ._losses import check_manual_output, explain_backward, loss_of
+from ._losses import check_manual_output, explain_backward, loss_of, refuse_skipping
 from ._modes import warn_if_modules_in_eval_mode
 from ._readback import epoch_line, finish_train_epoch, latest_loss, log_train_row, read_step_metrics
 from ._resume import epoch_batches, loader_position, resume_position
@@ -83,8 +83,9 @@ class FitLoop:
         self.started = time.monotonic() if self.limits.max_time_s is not None else 0.0
         self._last_loss: float | None = None
         self._epoch_has_batches = self._epoch_schedulers_stepped = False
-        #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order)
-        self._plateau_step_due = False
+        #: step-interval ReduceLROnPlateau schedulers wait for the batch's validation (Lightning's order): the
+        #: count their frequency is checked against (the batch's index in the epoch, plus one), 0 when none is due
+        self._plateau_step_due = 0
         self._log_on_stop = not run.strategy.is_distributed
         self._batch_end_hooks: tuple[Callable[..., Any], ...] = ()
         self._last_output: Any = None
@@ -152,11 +153,12 @@ class FitLoop:
             batches = epoch_batches(iterator, skip, saved_rng, length, self.run_.strategy.accelerator, state)
             del iterator  # held by the run alone, so that a failure's traceback does not keep the workers alive
         for batch_idx, batch in batches:
+            state.batches_taken = batch_idx + 1  # Lightning's ``batch_idx`` while the batch runs (the views read it)
             # batch_step read each time: a compiled fit swaps it after one batch; a None batch: the loader had nothing
             # for this step (a collate_fn that drops bad samples)
             output = self.batch_step(batch, batch_idx) if batch is not None else self._no_batch()
             if output is SKIP_REST_OF_EPOCH:  # the module ended the epoch: Lightning then skips its validation
-                skipped = self._epoch_has_batches = True
+                skipped = self._epoch_has_batches = state.is_last_batch = True  # the epoch's last, as Lightning's
                 break
             after(output, batch, batch_idx)
             # the common case decided here, without a call or a clock read
@@ -204,6 +206,8 @@ class FitLoop:
                 loss.backward()  # type: ignore[no-untyped-call]
             except RuntimeError as exc:
                 raise explain_backward(loss, self.state.global_step, exc) from exc
+        else:
+            refuse_skipping(self.run_.strategy.world_size)
         if accumulate == 1 or opt.boundary(batch_idx, self.limits.epoch_length):
             for optimizer in opt.optimizers:
                 optimizer.step()
@@ -301,8 +305,9 @@ class FitLoop:
             state.count_batch()
         if not self.opt.schedulers:
             return
-        self.opt.step_schedulers("step", state.global_step, state.callback_metrics, plateau=False)
-        self._plateau_step_due = True
+        # a step-interval frequency counts the epoch's batches, as Lightning's does (not global_step)
+        self.opt.step_schedulers("step", batch_idx + 1, state.callback_metrics, plateau=False)
+        self._plateau_step_due = batch_idx + 1
         length = self.limits.epoch_length
         if length is not None and batch_idx + 1 >= length and not self._epoch_schedulers_stepped:
             self.opt.step_schedulers("epoch", state.current_epoch + 1, state.callback_metrics, plateau=False)
@@ -335,8 +340,8 @@ class FitLoop:
         state.stepped_in_batch = 0
 
     def _step_plateau_schedulers(self) -> None:
-        self._plateau_step_due = False
-        self.opt.step_schedulers("step", self.state.global_step, self.state.callback_metrics, plateau=True)
+        count, self._plateau_step_due = self._plateau_step_due, 0
+        self.opt.step_schedulers("step", count, self.state.callback_metrics, plateau=True)
 
     def _log_step(self, output: Any) -> None:
         """At a logging step: read back (and average across processes) the step values, in one go."""

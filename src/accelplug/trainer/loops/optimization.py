@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...errors import MisconfigurationException
-from ._losses import check_manual_options, explain_backward, loss_of
+from ._losses import check_manual_options, explain_backward, loss_of, refuse_skipping
 from ._managed_optimizer import ManagedOptimizer
 from ._precision_steps import PluginSteps
 from ._transfer import transfer_batch
@@ -129,6 +129,8 @@ class Optimization:
         def closure() -> torch.Tensor | None:
             result["output"] = output = self.forward(batch, batch_idx)
             loss = loss_of(output)
+            if loss is None:
+                refuse_skipping(self.strategy.world_size)
             if window_start:
                 for optimizer in self.optimizers:
                     self.hooks.call("on_before_zero_grad", optimizer)
@@ -278,6 +280,9 @@ class Optimization:
                 config.scheduler.step(value)
             else:
                 config.scheduler.step()
+            state = self.run.state  # counted for Lightning's ``scheduler_progress``
+            state.scheduler_steps += 1
+            state.scheduler_steps_in_epoch += 1
 
     def _monitored(self, monitor: str | None, strict: bool, metrics: dict[str, Any]) -> Any:
         assert monitor is not None
