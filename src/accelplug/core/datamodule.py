@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from ..errors import MisconfigurationException
 from ..overrides import default_hook
+from .class_only import class_only_method
 from .hparams import HyperparametersMixin
 
 __all__ = ["LightningDataModule"]
@@ -57,7 +58,7 @@ class LightningDataModule(HyperparametersMixin):
             setattr(datamodule, f"{stage}_dataloader", method)
         return datamodule
 
-    @classmethod
+    @class_only_method
     def load_from_checkpoint(
         cls: type[_D],
         checkpoint_path: Any,

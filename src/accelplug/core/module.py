@@ -24,6 +24,7 @@ import torch
 
 from ..errors import LightningDeprecationWarning, MisconfigurationException, PossibleUserWarning
 from ..overrides import default_hook, hook_names
+from .class_only import class_only_method
 from .hooks import ModuleHooks
 from .hparams import AttributeDict, HyperparametersMixin
 from .steps import StepDefaults
@@ -104,7 +105,7 @@ class LightningModule(HyperparametersMixin, StepDefaults, ModuleHooks, torch.nn.
         self._automatic_optimization = bool(value)
 
     # ---- checkpoints and export -------------------------------------------------------------------------
-    @classmethod
+    @class_only_method
     def load_from_checkpoint(
         cls: type[_M],
         checkpoint_path: str | os.PathLike[str] | IO[bytes],
