@@ -65,13 +65,15 @@ def check_manual_options(automatic: bool, accumulate: int, clip_val: float | Non
     """Options that manual optimization cannot honour, refused before the first batch as Lightning does."""
     if automatic:
         return
-    if accumulate > 1:
-        raise MisconfigurationException(
-            f"accumulate_grad_batches={accumulate} does not apply to manual optimization "
-            "(automatic_optimization = False): accumulate in training_step yourself, as in Lightning."
-        )
     if clip_val:
         raise MisconfigurationException(
-            f"gradient_clip_val={clip_val} does not apply to manual optimization: call "
-            "self.clip_gradients(optimizer, gradient_clip_val=..., gradient_clip_algorithm=...) in training_step."
+            "Automatic gradient clipping is not supported for manual optimization (automatic_optimization = False): "
+            f"remove `Trainer(gradient_clip_val={clip_val})` and call self.clip_gradients(optimizer, "
+            "gradient_clip_val=..., gradient_clip_algorithm=...) in training_step, or switch to automatic optimization."
+        )
+    if accumulate > 1:
+        raise MisconfigurationException(
+            "Automatic gradient accumulation is not supported for manual optimization (automatic_optimization = "
+            f"False): remove `Trainer(accumulate_grad_batches={accumulate})` and accumulate in training_step yourself, "
+            "or switch to automatic optimization."
         )
