@@ -83,8 +83,9 @@ def test_options_manual_optimization_cannot_honour_are_refused_with_lightnings_p
     for name, framework in FRAMEWORKS.items():
         module = _boring(framework)
         module.automatic_optimization = False
-        error = _refusal(framework, tmp_path / name, "fit", module, **option)
+        error = _refusal(framework, tmp_path / name, "fit", module, logger=True, **option)
         assert phrase in str(error) and f"Trainer({next(iter(option))}=" in str(error), (name, str(error))
+        assert not (tmp_path / name / "lightning_logs").exists(), "refused before the logger wrote anything"
 
 
 @pytest.mark.parametrize(

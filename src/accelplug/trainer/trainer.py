@@ -53,6 +53,7 @@ from .display.defaults import DisplayProgressBar, configure_callbacks, given_tim
 from .display.device_info import report_devices
 from .options.arguments import (
     check_checkpointing,
+    check_manual_options,
     check_model,
     check_predict_model,
     compile_options_for,
@@ -274,6 +275,9 @@ class Trainer:
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         warn_fit_validation(model, val_dataloaders is not None, datamodule)
+        options = self.options
+        automatic = bool(getattr(model, "automatic_optimization", True))
+        check_manual_options(automatic, options.accumulate_grad_batches, options.gradient_clip_val)
         loaders = (train_dataloaders, val_dataloaders)
         call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
         self._here_or_forked(model, functools.partial(run_fit, self, call))

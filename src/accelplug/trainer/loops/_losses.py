@@ -10,7 +10,7 @@ import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["check_manual_options", "check_manual_output", "explain_backward", "loss_of"]
+__all__ = ["check_manual_output", "explain_backward", "loss_of"]
 
 
 def loss_of(output: Any) -> torch.Tensor | None:
@@ -59,21 +59,3 @@ def explain_backward(loss: torch.Tensor, step: int, exc: RuntimeError) -> Except
             "torch.no_grad(), detached, or from no trainable parameter), so there is nothing to backpropagate."
         )
     return exc
-
-
-def check_manual_options(automatic: bool, accumulate: int, clip_val: float | None) -> None:
-    """Options that manual optimization cannot honour, refused before the first batch as Lightning does."""
-    if automatic:
-        return
-    if clip_val:
-        raise MisconfigurationException(
-            "Automatic gradient clipping is not supported for manual optimization (automatic_optimization = False): "
-            f"remove `Trainer(gradient_clip_val={clip_val})` and call self.clip_gradients(optimizer, "
-            "gradient_clip_val=..., gradient_clip_algorithm=...) in training_step, or switch to automatic optimization."
-        )
-    if accumulate > 1:
-        raise MisconfigurationException(
-            "Automatic gradient accumulation is not supported for manual optimization (automatic_optimization = "
-            f"False): remove `Trainer(accumulate_grad_batches={accumulate})` and accumulate in training_step yourself, "
-            "or switch to automatic optimization."
-        )

@@ -22,6 +22,7 @@ __all__ = [
     "NotALightningModule",
     "PredictionsNotReturnable",
     "check_checkpointing",
+    "check_manual_options",
     "check_model",
     "check_predict_model",
     "compile_options_for",
@@ -124,6 +125,24 @@ def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
             f"No `{missing[0]}()` method defined{needs}: {type(model).__name__} has no {'(), '.join(missing)}() method."
         )
     return model
+
+
+def check_manual_options(automatic: bool, accumulate: int, clip_val: float | None) -> None:
+    """Options that manual optimization cannot honour, refused before fit sets anything up, as Lightning does."""
+    if automatic:
+        return
+    if clip_val:
+        raise MisconfigurationException(
+            "Automatic gradient clipping is not supported for manual optimization (automatic_optimization = False): "
+            f"remove `Trainer(gradient_clip_val={clip_val})` and call self.clip_gradients(optimizer, "
+            "gradient_clip_val=..., gradient_clip_algorithm=...) in training_step, or switch to automatic optimization."
+        )
+    if accumulate > 1:
+        raise MisconfigurationException(
+            "Automatic gradient accumulation is not supported for manual optimization (automatic_optimization = "
+            f"False): remove `Trainer(accumulate_grad_batches={accumulate})` and accumulate in training_step yourself, "
+            "or switch to automatic optimization."
+        )
 
 
 def check_predict_model(model: torch.nn.Module) -> None:
