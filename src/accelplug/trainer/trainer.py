@@ -600,9 +600,22 @@ class Trainer:
         """The first logger (Lightning's ``trainer.logger``), or None."""
         return self._loggers[0] if self._loggers else None
 
+    @logger.setter
+    def logger(self, logger: Any) -> None:
+        """Replace the loggers by this one (None: no logger), as Lightning's setter does; the next call logs there."""
+        self._set_loggers([] if logger is None else [logger])
+
     @property
     def loggers(self) -> list[Any]:
         return list(self._loggers)
+
+    @loggers.setter
+    def loggers(self, loggers: list[Any] | None) -> None:
+        self._set_loggers(list(loggers) if loggers else [])
+
+    def _set_loggers(self, loggers: list[Any]) -> None:
+        self._loggers = loggers
+        self._log_dir = None  # the folder is the new first logger's
 
     @property
     def checkpoint_callback(self) -> ModelCheckpoint | None:
