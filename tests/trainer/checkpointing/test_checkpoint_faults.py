@@ -183,6 +183,7 @@ def test_a_full_disk_says_no_space_names_the_folder_and_keeps_the_previous_check
         warnings.simplefilter("error")
         # the checkpoint stands inside an epoch of a plain loader: Lightning's advice, which is not the point here
         warnings.filterwarnings("ignore", "You're resuming from a checkpoint that ended before the epoch ended")
+        warnings.filterwarnings("ignore", "You defined a `validation_step` but have no `val_dataloader`")
         Trainer(**quiet(max_steps=6, logger=False, enable_checkpointing=False)).fit(
             LinearRegression(), regression_data(n=64, batch_size=8), ckpt_path=path
         )
