@@ -30,6 +30,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from torch.optim.lr_scheduler import ReduceLROnPlateau as _TorchReduceLROnPlateau
 
 from . import __version__
+from .accelerator import Accelerator
 from .callbacks import Callback
 from .core.datamodule import LightningDataModule
 from .core.hparams import hyperparameters_given
@@ -40,6 +41,7 @@ from .errors import MisconfigurationException
 from .loggers.logger import Logger
 from .profilers import Profiler
 from .seed import seed_everything
+from .strategies.base import Strategy
 from .trainer import Trainer
 from .trainer.options.defaults import is_unset
 
@@ -211,26 +213,29 @@ class LightningArgumentParser(ArgumentParser):  # type: ignore[misc]
             "callbacks": Union[list[Callback], Callback, None],  # noqa: UP007 - jsonargparse reads it at runtime
             "logger": Union[Logger, list[Logger], bool, None],  # noqa: UP007
             "profiler": Union[Profiler, str, None],  # noqa: UP007
+            # a class_path (or a lazy_instance default) whose arguments `--trainer.strategy.<arg>` may then set
+            "strategy": Union[str, Strategy],  # noqa: UP007
+            "accelerator": Union[str, Accelerator],  # noqa: UP007
         }
         present = inspect.signature(trainer_class).parameters
         skip = {name for name in typed if name in present}
         added: list[str] = self.add_class_arguments(
             trainer_class, nested_key, fail_untyped=False, instantiate=False, sub_configs=True, skip=skip
         )
-        # accelplug marks a default the caller did not pass (so saved settings may fill it); jsonargparse wants
-        # the plain value, and the CLI hands the mark back when the value stays the default (_unset_kept)
-        self.set_defaults(
-            {_under(nested_key, name): _plain(p.default) for name, p in present.items() if is_unset(p.default)}
-        )
         for name in sorted(skip):
             default = present[name].default
             self.add_argument(
                 f"--{_under(nested_key, name)}",
                 type=typed[name],
-                default=None if default is inspect.Parameter.empty else default,
+                default=None if default is inspect.Parameter.empty or is_unset(default) else default,
                 help=f"Trainer({name}=...)",
             )
             added.append(_under(nested_key, name))
+        # accelplug marks a default the caller did not pass (so saved settings may fill it); jsonargparse wants
+        # the plain value, and the CLI hands the mark back when the value stays the default (_unset_kept)
+        self.set_defaults(
+            {_under(nested_key, name): _plain(p.default) for name, p in present.items() if is_unset(p.default)}
+        )
         return added
 
     def add_optimizer_args(

@@ -439,3 +439,19 @@ def test_tensorboard_logger_offers_the_summary_writers_arguments(capsys: pytest.
     with pytest.raises(SystemExit):
         LightningCLI(BoringModel, run=False, args=args)
     assert yaml.safe_load(capsys.readouterr().out)["trainer"]["logger"]["init_args"]["comment"] == "run1"
+
+
+@_SEEDED_WITHOUT_A_SEED
+@pytest.mark.usefixtures("argv_alone")
+def test_a_strategy_default_given_as_lazy_instance_takes_its_arguments_from_the_command_line() -> None:
+    from jsonargparse import lazy_instance
+
+    from accelplug.strategies import DDPStrategy
+
+    default = lazy_instance(DDPStrategy, find_unused_parameters=True)
+    args = ["--trainer.logger=false", "--trainer.strategy.process_group_backend=gloo"]
+    cli = LightningCLI(BoringModel, run=False, trainer_defaults={"strategy": default}, args=args)
+    assert cli.config.trainer.strategy.init_args.find_unused_parameters is True
+    assert isinstance(cli.trainer.strategy, DDPStrategy) and cli.trainer.strategy.process_group_backend == "gloo"
+    plain = LightningCLI(BoringModel, run=False, args=["--trainer.logger=false", "--trainer.accelerator=cpu"])
+    assert plain.trainer.strategy is not None and plain.config.trainer.strategy == "auto"

@@ -121,14 +121,16 @@ def test_a_module_without_training_step_is_refused_clearly() -> None:
         def configure_optimizers(self) -> Any:
             return torch.optim.SGD(self.parameters(), lr=0.1)
 
-    with pytest.raises(MisconfigurationException, match=r"NoStep has no training_step\(\) method"):
+    with pytest.raises(
+        MisconfigurationException, match=r"No `training_step\(\)` method defined.*NoStep has no training_step\(\)"
+    ):
         _trainer(accelplug, max_epochs=1).fit(NoStep(), _loader())
 
 
 @pytest.mark.parametrize("method", ["validate", "test"])
 def test_validate_and_test_refuse_a_module_without_their_step(method: str) -> None:
     module = _regression(accelplug)()
-    with pytest.raises(MisconfigurationException, match=r"_step\(\) method"):
+    with pytest.raises(MisconfigurationException, match=r"_step\(\)` method defined to run `Trainer\.(validate|test)`"):
         getattr(_trainer(accelplug), method)(module, _loader())
     with pytest.raises(Exception, match=r"_step\(\)` method defined"):
         getattr(_trainer(lightning), method)(_regression(lightning)(), _loader())

@@ -94,3 +94,24 @@ def test_the_cli_config_of_a_run_without_logger_is_in_the_root_folder(
     ours = _cli_files(accelplug, tmp_path / "accelplug", monkeypatch)
     assert ours == theirs
     assert "config.yaml" in theirs  # the comparison is about a file Lightning wrote
+
+
+def test_logger_and_loggers_can_be_set_as_in_lightning_and_log_dir_follows(tmp_path: Path) -> None:
+    seen = {}
+    for name, framework in {"lightning": lightning, "accelplug": accelplug}.items():
+        root = tmp_path / name
+        csv = framework.pytorch.loggers.CSVLogger(str(root / "first"))
+        other = framework.pytorch.loggers.CSVLogger(str(root / "second"))
+        trainer = framework.Trainer(default_root_dir=str(root), logger=csv, accelerator="cpu")
+        steps = [Path(trainer.log_dir).relative_to(root)]
+        trainer.logger = other
+        steps.append((trainer.loggers == [other], Path(trainer.log_dir).relative_to(root)))
+        trainer.logger = None
+        steps.append((trainer.logger, trainer.loggers))
+        trainer.loggers = [csv, other]
+        steps.append((trainer.logger is csv, len(trainer.loggers)))
+        trainer.loggers = None
+        steps.append((trainer.logger, trainer.loggers, Path(trainer.log_dir) == root))
+        seen[name] = steps
+    assert seen["accelplug"] == seen["lightning"]
+    assert seen["accelplug"][1] == (True, Path("second/lightning_logs/version_0"))

@@ -49,15 +49,18 @@ from ..selection import (
     give_strategy_its_plan,
 )
 from ..strategies.base import plugin_of
-from .display.defaults import DisplayProgressBar, configure_callbacks, progress_bar_callback
+from .display.defaults import DisplayProgressBar, configure_callbacks, given_timer, progress_bar_callback
 from .display.device_info import report_devices
 from .options.arguments import (
     check_checkpointing,
+    check_manual_options,
     check_model,
+    check_predict_model,
     compile_options_for,
     path_in_datamodule_slot,
     profiler_for,
     require_tensorboard,
+    warn_fit_validation,
     warn_unknown_variables,
 )
 from .options.defaults import (
@@ -221,6 +224,8 @@ class Trainer:
         give_strategy_its_plan(self._strategy, self.selection, self.options.num_nodes)
         self.callbacks: list[Any] = list(self.options.callbacks)
         check_checkpointing(self.options, self.callbacks)
+        if given_timer(self.options.max_time, self.callbacks):  # the user's Timer governs the time, as in Lightning
+            self.options = dataclasses.replace(self.options, max_time=None)
         if self.options.enable_checkpointing and not any(isinstance(c, Checkpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())
         self.callbacks = configure_callbacks(self.options, self.callbacks)
@@ -269,6 +274,10 @@ class Trainer:
         compile_options = compile_options_for(model, self.options.compile)
         model = check_model(model, "fit", "training_step", "configure_optimizers")
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
+        warn_fit_validation(model, val_dataloaders is not None, datamodule)
+        options = self.options
+        automatic = bool(getattr(model, "automatic_optimization", True))
+        check_manual_options(automatic, options.accumulate_grad_batches, options.gradient_clip_val)
         loaders = (train_dataloaders, val_dataloaders)
         call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
         self._here_or_forked(model, functools.partial(run_fit, self, call))
@@ -356,6 +365,8 @@ class Trainer:
 
             if not isinstance(module, LightningModule):  # a plain module predicts only the data it is given
                 check_model(module, method, "predict_dataloader")
+        if method == "predict":
+            check_predict_model(module)
         given = {"model_given": model is not None}
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
@@ -589,9 +600,22 @@ class Trainer:
         """The first logger (Lightning's ``trainer.logger``), or None."""
         return self._loggers[0] if self._loggers else None
 
+    @logger.setter
+    def logger(self, logger: Any) -> None:
+        """Replace the loggers by this one (None: no logger), as Lightning's setter does; the next call logs there."""
+        self._set_loggers([] if logger is None else [logger])
+
     @property
     def loggers(self) -> list[Any]:
         return list(self._loggers)
+
+    @loggers.setter
+    def loggers(self, loggers: list[Any] | None) -> None:
+        self._set_loggers(list(loggers) if loggers else [])
+
+    def _set_loggers(self, loggers: list[Any]) -> None:
+        self._loggers = loggers
+        self._log_dir = None  # the folder is the new first logger's
 
     @property
     def checkpoint_callback(self) -> ModelCheckpoint | None:
@@ -839,7 +863,10 @@ class Trainer:
         from .loops._limits import parsed_max_epochs
 
         max_steps = options.max_steps if options.max_steps is not None else -1
-        max_epochs = parsed_max_epochs(options.max_epochs, max_steps, timed=options.max_time is not None)
+        timed = options.max_time is not None or any(
+            is_instance_if_loaded(c, "accelplug.callbacks.timer", "Timer") for c in self.callbacks
+        )
+        max_epochs = parsed_max_epochs(options.max_epochs, max_steps, timed=timed)
         if max_epochs == -1:
             return math.inf if max_steps == -1 else max_steps
         if "train" not in self.state.data and self.state.train_source is not None:

@@ -120,6 +120,29 @@ def test_a_metric_logged_on_step_only_is_reset_at_the_epochs_end(tmp_path: Path)
     assert model.total.update_count == 0
 
 
+def test_a_logged_metric_whose_compute_returns_no_tensor_is_refused_with_its_name(tmp_path: Path) -> None:
+    torchmetrics = pytest.importorskip("torchmetrics")
+
+    class TwoValues(torchmetrics.Metric):
+        def update(self) -> None:
+            pass
+
+        def compute(self) -> Any:
+            return torch.tensor(1.0), torch.tensor(2.0)
+
+    class LogsIt(BoringModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pair = TwoValues()
+
+        def on_train_start(self) -> None:
+            self.log("pair", self.pair)
+
+    # Lightning raises ValueError here (its type, so a user's `except ValueError` still catches it)
+    with pytest.raises(ValueError, match=r"`\.compute\(\)` return of the metric logged as 'pair' must be a tensor"):
+        _trainer(tmp_path, limit_val_batches=0).fit(LogsIt())
+
+
 def test_an_evaluation_epoch_writes_one_logger_row_with_the_epoch_end_values(tmp_path: Path) -> None:
     rows: list[dict[str, float]] = []
 

@@ -168,7 +168,10 @@ def test_fit_says_when_validation_is_skipped_for_want_of_a_step_or_data(
             warnings.simplefilter("always")
             trainer.fit(Model(), loader(), loader(VAL_SAMPLES, 1) if data == "argument" else None)
         seen[name] = [(w.category, str(w.message)) for w in caught if "Skipping val loop" in str(w.message)]
-    assert [(c.__name__, m) for c, m in seen["accelplug"]] == [(c.__name__, m) for c, m in seen["lightning"]]
+    # Lightning's sentence, then accelplug's own detail
+    assert [(c.__name__, m.split(" Skipping val loop")[0]) for c, m in seen["accelplug"]] == [
+        (c.__name__, m.split(" Skipping val loop")[0]) for c, m in seen["lightning"]
+    ]
     assert len(seen["accelplug"]) == (has_step != (data is not None))
     if has_step and data is None:
         assert issubclass(seen["accelplug"][0][0], PossibleUserWarning)

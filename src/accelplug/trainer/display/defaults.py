@@ -1,4 +1,10 @@
-"""The display callbacks a Trainer adds by itself, and the order callbacks run in (Lightning's rules).
+"""The callbacks a Trainer adds by itself, and the order callbacks run in (Lightning's rules).
+
+``max_time`` adds a ``Timer`` with that duration, checked after every step, unless the list holds a ``Timer``
+already: then that one governs and ``max_time`` is ignored, with Lightning's INFO line (the Trainer drops the
+option, see :func:`given_timer`). The loop keeps its own check of ``max_time`` (so ``trainer.stop_reason`` says
+``MAX_TIME``); the added ``Timer`` is what ``trainer.callbacks`` shows, and what a checkpoint keeps of the time
+already spent, so a resumed fit stops when the whole budget is used, as in Lightning.
 
 ``enable_model_summary`` (on by default) adds a ``RichModelSummary`` (rich is one of accelplug's dependencies)
 unless the list holds a ``ModelSummary`` already; checkpointing callbacks then move to the end, so they see what
@@ -9,15 +15,23 @@ callback is added by default: accelplug's own display (rich bars on a terminal, 
 
 from __future__ import annotations
 
+import datetime
+import logging
 from typing import Any
 
 from ...callbacks.base import Callback, Checkpoint
 from ...callbacks.model_summary import ModelSummary, RichModelSummary
 from ...callbacks.progress_bar import ProgressBar
-from ...distributed.rank_zero import rank_zero_info
+from ...distributed.rank_zero import is_rank_zero, rank_zero_info
 from ...errors import MisconfigurationException
 
-__all__ = ["DisplayProgressBar", "add_module_callbacks", "configure_callbacks", "progress_bar_callback"]
+__all__ = [
+    "DisplayProgressBar",
+    "add_module_callbacks",
+    "configure_callbacks",
+    "given_timer",
+    "progress_bar_callback",
+]
 
 
 def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
@@ -34,9 +48,29 @@ def configure_callbacks(options: Any, callbacks: list[Any]) -> list[Any]:
             "Trainer was configured with `enable_progress_bar=False` but found "
             f"`{type(bars[0]).__name__}` in callbacks list: remove one of the two."
         )
+    if options.max_time is not None:
+        from ...callbacks.timer import Timer  # only a timed Trainer loads it
+
+        callbacks.append(Timer(duration=datetime.timedelta(seconds=options.max_time), interval="step"))
     if options.enable_model_summary and not any(isinstance(c, ModelSummary) for c in callbacks):
         callbacks.append(RichModelSummary())
     return [c for c in callbacks if not isinstance(c, Checkpoint)] + [c for c in callbacks if isinstance(c, Checkpoint)]
+
+
+def given_timer(max_time: float | None, callbacks: list[Any]) -> bool:
+    """Whether ``callbacks`` hold a ``Timer`` of the user's while ``max_time`` is set: it then governs the fit's time
+    and ``max_time`` is ignored, as Lightning ignores it (with its INFO line)."""
+    if max_time is None:
+        return False
+    from ...callbacks.timer import Timer  # only a timed Trainer loads it
+
+    if not any(isinstance(c, Timer) for c in callbacks):
+        return False
+    if is_rank_zero():  # Lightning's INFO line, on the Trainer's logger (as the GPU/TPU lines)
+        logging.getLogger("accelplug.trainer").info(
+            "Ignoring `Trainer(max_time=...)`, callbacks list already contains a Timer."
+        )
+    return True
 
 
 def add_module_callbacks(callbacks: list[Any], extra: list[Any]) -> list[Any]:

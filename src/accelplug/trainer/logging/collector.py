@@ -280,7 +280,7 @@ class LogCollector:
             results.update({k: locals_[i] for i, k in enumerate(own)})
         for key, entry in entries.items():
             if entry.metric is not None:
-                results[key] = entry.metric.compute().detach().to("cpu", torch.float32).reshape(())
+                results[key] = _computed(key, entry.metric).detach().to("cpu", torch.float32).reshape(())
                 self._computed.append(entry.metric)
         if reset:
             computed, self._computed = self._computed, []
@@ -291,6 +291,18 @@ class LogCollector:
 
     def prog_bar_names(self) -> set[str]:
         return set(self.step_prog_bar) | {k for k, e in self.epoch_values.items() if e.prog_bar}
+
+
+def _computed(name: str, metric: Any) -> torch.Tensor:
+    """The tensor a logged metric object's ``compute()`` returns; anything else is refused with the logged name."""
+    value = metric.compute()
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(
+            f"The `.compute()` return of the metric logged as {name!r} must be a tensor: "
+            f"{type(metric).__name__}.compute() returned {type(value).__name__}. Return one tensor from `compute()`, "
+            "or log each value under its own name."
+        )
+    return value
 
 
 def settle_bar(metrics: dict[str, Any]) -> dict[str, Any]:

@@ -83,20 +83,11 @@ def _warn_if_fewer_batches_than_logging_interval(trainer: Any, count: float) -> 
 def validation_loop(
     run: Run, given: Any, module: torch.nn.Module, datamodule: Any, progress: ProgressDisplay | None
 ) -> EvaluationLoop | None:
-    """The fit's validation (its loaders asked for when first needed), or None when the fit does not validate.
-
-    A fit that has validation data but no ``validation_step``, or the step but no data, validates nothing; Lightning
-    says so at the fit's start, and so does accelplug, in its words: either is usually an oversight."""
-    has_step = overrides(module, "validation_step")
-    has_data = given is not None or has_loader_source("validate", module, datamodule)
-    if has_data and not has_step:
-        rank_zero_warn("You passed in a `val_dataloader` but have no `validation_step`. Skipping val loop.")
-    elif has_step and not has_data:
-        rank_zero_warn(
-            "You defined a `validation_step` but have no `val_dataloader`. Skipping val loop.",
-            category=PossibleUserWarning,
-        )
-    if not (has_step and has_data) or run.options.limit_val_batches == 0:
+    """The fit's validation (its loaders asked for when first needed), or None when the fit does not validate
+    (no ``validation_step``, no validation data: ``options.arguments.warn_fit_validation`` says so first)."""
+    if not overrides(module, "validation_step") or run.options.limit_val_batches == 0:
+        return None
+    if given is None and not has_loader_source("validate", module, datamodule):
         return None
 
     def loaders() -> list[Any]:

@@ -10,7 +10,7 @@ import torch
 
 from ...errors import MisconfigurationException
 
-__all__ = ["check_manual_options", "check_manual_output", "explain_backward", "loss_of", "refuse_skipping"]
+__all__ = ["check_manual_output", "explain_backward", "loss_of", "refuse_skipping"]
 
 
 def loss_of(output: Any) -> torch.Tensor | None:
@@ -70,19 +70,3 @@ def explain_backward(loss: torch.Tensor, step: int, exc: RuntimeError) -> Except
             "torch.no_grad(), detached, or from no trainable parameter), so there is nothing to backpropagate."
         )
     return exc
-
-
-def check_manual_options(automatic: bool, accumulate: int, clip_val: float | None) -> None:
-    """Options that manual optimization cannot honour, refused before the first batch as Lightning does."""
-    if automatic:
-        return
-    if accumulate > 1:
-        raise MisconfigurationException(
-            f"accumulate_grad_batches={accumulate} does not apply to manual optimization "
-            "(automatic_optimization = False): accumulate in training_step yourself, as in Lightning."
-        )
-    if clip_val:
-        raise MisconfigurationException(
-            f"gradient_clip_val={clip_val} does not apply to manual optimization: call "
-            "self.clip_gradients(optimizer, gradient_clip_val=..., gradient_clip_algorithm=...) in training_step."
-        )

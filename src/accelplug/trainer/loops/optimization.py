@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...errors import MisconfigurationException
-from ._losses import check_manual_options, explain_backward, loss_of, refuse_skipping
+from ._losses import explain_backward, loss_of, refuse_skipping
 from ._managed_optimizer import ManagedOptimizer
 from ._precision_steps import PluginSteps
 from ._transfer import transfer_batch
@@ -80,7 +80,6 @@ class Optimization:
         self.stepped = False
         self.manual_steps = 0
         self.nonfinite = options.nonfinite_loss
-        check_manual_options(self.automatic, self.accumulate, self.clip_val)
 
     # ---- which path --------------------------------------------------------------------------------
     def can_go_fast(self) -> bool:

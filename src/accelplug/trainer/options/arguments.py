@@ -22,11 +22,14 @@ __all__ = [
     "NotALightningModule",
     "PredictionsNotReturnable",
     "check_checkpointing",
+    "check_manual_options",
     "check_model",
+    "check_predict_model",
     "compile_options_for",
     "path_in_datamodule_slot",
     "profiler_for",
     "require_tensorboard",
+    "warn_fit_validation",
     "warn_unknown_variables",
 ]
 
@@ -113,10 +116,77 @@ def check_model(model: object, method: str, *names: str) -> torch.nn.Module:
             f"methods trainer.{method}() calls: it has no {', '.join(missing)}() method."
         )
     if missing:
+        needs = (
+            ". `Trainer.fit` needs at least `training_step()`, `configure_optimizers()` and training data"
+            if method == "fit"
+            else f" to run `Trainer.{method}`"
+        )
         raise MisconfigurationException(
-            f"{type(model).__name__} has no {', '.join(missing)}() method, which trainer.{method}() needs."
+            f"No `{missing[0]}()` method defined{needs}: {type(model).__name__} has no {'(), '.join(missing)}() method."
         )
     return model
+
+
+def check_manual_options(automatic: bool, accumulate: int, clip_val: float | None) -> None:
+    """Options that manual optimization cannot honour, refused before fit sets anything up, as Lightning does."""
+    if automatic:
+        return
+    if clip_val:
+        raise MisconfigurationException(
+            "Automatic gradient clipping is not supported for manual optimization (automatic_optimization = False): "
+            f"remove `Trainer(gradient_clip_val={clip_val})` and call self.clip_gradients(optimizer, "
+            "gradient_clip_val=..., gradient_clip_algorithm=...) in training_step, or switch to automatic optimization."
+        )
+    if accumulate > 1:
+        raise MisconfigurationException(
+            "Automatic gradient accumulation is not supported for manual optimization (automatic_optimization = "
+            f"False): remove `Trainer(accumulate_grad_batches={accumulate})` and accumulate in training_step yourself, "
+            "or switch to automatic optimization."
+        )
+
+
+def check_predict_model(model: torch.nn.Module) -> None:
+    """Lightning's refusals before ``predict``: a ``predict_step`` set to None, or neither ``predict_step`` nor a
+    ``forward`` of the module's own (the default ``predict_step`` calls ``forward``)."""
+    if getattr(model, "predict_step", True) is None:
+        raise MisconfigurationException(
+            f"`predict_step` cannot be None to run `Trainer.predict`: {type(model).__name__}.predict_step is None."
+        )
+    from ...core.module import LightningModule
+
+    default_step = getattr(type(model), "predict_step", None) in (None, LightningModule.predict_step)
+    own_step = "predict_step" in vars(model) or not default_step
+    forward = getattr(model, "forward", None)
+    own_forward = callable(forward) and getattr(forward, "__func__", None) is not torch.nn.Module.forward
+    if not own_step and not own_forward:
+        raise MisconfigurationException(
+            f"`Trainer.predict` requires `forward` method to run. {type(model).__name__} defines neither "
+            "`predict_step()` nor `forward()`."
+        )
+
+
+def warn_fit_validation(model: torch.nn.Module, val_given: bool, datamodule: Any) -> None:
+    """Lightning's warnings when fit has a validation step without validation data, or data without a step: the
+    validation loop is skipped either way."""
+    from ...data.sources import has_loader_source
+    from ...distributed.rank_zero import rank_zero_warn
+    from ...errors import PossibleUserWarning
+
+    has_loader = val_given or has_loader_source("validate", model, datamodule)
+    has_step = overrides(model, "validation_step")
+    if has_loader and not has_step:
+        rank_zero_warn(
+            "You passed in a `val_dataloader` but have no `validation_step`. Skipping val loop: "
+            f"{type(model).__name__} defines no validation_step().",
+            stacklevel=3,  # the user's fit() call
+        )
+    elif has_step and not has_loader:
+        rank_zero_warn(
+            "You defined a `validation_step` but have no `val_dataloader`. Skipping val loop: pass "
+            "`val_dataloaders=` to fit() or define val_dataloader() to validate.",
+            category=PossibleUserWarning,
+            stacklevel=3,
+        )
 
 
 def compile_options_for(model: object, option: dict[str, Any] | None) -> dict[str, Any] | None:
