@@ -104,6 +104,19 @@ def plugin_of(strategy: object, attribute: str, from_plugins: Any) -> Any:
     return given
 
 
+def one_precision(strategy: object, precision_plugin: Any, precision: Any) -> Any:
+    """The precision a strategy is built with: ``precision_plugin`` (the Trainer's strategies' argument) or
+    ``precision`` (Lightning Fabric's strategies' name for it); both at once is refused."""
+    if precision is None:
+        return precision_plugin
+    if precision_plugin is not None and precision_plugin is not precision:
+        raise MisconfigurationException(
+            f"{type(strategy).__name__}(precision_plugin={precision_plugin!r}, precision={precision!r}) gives the "
+            "precision twice: `precision` is Lightning Fabric's name for `precision_plugin`, pass one of them."
+        )
+    return precision
+
+
 class Strategy(ABC):
     """A way to run training on the selected devices (registered through ``register_strategies``).
 
@@ -137,12 +150,16 @@ class Strategy(ABC):
         accelerator: Accelerator | None = None,
         checkpoint_io: CheckpointIO | None = None,
         precision_plugin: NumericPrecision | None = None,
+        *,
+        precision: NumericPrecision | None = None,
     ) -> None:
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
         None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`). ``accelerator`` (a name, an
         ``Accelerator`` class or instance) chooses the run's accelerator as Lightning's does, when the Trainer or
         Fabric is given none (:func:`accelerator_of`); ``precision_plugin`` is the precision the Trainer then runs
-        with, as Lightning's connector takes it (giving one here and another in ``plugins=`` is refused)."""
+        with, as Lightning's connector takes it (giving one here and another in ``plugins=`` is refused);
+        ``precision`` is Lightning Fabric's name for the same argument (one or the other)."""
+        precision_plugin = one_precision(self, precision_plugin, precision)
         #: the accelerator this strategy was built with, which the Trainer or Fabric then selects
         self._accelerator_given: Any = accelerator
         #: the precision plugin this strategy was built with, which the Trainer then runs with

@@ -200,6 +200,7 @@ class DDPStrategy(ParallelStrategy):
             cluster_environment=cluster_environment,
             checkpoint_io=checkpoint_io,
             precision_plugin=precision_plugin,
+            precision=kwargs.pop("precision", None),  # Lightning Fabric's name of precision_plugin, not torch's
         )
         accepted = ddp_keyword_names()
         for option in kwargs:

@@ -259,6 +259,7 @@ class FSDPStrategy(DDPStrategy):
             precision_plugin=precision_plugin,
             process_group_backend=process_group_backend,
             timeout=timeout,
+            precision=kwargs.pop("precision", None),  # Lightning Fabric's name of precision_plugin
         )
         _check_fsdp1_options(kwargs)
         if activation_checkpointing is not None:
@@ -701,6 +702,10 @@ def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
 
 
 _FABRIC_OPTIONS = (
+    "accelerator",
+    "parallel_devices",
+    "cluster_environment",
+    "precision",
     "activation_checkpointing_policy",
     "cpu_offload",
     "mixed_precision",

@@ -271,7 +271,7 @@ class Trainer:
         train_dataloaders, datamodule = split_datamodule(train_dataloaders, datamodule, "fit")
         loaders = (train_dataloaders, val_dataloaders)
         call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
-        self._here_or_forked(model, functools.partial(run_fit, self, call))
+        self._here_or_forked(model, functools.partial(run_fit, self, call), fitting=True)
 
     def validate(
         self,
@@ -359,7 +359,7 @@ class Trainer:
         given = {"model_given": model is not None}
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
-    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
+    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any], *, fitting: bool = False) -> Any:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_spawn``/``ddp_fork``/
         ``ddp_notebook`` in one new process per device, rank 0's result and weights coming back (``process.spawning``).
         ``work`` is a ``functools.partial`` of a module-level function, so that ``spawn`` can pickle it."""
@@ -367,7 +367,9 @@ class Trainer:
             from .process.spawning import run_in_local_processes
 
             self._module = model  # this process's trainer.lightning_module, as in Lightning (rank 0's weights return)
-            return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
+            return run_in_local_processes(
+                self, model, work, self.selection.start_method, self.selection.strategy, fitting=fitting
+            )
         from ..launcher import relaunch_if_needed
 
         relaunch_if_needed(

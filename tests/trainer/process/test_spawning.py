@@ -129,3 +129,28 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> Non
     )
     assert result.returncode != 0
     assert 'guards the main function with an `if __name__ == "__main__"` clause' in result.stderr
+
+
+def test_a_second_fit_of_a_trainer_that_fitted_in_spawned_processes_is_refused_as_lightning_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lightning raises ``NotImplementedError`` for a second ``fit`` with a spawn-based strategy (a test in between
+    stays allowed); the processes are stood in for by their outcome, so nothing starts."""
+    from accelplug.trainer.process import spawning
+
+    calls: list[str] = []
+
+    def outcome(entry: Any, objects: dict[str, Any], processes: int, start_method: str, **_: Any) -> dict[str, Any]:
+        calls.append(start_method)
+        return {"weights": objects["model"].state_dict(), "state": {}, "checkpoint_paths": {}, "result": None}
+
+    monkeypatch.setattr(spawning, "start_local_processes", outcome)
+    model = CountingRegression()
+    trainer = _trainer(tmp_path)
+    data = torch.utils.data.DataLoader(regression_data(), batch_size=4)
+    trainer.fit(model, data)
+    trainer.predict(model, data)
+    with pytest.raises(NotImplementedError, match=r"twice.*is not supported.*ckpt_path"):
+        trainer.fit(model, data)
+    assert calls == ["spawn", "spawn"]  # the refused fit started nothing
+    _trainer(tmp_path).fit(model, data)  # a new Trainer fits again

@@ -137,6 +137,17 @@ class Precision(NumericPrecision):
         return self.numerics.compute_dtype
 
     @property
+    def _desired_input_dtype(self) -> torch.dtype:
+        """Lightning's private name of the dtype floating inputs become (its mixed, half and FSDP plugins keep it):
+        the compute dtype, unless a subclass set its own."""
+        given = self.__dict__.get("_given_input_dtype")
+        return given if given is not None else self.compute_dtype
+
+    @_desired_input_dtype.setter
+    def _desired_input_dtype(self, dtype: torch.dtype) -> None:
+        self.__dict__["_given_input_dtype"] = dtype
+
+    @property
     def uses_autocast(self) -> bool:
         return self.numerics.uses_autocast or any(overrides(self, method) for method in CONTEXT_METHODS)
 
@@ -252,8 +263,14 @@ class Precision(NumericPrecision):
         return result
 
     @default_hook
-    def optimizer_step(self, optimizer: Any, model: Any, closure: Callable[[], Any], **kwargs: Any) -> Any:
-        return optimizer.step(closure=partial(self._wrap_closure, model, optimizer, closure), **kwargs)
+    def optimizer_step(
+        self, optimizer: Any, model: Any = None, closure: Callable[[], Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Lightning's ``optimizer_step(optimizer, model, closure)``; called as Lightning Fabric's plugins are,
+        with the optimizer alone (no model, no closure), the optimizer steps with ``kwargs`` and nothing else."""
+        if model is None and closure is None:
+            return optimizer.step(**kwargs)
+        return optimizer.step(closure=partial(self._wrap_closure, model, optimizer, closure or _nothing), **kwargs)
 
     @default_hook
     def clip_gradients(self, optimizer: Any, clip_val: float = 0.0, gradient_clip_algorithm: Any = "norm") -> None:

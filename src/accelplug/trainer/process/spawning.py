@@ -34,14 +34,29 @@ _CHECKPOINT_PATHS = ("best_model_path", "last_model_path", "best_model_score")
 
 
 def run_in_local_processes(
-    trainer: Any, model: torch.nn.Module, work: Callable[[], Any], start_method: str, strategy_name: str
+    trainer: Any,
+    model: torch.nn.Module,
+    work: Callable[[], Any],
+    start_method: str,
+    strategy_name: str,
+    *,
+    fitting: bool = False,
 ) -> Any:
     """Run ``work`` (a fit, validate, test or predict) in one process per device; rank 0's result.
 
-    ``model`` then holds rank 0's weights and ``trainer`` its loop state (step, epoch, metrics).
+    ``model`` then holds rank 0's weights and ``trainer`` its loop state (step, epoch, metrics). A second ``fit``
+    (``fitting``) of a Trainer that already fitted this way is refused with Lightning's ``NotImplementedError``
+    (Lightning's own limit, kept so that code written for it sees the same error and workaround).
     """
+    if fitting and getattr(trainer, "_fitted_in_processes", False):
+        raise NotImplementedError(
+            f"Fitting one Trainer twice with strategy={strategy_name!r} (new processes for each call) is not "
+            "supported: build a new Trainer and continue from a checkpoint with `trainer.fit(model, ckpt_path=...)`."
+        )
     objects = {"trainer": trainer, "model": model, "work": work}
     outcome = start_local_processes(_run_rank, objects, trainer.num_devices, start_method, strategy_name=strategy_name)
+    if fitting:
+        trainer._fitted_in_processes = True
     model.load_state_dict(outcome["weights"], strict=False)
     for name, value in outcome["state"].items():
         setattr(trainer.state, name, value)
