@@ -1,7 +1,8 @@
 """Lightning Fabric's forms of the precision plugins and strategy constructors, beside the Trainer's.
 
 Lightning Fabric's strategies take the precision as ``precision=`` (the Trainer's take ``precision_plugin=``), and
-its plugins step with ``optimizer_step(optimizer, **kwargs)`` (no model, no closure). A ``16-mixed`` plugin always
+its plugins step with ``optimizer_step(optimizer, **kwargs)`` (no model, no closure) and run
+``backward(tensor, module, *args)`` (the loss scaled, then its own backward with ``args``). A ``16-mixed`` plugin always
 holds torch's ``GradScaler`` (turned off where the device's runtime is missing), and a device given as some other
 object is kept until autocast needs it. Found by Lightning's ``tests_fabric/plugins/precision`` and
 ``tests_fabric/strategies/test_strategy.py``; each case here is compared with Lightning itself.
@@ -129,3 +130,19 @@ def test_fabric_runs_with_the_precision_its_strategy_was_built_with(framework: s
     fabric = fw.Fabric(accelerator="cpu", strategy=strategy)
     module = fabric.setup_module(torch.nn.Linear(2, 2))
     assert next(module.parameters()).dtype == torch.float64
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_fabrics_backward_scales_the_loss_of_a_plain_module_and_passes_its_arguments(framework: str) -> None:
+    fw: Any = FRAMEWORKS[framework]
+    plugin = fw.plugins.MixedPrecision("16-mixed", "cpu", scaler=torch.amp.GradScaler("cpu", init_scale=4.0))
+    module = torch.nn.Linear(2, 1, bias=False)
+    torch.nn.init.ones_(module.weight)
+    loss = module(torch.ones(1, 2)).sum()
+    plugin.backward(loss, module, None, True)  # Fabric's form: the loss's own backward(gradient, retain_graph)
+    assert module.weight.grad is not None
+    assert torch.equal(module.weight.grad, torch.full((1, 2), 4.0))  # scaled by init_scale
+    deepspeed = fw.plugins.DeepSpeedPrecision("32-true")
+    engine = Mock()
+    deepspeed.backward(loss, engine, "positional-arg", keyword="arg")
+    engine.backward.assert_called_once_with(loss, "positional-arg", keyword="arg")

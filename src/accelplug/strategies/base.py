@@ -359,22 +359,40 @@ class Strategy(ABC):
             configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
             prepared.optim = self.setup_optimizers(parse_optimizers(configure(), prepared.module))
         self._prepared = prepared  # Lightning's strategy.model and strategy.optimizers read it
+        self.__dict__.pop("_model_set", None)  # what a user assigned before gives way to the new preparation
+        self.__dict__.pop("_optimizers_set", None)
         return prepared
 
     @property
     def model(self) -> torch.nn.Module | None:
         """Lightning's ``strategy.model``: the module as the run steps it (DDP's wrapper, FSDP's sharded module) once
-        the Trainer prepared it, else the connected module."""
+        the Trainer prepared it, else the connected module; one assigned (``strategy.model = module``, Lightning's
+        setter) until the next preparation."""
+        assigned = self.__dict__.get("_model_set")
+        if assigned is not None:
+            return assigned  # type: ignore[no-any-return]
         prepared = getattr(self, "_prepared", None)
         if prepared is not None:
             return prepared.wrapped if prepared.wrapped is not None else prepared.module  # type: ignore[no-any-return]
         return self.lightning_module
 
+    @model.setter
+    def model(self, module: torch.nn.Module | None) -> None:
+        self.__dict__["_model_set"] = module
+
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
-        """Lightning's ``strategy.optimizers``: what ``configure_optimizers()`` gave the run ([] before)."""
+        """Lightning's ``strategy.optimizers``: what ``configure_optimizers()`` gave the run ([] before); a list
+        assigned (``strategy.optimizers = [...]``, Lightning's setter) until the next preparation."""
+        assigned = self.__dict__.get("_optimizers_set")
+        if assigned is not None:
+            return list(assigned)
         prepared = getattr(self, "_prepared", None)
         return list(prepared.optim.optimizers) if prepared is not None and prepared.optim is not None else []
+
+    @optimizers.setter
+    def optimizers(self, optimizers: list[torch.optim.Optimizer]) -> None:
+        self.__dict__["_optimizers_set"] = list(optimizers)
 
     def lightning_module_state_dict(self) -> dict[str, Any]:
         """Lightning's name: the connected module's weights as this strategy saves them."""
@@ -385,6 +403,11 @@ class Strategy(ABC):
         """Lightning's name: the connected module moved to this process's device."""
         if self.lightning_module is not None:
             self.lightning_module.to(self._device())
+
+    def module_to_device(self, module: torch.nn.Module) -> None:
+        """Lightning Fabric's name: ``module`` moved to this process's device (a sharding strategy places it when it
+        shards, and leaves it here)."""
+        module.to(self._device())
 
     def batch_to_device(self, batch: Any, device: torch.device | None = None, dataloader_idx: int = 0) -> Any:
         """Lightning's ``strategy.batch_to_device``: ``batch`` on ``device`` (default: this process's), through the
@@ -704,6 +727,10 @@ class Strategy(ABC):
         from ..distributed.collectives import all_reduce
 
         return all_reduce(tensor, group, reduce_op) if isinstance(tensor, torch.Tensor) else tensor
+
+    def all_reduce(self, tensor: Any, group: Any | None = None, reduce_op: Any = "mean") -> Any:
+        """Lightning Fabric's name for :meth:`reduce` (``fabric.all_reduce`` runs it)."""
+        return self.reduce(tensor, group, reduce_op)
 
     def reduce_boolean_decision(self, decision: bool, all: bool = True) -> bool:
         """Lightning's name: the decision every process shares (one process: its own)."""

@@ -363,13 +363,16 @@ class Trainer:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_spawn``/``ddp_fork``/
         ``ddp_notebook`` in one new process per device, rank 0's result and weights coming back (``process.spawning``).
         ``work`` is a ``functools.partial`` of a module-level function, so that ``spawn`` can pickle it."""
+        if fitting and "RANK" not in os.environ:
+            from .process.spawning import one_fit_per_spawning_trainer
+
+            with one_fit_per_spawning_trainer(self, self._strategy, self.selection.strategy):
+                return self._here_or_forked(model, work)
         if self.selection.start_method != "popen" and "RANK" not in os.environ:
             from .process.spawning import run_in_local_processes
 
             self._module = model  # this process's trainer.lightning_module, as in Lightning (rank 0's weights return)
-            return run_in_local_processes(
-                self, model, work, self.selection.start_method, self.selection.strategy, fitting=fitting
-            )
+            return run_in_local_processes(self, model, work, self.selection.start_method, self.selection.strategy)
         from ..launcher import relaunch_if_needed
 
         relaunch_if_needed(

@@ -9,7 +9,7 @@ weights.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException
 from .base import Precision
@@ -40,6 +40,10 @@ class DeepSpeedPrecision(Precision):
 
     def _numerics_name(self) -> str:
         return self.precision
+
+    def _fabric_backward(self, tensor: torch.Tensor, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Lightning Fabric's DeepSpeed backward: the engine's own (it scales and reduces)."""
+        model.backward(tensor, *args, **kwargs)
 
     @property
     def _desired_dtype(self) -> torch.dtype:

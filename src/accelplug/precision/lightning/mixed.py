@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException, did_you_mean
 from ...overrides import default_hook
+from ..mixed import BF16MixedPrecision, FP16MixedPrecision
 from .base import Precision
 
 if TYPE_CHECKING:
@@ -55,6 +56,11 @@ class ScaledSteps(Precision):
         if self.scaler is not None:
             tensor = self.scaler.scale(tensor)
         return super().pre_backward(tensor, module)
+
+    def _fabric_backward(self, tensor: torch.Tensor, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Lightning Fabric's backward: the loss scaled (``16-mixed``) before its own backward."""
+        scaled = self.scaler.scale(tensor) if self.scaler is not None else tensor
+        super()._fabric_backward(scaled, model, *args, **kwargs)
 
     @default_hook
     def optimizer_step(
@@ -142,6 +148,10 @@ class MixedPrecision(ScaledSteps):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r}, device={self.device!r})"
+
+
+MixedPrecision.register(BF16MixedPrecision)  # what precision="bf16-mixed"/"16-mixed" selects counts as one
+MixedPrecision.register(FP16MixedPrecision)
 
 
 def _is_torch_device(device: object) -> bool:
