@@ -104,3 +104,29 @@ def test_fabrics_all_reduce_and_module_to_device_on_one_device(framework: str) -
     placed_when_sharded = Mock(spec=torch.nn.Module)
     fabric_strategies.FSDPStrategy().module_to_device(placed_when_sharded)  # FSDP places it when it shards
     placed_when_sharded.to.assert_not_called()
+
+
+class _Fruit:
+    count = 1
+
+    def state_dict(self) -> dict[str, int]:
+        return {"count": self.count}
+
+    def load_state_dict(self, state_dict: dict[str, int]) -> None:
+        self.count = state_dict["count"]
+
+
+@pytest.mark.parametrize("framework", ["lightning", "accelplug"])
+def test_an_object_with_its_own_state_is_stateful_and_saved_through_it(framework: str, tmp_path: Any) -> None:
+    import importlib
+
+    types: Any = importlib.import_module(f"{framework}.fabric.utilities.types")
+    strategies: Any = importlib.import_module(f"{framework}.fabric.strategies")
+    fruit = _Fruit()
+    fruit.count = 100
+    assert isinstance(fruit, types._Stateful) and not isinstance(object(), types._Stateful)
+    strategy = strategies.SingleDeviceStrategy()
+    strategy.save_checkpoint(tmp_path / "checkpoint.ckpt", {"fruit": fruit})
+    fresh = _Fruit()
+    strategy.load_checkpoint(tmp_path / "checkpoint.ckpt", {"fruit": fresh})
+    assert fresh.count == 100

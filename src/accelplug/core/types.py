@@ -125,6 +125,16 @@ class CollectibleGroup(Protocol):
 
 
 @runtime_checkable
+class _Stateful(Protocol):
+    """Lightning's test of an object a checkpoint saves through its own ``state_dict``/``load_state_dict``
+    (``isinstance(obj, _Stateful)``), as ``fabric.save`` and ``fabric.load`` treat every such entry of a state."""
+
+    def state_dict(self) -> dict[Any, Any]: ...
+
+    def load_state_dict(self, state_dict: dict[Any, Any]) -> None: ...
+
+
+@runtime_checkable
 class Steppable(Protocol):
     """Anything with an optimizer's ``step(closure=None)``."""
 

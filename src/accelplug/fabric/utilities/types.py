@@ -11,6 +11,7 @@ from ...core.types import (  # noqa: F401 - Lightning's underscored aliases, whi
     Optimizable,
     Steppable,
     UntypedStorage,
+    _Stateful,
 )
 
 __all__ = ["CollectibleGroup", "Optimizable", "Steppable", "UntypedStorage"]
