@@ -130,3 +130,26 @@ def test_an_object_with_its_own_state_is_stateful_and_saved_through_it(framework
     fresh = _Fruit()
     strategy.load_checkpoint(tmp_path / "checkpoint.ckpt", {"fruit": fresh})
     assert fresh.count == 100
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize(
+    ("asked", "device", "backend"), [("foo", "cpu", "foo"), (None, "cuda:0", "nccl"), (None, "cpu", "gloo")]
+)
+def test_the_process_group_backend_is_known_before_any_setup(
+    framework: str, asked: str | None, device: str, backend: str
+) -> None:
+    """Lightning's ``_get_process_group_backend()``; a subclass that sets its device before the base's ``__init__``
+    keeps it, as with Lightning's base, which sets none."""
+    fw: Any = FRAMEWORKS[framework]
+
+    class OnDevice(fw.strategies.DDPStrategy):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            self._root_device = torch.device(device)
+            super().__init__(process_group_backend=asked)
+
+        @property
+        def root_device(self) -> torch.device:
+            return self._root_device  # type: ignore[no-any-return]
+
+    assert OnDevice()._get_process_group_backend() == backend

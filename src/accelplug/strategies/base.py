@@ -167,7 +167,8 @@ class Strategy(ABC):
         self._precision_plugin: NumericPrecision | None = None
         self.precision_plugin = precision_plugin  # through the setter: a strategy may refuse a plugin (FSDP)
         self.accelerator: Accelerator | None = None
-        self._root_device: torch.device | None = None
+        #: a subclass that set its device before calling this (Lightning's base sets none) keeps it
+        self._root_device: torch.device | None = getattr(self, "_root_device", None)
         self._checkpoint_io: CheckpointIO | None = None
         if checkpoint_io is not None:
             self.checkpoint_io = checkpoint_io
