@@ -630,7 +630,10 @@ def give_strategy_its_plan(strategy: Strategy, selection: Selection, num_nodes: 
     (``root_device``; a strategy built for another index of the same type, ``SingleDeviceStrategy("cuda:1")``,
     keeps its own), and for a parallel one the run's plan (this node's devices, the node count), so
     ``trainer.world_size`` and ``fabric.world_size`` answer before any process starts, and after ``ddp_spawn``
-    in the parent, as Lightning's do."""
+    in the parent, as Lightning's do; and the run's accelerator (``strategy.accelerator``), so that Lightning's
+    argument-less ``strategy.setup_environment()`` works on a strategy a Trainer or Fabric holds."""
+    if getattr(strategy, "accelerator", None) is None:
+        strategy.accelerator = selection.accelerator
     own = strategy.root_device
     if own is None or own.type != selection.root_device.type:
         strategy.root_device = selection.root_device

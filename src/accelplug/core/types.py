@@ -126,12 +126,12 @@ class CollectibleGroup(Protocol):
 
 @runtime_checkable
 class _Stateful(Protocol):
-    """Anything that saves and restores its state: ``state_dict()`` and ``load_state_dict(state)`` (Lightning's
-    underscored name, which libraries import to check objects they checkpoint)."""
+    """Lightning's test of an object a checkpoint saves through its own ``state_dict``/``load_state_dict``
+    (``isinstance(obj, _Stateful)``), as ``fabric.save`` and ``fabric.load`` treat every such entry of a state."""
 
-    def state_dict(self) -> dict[str, Any]: ...
+    def state_dict(self) -> dict[Any, Any]: ...
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
+    def load_state_dict(self, state_dict: dict[Any, Any]) -> None: ...
 
 
 @runtime_checkable

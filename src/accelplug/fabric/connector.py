@@ -19,7 +19,7 @@ from ..accelerator import Accelerator
 from ..errors import MisconfigurationException
 from ..registry import get_registry
 from ..selection import Choices, RunSetup, Selection, build, cpu_half_as_bf16, select, sort_plugins
-from ..strategies.base import Strategy, accelerator_of
+from ..strategies.base import Strategy, accelerator_of, plugin_of
 
 __all__ = ["plan"]
 
@@ -55,13 +55,21 @@ def plan(
             f"plugins holds {sorted_plugins.layer_sync!r}, a Trainer plugin: Fabric takes a Precision or a "
             "ClusterEnvironment; convert BatchNorm layers yourself with torch.nn.SyncBatchNorm.convert_sync_batchnorm."
         )
+    # A strategy built with a precision or cluster environment (Lightning's form) gives them to the run, as the
+    # Trainer's does; the same object in plugins= too is refused.
+    given_precision = sorted_plugins.precision
+    sorted_plugins = replace(
+        sorted_plugins,
+        precision=plugin_of(strategy, "precision_plugin", given_precision),
+        cluster_environment=plugin_of(strategy, "cluster_environment", sorted_plugins.cluster_environment),
+    )
     precision_name = "32-true" if precision is None else precision
     choices = Choices(accelerator, devices, strategy, precision_name, num_nodes)
     own_precision = sorted_plugins.precision is not None
     setup = build(
         choices,
         sorted_plugins,
-        precision_given=precision is not None,
+        precision_given=precision is not None and sorted_plugins.precision is given_precision,
         make_strategy=_strategy_from_name,
         adjust=None if own_precision else cpu_half_as_bf16("Fabric"),
         select_with=_select,

@@ -104,6 +104,19 @@ def plugin_of(strategy: object, attribute: str, from_plugins: Any) -> Any:
     return given
 
 
+def one_precision(strategy: object, precision_plugin: Any, precision: Any) -> Any:
+    """The precision a strategy is built with: ``precision_plugin`` (the Trainer's strategies' argument) or
+    ``precision`` (Lightning Fabric's strategies' name for it); both at once is refused."""
+    if precision is None:
+        return precision_plugin
+    if precision_plugin is not None and precision_plugin is not precision:
+        raise MisconfigurationException(
+            f"{type(strategy).__name__}(precision_plugin={precision_plugin!r}, precision={precision!r}) gives the "
+            "precision twice: `precision` is Lightning Fabric's name for `precision_plugin`, pass one of them."
+        )
+    return precision
+
+
 class Strategy(ABC):
     """A way to run training on the selected devices (registered through ``register_strategies``).
 
@@ -137,12 +150,16 @@ class Strategy(ABC):
         accelerator: Accelerator | None = None,
         checkpoint_io: CheckpointIO | None = None,
         precision_plugin: NumericPrecision | None = None,
+        *,
+        precision: NumericPrecision | None = None,
     ) -> None:
         """Lightning's constructor. ``checkpoint_io`` is the writer every checkpoint goes through (the default,
         None, is :class:`~accelplug.checkpoint.TorchCheckpointIO`). ``accelerator`` (a name, an
         ``Accelerator`` class or instance) chooses the run's accelerator as Lightning's does, when the Trainer or
         Fabric is given none (:func:`accelerator_of`); ``precision_plugin`` is the precision the Trainer then runs
-        with, as Lightning's connector takes it (giving one here and another in ``plugins=`` is refused)."""
+        with, as Lightning's connector takes it (giving one here and another in ``plugins=`` is refused);
+        ``precision`` is Lightning Fabric's name for the same argument (one or the other)."""
+        precision_plugin = one_precision(self, precision_plugin, precision)
         #: the accelerator this strategy was built with, which the Trainer or Fabric then selects
         self._accelerator_given: Any = accelerator
         #: the precision plugin this strategy was built with, which the Trainer then runs with
@@ -150,7 +167,8 @@ class Strategy(ABC):
         self._precision_plugin: NumericPrecision | None = None
         self.precision_plugin = precision_plugin  # through the setter: a strategy may refuse a plugin (FSDP)
         self.accelerator: Accelerator | None = None
-        self._root_device: torch.device | None = None
+        #: a subclass that set its device before calling this (Lightning's base sets none) keeps it
+        self._root_device: torch.device | None = getattr(self, "_root_device", None)
         self._checkpoint_io: CheckpointIO | None = None
         if checkpoint_io is not None:
             self.checkpoint_io = checkpoint_io
@@ -342,22 +360,40 @@ class Strategy(ABC):
             configure: Callable[[], Any] = prepared.module.configure_optimizers  # type: ignore[assignment]
             prepared.optim = self.setup_optimizers(parse_optimizers(configure(), prepared.module))
         self._prepared = prepared  # Lightning's strategy.model and strategy.optimizers read it
+        self.__dict__.pop("_model_set", None)  # what a user assigned before gives way to the new preparation
+        self.__dict__.pop("_optimizers_set", None)
         return prepared
 
     @property
     def model(self) -> torch.nn.Module | None:
         """Lightning's ``strategy.model``: the module as the run steps it (DDP's wrapper, FSDP's sharded module) once
-        the Trainer prepared it, else the connected module."""
+        the Trainer prepared it, else the connected module; one assigned (``strategy.model = module``, Lightning's
+        setter) until the next preparation."""
+        assigned = self.__dict__.get("_model_set")
+        if assigned is not None:
+            return assigned  # type: ignore[no-any-return]
         prepared = getattr(self, "_prepared", None)
         if prepared is not None:
             return prepared.wrapped if prepared.wrapped is not None else prepared.module  # type: ignore[no-any-return]
         return self.lightning_module
 
+    @model.setter
+    def model(self, module: torch.nn.Module | None) -> None:
+        self.__dict__["_model_set"] = module
+
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
-        """Lightning's ``strategy.optimizers``: what ``configure_optimizers()`` gave the run ([] before)."""
+        """Lightning's ``strategy.optimizers``: what ``configure_optimizers()`` gave the run ([] before); a list
+        assigned (``strategy.optimizers = [...]``, Lightning's setter) until the next preparation."""
+        assigned = self.__dict__.get("_optimizers_set")
+        if assigned is not None:
+            return list(assigned)
         prepared = getattr(self, "_prepared", None)
         return list(prepared.optim.optimizers) if prepared is not None and prepared.optim is not None else []
+
+    @optimizers.setter
+    def optimizers(self, optimizers: list[torch.optim.Optimizer]) -> None:
+        self.__dict__["_optimizers_set"] = list(optimizers)
 
     def lightning_module_state_dict(self) -> dict[str, Any]:
         """Lightning's name: the connected module's weights as this strategy saves them."""
@@ -368,6 +404,11 @@ class Strategy(ABC):
         """Lightning's name: the connected module moved to this process's device."""
         if self.lightning_module is not None:
             self.lightning_module.to(self._device())
+
+    def module_to_device(self, module: torch.nn.Module) -> None:
+        """Lightning Fabric's name: ``module`` moved to this process's device (a sharding strategy places it when it
+        shards, and leaves it here)."""
+        module.to(self._device())
 
     def batch_to_device(self, batch: Any, device: torch.device | None = None, dataloader_idx: int = 0) -> Any:
         """Lightning's ``strategy.batch_to_device``: ``batch`` on ``device`` (default: this process's), through the
@@ -687,6 +728,10 @@ class Strategy(ABC):
         from ..distributed.collectives import all_reduce
 
         return all_reduce(tensor, group, reduce_op) if isinstance(tensor, torch.Tensor) else tensor
+
+    def all_reduce(self, tensor: Any, group: Any | None = None, reduce_op: Any = "mean") -> Any:
+        """Lightning Fabric's name for :meth:`reduce` (``fabric.all_reduce`` runs it)."""
+        return self.reduce(tensor, group, reduce_op)
 
     def reduce_boolean_decision(self, decision: bool, all: bool = True) -> bool:
         """Lightning's name: the decision every process shares (one process: its own)."""

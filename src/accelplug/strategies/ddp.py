@@ -201,6 +201,7 @@ class DDPStrategy(ParallelStrategy):
             cluster_environment=cluster_environment,
             checkpoint_io=checkpoint_io,
             precision_plugin=precision_plugin,
+            precision=kwargs.pop("precision", None),  # Lightning Fabric's name of precision_plugin, not torch's
         )
         accepted = ddp_keyword_names()
         for option in kwargs:
@@ -319,6 +320,16 @@ class DDPStrategy(ParallelStrategy):
                 f"{accelerator.name!r} has none."
             )
         return backend
+
+    def _get_process_group_backend(self) -> str:
+        """Lightning's name: the backend this strategy's group uses, before any setup too (the one asked for, else
+        the accelerator's own, else torch's for the device type: nccl on CUDA, gloo elsewhere)."""
+        if self._requested_backend is not None:
+            return self._requested_backend
+        if self.accelerator is not None and self.accelerator.distributed_backend is not None:
+            return str(self.accelerator.distributed_backend)
+        device = self.root_device
+        return "nccl" if device is not None and device.type == "cuda" else "gloo"
 
     def _collective_timeout(self) -> timedelta | None:
         """``timeout`` when the user gave one; at Lightning's default object, ``ACCELPLUG_DDP_TIMEOUT_S``."""

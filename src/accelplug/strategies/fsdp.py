@@ -259,6 +259,7 @@ class FSDPStrategy(DDPStrategy):
             precision_plugin=precision_plugin,
             process_group_backend=process_group_backend,
             timeout=timeout,
+            precision=kwargs.pop("precision", None),  # Lightning Fabric's name of precision_plugin
         )
         _check_fsdp1_options(kwargs)
         if activation_checkpointing is not None:
@@ -336,9 +337,10 @@ class FSDPStrategy(DDPStrategy):
 
     @precision_plugin.setter
     def precision_plugin(self, precision: NumericPrecision | None) -> None:
-        from ..precision.lightning import FSDPPrecision, Precision
+        from ..precision.lightning import FSDPPrecision
+        from ..precision.lightning.base import is_plugin
 
-        if isinstance(precision, Precision) and not isinstance(precision, FSDPPrecision):
+        if precision is not None and is_plugin(precision) and not is_plugin(precision, FSDPPrecision):
             raise _NotFSDPPrecision(
                 f"The FSDP strategy can only work with the `FSDPPrecision` plugin, found {precision}: pass "
                 f"FSDPPrecision({precision.precision!r}) or Trainer(precision={precision.precision!r})."
@@ -389,6 +391,9 @@ class FSDPStrategy(DDPStrategy):
         super().setup_environment(accelerator, device)  # a launcher's group, or one of one process here
 
     # ---- preparing the module --------------------------------------------------------------------
+    def module_to_device(self, module: torch.nn.Module) -> None:
+        """Lightning Fabric's call: nothing here, as in Lightning; sharding places the module (:meth:`setup_module`)."""
+
     def setup_module(
         self,
         module: torch.nn.Module,
@@ -701,6 +706,10 @@ def _swap(module: torch.nn.Module, name: str, value: torch.Tensor) -> None:
 
 
 _FABRIC_OPTIONS = (
+    "accelerator",
+    "parallel_devices",
+    "cluster_environment",
+    "precision",
     "activation_checkpointing_policy",
     "cpu_offload",
     "mixed_precision",

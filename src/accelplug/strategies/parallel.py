@@ -49,11 +49,15 @@ class ParallelStrategy(Strategy):
         cluster_environment: Any = None,
         checkpoint_io: Any = None,
         precision_plugin: Any = None,
+        *,
+        precision: Any = None,
     ) -> None:
         """Lightning's constructor: ``parallel_devices`` (this node's devices, one process each) and
         ``cluster_environment`` (who started the processes) are what the Trainer then uses, as Lightning's connector
-        takes them from a strategy; ``precision_plugin`` as :class:`Strategy`'s."""
-        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin)
+        takes them from a strategy; ``precision_plugin`` (or Fabric's ``precision``) as :class:`Strategy`'s."""
+        super().__init__(
+            accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin, precision=precision
+        )
         self._parallel_devices: list[torch.device] | None = _devices(parallel_devices, type(self).__name__)
         self._cluster_environment: ClusterEnvironment | None = None
         self.cluster_environment = cluster_environment  # the one given, else the Trainer's (Lightning's attribute)

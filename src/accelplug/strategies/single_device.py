@@ -34,8 +34,12 @@ class SingleDeviceStrategy(Strategy):
         accelerator: Accelerator | None = None,
         checkpoint_io: CheckpointIO | None = None,
         precision_plugin: NumericPrecision | None = None,
+        *,
+        precision: NumericPrecision | None = None,
     ) -> None:
-        super().__init__(accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin)
+        super().__init__(
+            accelerator=accelerator, checkpoint_io=checkpoint_io, precision_plugin=precision_plugin, precision=precision
+        )
         try:
             self._given_device = device if isinstance(device, torch.device) else torch.device(device)
         except (RuntimeError, TypeError, ValueError):

@@ -280,7 +280,7 @@ class Trainer:
         check_manual_options(automatic, options.accumulate_grad_batches, options.gradient_clip_val)
         loaders = (train_dataloaders, val_dataloaders)
         call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
-        self._here_or_forked(model, functools.partial(run_fit, self, call))
+        self._here_or_forked(model, functools.partial(run_fit, self, call), fitting=True)
 
     def validate(
         self,
@@ -370,10 +370,15 @@ class Trainer:
         given = {"model_given": model is not None}
         return {"module": module, "dataloaders": dataloaders, "datamodule": datamodule, "ckpt_path": ckpt_path, **given}
 
-    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any]) -> Any:
+    def _here_or_forked(self, model: torch.nn.Module, work: Callable[[], Any], *, fitting: bool = False) -> Any:
         """``work()`` in this process (re-launched first where DDP needs it), or with ``ddp_spawn``/``ddp_fork``/
         ``ddp_notebook`` in one new process per device, rank 0's result and weights coming back (``process.spawning``).
         ``work`` is a ``functools.partial`` of a module-level function, so that ``spawn`` can pickle it."""
+        if fitting and "RANK" not in os.environ:
+            from .process.spawning import one_fit_per_spawning_trainer
+
+            with one_fit_per_spawning_trainer(self, self._strategy, self.selection.strategy):
+                return self._here_or_forked(model, work)
         if self.selection.start_method != "popen" and "RANK" not in os.environ:
             from .process.spawning import run_in_local_processes
 

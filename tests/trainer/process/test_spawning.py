@@ -42,10 +42,9 @@ class CountingRegression(LightningModule):
 
 
 def _trainer(root: Path, **options: Any) -> Trainer:
+    options = {"devices": 2, "strategy": "ddp_spawn", **options}
     return Trainer(
         accelerator="cpu",
-        devices=2,
-        strategy="ddp_spawn",
         max_steps=2,
         logger=False,
         enable_progress_bar=False,
@@ -129,3 +128,48 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> Non
     )
     assert result.returncode != 0
     assert 'guards the main function with an `if __name__ == "__main__"` clause' in result.stderr
+
+
+def test_a_second_fit_of_a_trainer_that_fitted_in_spawned_processes_is_refused_as_lightning_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lightning raises ``NotImplementedError`` for a second ``fit`` with a spawn-based strategy (a test in between
+    stays allowed); the processes are stood in for by their outcome, so nothing starts."""
+    from accelplug.trainer.process import spawning
+
+    calls: list[str] = []
+
+    def outcome(entry: Any, objects: dict[str, Any], processes: int, start_method: str, **_: Any) -> dict[str, Any]:
+        calls.append(start_method)
+        return {"weights": objects["model"].state_dict(), "state": {}, "checkpoint_paths": {}, "result": None}
+
+    monkeypatch.setattr(spawning, "start_local_processes", outcome)
+    model = CountingRegression()
+    trainer = _trainer(tmp_path)
+    data = regression_data(n=16, batch_size=4)
+    trainer.fit(model, data)
+    trainer.predict(model, data)
+    with pytest.raises(NotImplementedError, match=r"twice.*is not supported.*ckpt_path"):
+        trainer.fit(model, data)
+    assert calls == ["spawn", "spawn"]  # the refused fit started nothing
+    _trainer(tmp_path).fit(model, data)  # a new Trainer fits again
+
+
+def test_the_second_fit_is_refused_on_one_device_too_and_only_after_a_first_finished(tmp_path: Path) -> None:
+    """One device runs in this process, but the rule follows the strategy, as Lightning's (``ddp_spawn`` with
+    ``devices=1`` still spawns there); a first fit that raised does not count, and a plain ``"ddp"`` fits again."""
+
+    class Failing(CountingRegression):
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+            raise ValueError("the first fit fails")
+
+    data = regression_data(n=16, batch_size=4)
+    trainer = _trainer(tmp_path, devices=1)
+    with pytest.raises(ValueError, match="the first fit fails"):
+        trainer.fit(Failing(), data)
+    trainer.fit(CountingRegression(), data)  # the failed fit did not count
+    with pytest.raises(NotImplementedError, match=r"twice.*is not supported"):
+        trainer.fit(CountingRegression(), data)
+    plain = _trainer(tmp_path, devices=1, strategy="ddp")
+    plain.fit(CountingRegression(), data)
+    plain.fit(CountingRegression(), data)

@@ -17,6 +17,7 @@ clipping through it, in Lightning's order. A plugin that rewrites nothing keeps 
 from __future__ import annotations
 
 import contextlib
+from abc import ABCMeta
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...overrides import default_hook, overrides
 from .. import BUILTIN_PRECISIONS
 from ..base import NumericPrecision
+from ..full import Float32Precision
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CONTEXT_METHODS", "STEP_METHODS", "Precision", "PrecisionLoop"]
+__all__ = ["CONTEXT_METHODS", "STEP_METHODS", "Precision", "PrecisionLoop", "is_plugin"]
 
 #: Lightning's step methods: a subclass that rewrites any of them is handed the optimisation step.
 STEP_METHODS = (
@@ -73,11 +75,16 @@ class PrecisionLoop(Protocol):
         """Clip ``optimizer``'s gradients the strategy's way (a sharded module clips across its shards)."""
 
 
-class Precision(NumericPrecision):
+class Precision(NumericPrecision, metaclass=ABCMeta):
     """Lightning's ``Precision`` plugin: full float32 training (``precision="32-true"``), and the base to subclass.
 
     Lightning's base class takes no arguments, and subclasses often skip ``super().__init__()``; so every
     attribute here has a class-level default and the numerics are built on first use.
+
+    The built-in precision a name selects (``Trainer(precision="16-mixed")``) counts as an instance of the plugin
+    class Lightning would have made for that name (``isinstance(trainer.precision_plugin, MixedPrecision)``, as in
+    Lightning): each class registers its built-ins as virtual subclasses. Code that must tell a plugin object
+    from a built-in asks :func:`is_plugin`.
     """
 
     #: Lightning's name of this precision (``trainer.precision``).
@@ -135,6 +142,17 @@ class Precision(NumericPrecision):
     @property
     def compute_dtype(self) -> torch.dtype:
         return self.numerics.compute_dtype
+
+    @property
+    def _desired_input_dtype(self) -> torch.dtype:
+        """Lightning's private name of the dtype floating inputs become (its mixed, half and FSDP plugins keep it):
+        the compute dtype, unless a subclass set its own."""
+        given = self.__dict__.get("_given_input_dtype")
+        return given if given is not None else self.compute_dtype
+
+    @_desired_input_dtype.setter
+    def _desired_input_dtype(self, dtype: torch.dtype) -> None:
+        self.__dict__["_given_input_dtype"] = dtype
 
     @property
     def uses_autocast(self) -> bool:
@@ -221,16 +239,25 @@ class Precision(NumericPrecision):
     def backward(  # type: ignore[override]  # Lightning's arguments; the loss alone still works
         self, tensor: torch.Tensor, model: Any = None, optimizer: Any = None, *args: Any, **kwargs: Any
     ) -> None:
-        """Lightning's ``backward(tensor, model, optimizer)``; called with the loss alone, the numerics' backward."""
+        """Lightning's ``backward(tensor, model, optimizer)``; called with the loss alone, the numerics' backward.
+
+        Lightning Fabric's form, ``backward(tensor, module, *args)``, is told apart by what the Trainer's never holds:
+        a module without a ``backward`` method (a plain ``nn.Module``), or a third argument that is no optimizer;
+        it runs :meth:`_fabric_backward`."""
         loop = self._loop
         if loop is not None:
             loop.module_backward(tensor, *args, **kwargs)
         elif model is None:
             self.numerics.backward(tensor, *args, **kwargs)
-        elif callable(getattr(model, "backward", None)):
-            model.backward(tensor, *args, **kwargs)
+        elif not callable(getattr(model, "backward", None)) or not _optimizer_or_none(optimizer):
+            given = (optimizer, *args) if optimizer is not None or args else ()  # the third is Fabric's first
+            self._fabric_backward(tensor, model, *given, **kwargs)
         else:
-            tensor.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
+            model.backward(tensor, *args, **kwargs)
+
+    def _fabric_backward(self, tensor: torch.Tensor, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Lightning Fabric's ``backward(tensor, module, *args, **kwargs)``: the loss's own backward with them."""
+        tensor.backward(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     @default_hook
     def post_backward(self, tensor: torch.Tensor, module: Any) -> torch.Tensor:
@@ -252,8 +279,14 @@ class Precision(NumericPrecision):
         return result
 
     @default_hook
-    def optimizer_step(self, optimizer: Any, model: Any, closure: Callable[[], Any], **kwargs: Any) -> Any:
-        return optimizer.step(closure=partial(self._wrap_closure, model, optimizer, closure), **kwargs)
+    def optimizer_step(
+        self, optimizer: Any, model: Any = None, closure: Callable[[], Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Lightning's ``optimizer_step(optimizer, model, closure)``; called as Lightning Fabric's plugins are,
+        with the optimizer alone (no model, no closure), the optimizer steps with ``kwargs`` and nothing else."""
+        if model is None and closure is None:
+            return optimizer.step(**kwargs)
+        return optimizer.step(closure=partial(self._wrap_closure, model, optimizer, closure or _nothing), **kwargs)
 
     @default_hook
     def clip_gradients(self, optimizer: Any, clip_val: float = 0.0, gradient_clip_algorithm: Any = "norm") -> None:
@@ -300,6 +333,20 @@ class Precision(NumericPrecision):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+Precision.register(Float32Precision)
+
+
+def is_plugin(precision: object, plugin_class: type[Precision] = Precision) -> bool:
+    """Whether ``precision`` is really a ``plugin_class`` object (a plugin given to the Trainer or Fabric), not a
+    built-in precision that only answers ``isinstance`` for it."""
+    return plugin_class in type(precision).__mro__
+
+
+def _optimizer_or_none(value: object) -> bool:
+    """The third argument of the Trainer's ``backward``: an optimizer (something that steps) or None."""
+    return value is None or callable(getattr(value, "step", None))
 
 
 def _nothing() -> None:

@@ -9,8 +9,13 @@ weights.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ...errors import MisconfigurationException
 from .base import Precision
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DeepSpeedPrecision", "FabricDeepSpeedPrecision"]
 
@@ -35,6 +40,15 @@ class DeepSpeedPrecision(Precision):
 
     def _numerics_name(self) -> str:
         return self.precision
+
+    def _fabric_backward(self, tensor: torch.Tensor, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Lightning Fabric's DeepSpeed backward: the engine's own (it scales and reduces)."""
+        model.backward(tensor, *args, **kwargs)
+
+    @property
+    def _desired_dtype(self) -> torch.dtype:
+        """Lightning's private name of the dtype a DeepSpeed run computes in (``float32`` for ``"32-true"``)."""
+        return self._desired_input_dtype
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r})"

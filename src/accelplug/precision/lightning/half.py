@@ -6,6 +6,9 @@ Weights, inputs and computation all in one dtype: the built-in true precisions d
 from __future__ import annotations
 
 from ...errors import MisconfigurationException, did_you_mean
+from ..bf16_true import BF16TruePrecision
+from ..fp16_true import FP16TruePrecision
+from ..full import Float64Precision
 from .base import Precision
 
 __all__ = ["DoublePrecision", "HalfPrecision"]
@@ -40,3 +43,8 @@ class DoublePrecision(Precision):
 
     def _numerics_name(self) -> str:
         return "64-true"
+
+
+HalfPrecision.register(BF16TruePrecision)  # what precision="bf16-true"/"16-true"/"64-true" selects counts as one
+HalfPrecision.register(FP16TruePrecision)
+DoublePrecision.register(Float64Precision)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MisconfigurationException, did_you_mean
 from ...overrides import default_hook
+from ..mixed import BF16MixedPrecision, FP16MixedPrecision
 from .base import Precision
 
 if TYPE_CHECKING:
@@ -56,15 +57,30 @@ class ScaledSteps(Precision):
             tensor = self.scaler.scale(tensor)
         return super().pre_backward(tensor, module)
 
+    def _fabric_backward(self, tensor: torch.Tensor, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Lightning Fabric's backward: the loss scaled (``16-mixed``) before its own backward."""
+        scaled = self.scaler.scale(tensor) if self.scaler is not None else tensor
+        super()._fabric_backward(scaled, model, *args, **kwargs)
+
     @default_hook
-    def optimizer_step(self, optimizer: Any, model: Any, closure: Callable[[], Any], **kwargs: Any) -> Any:
+    def optimizer_step(
+        self, optimizer: Any, model: Any = None, closure: Callable[[], Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Lightning's step through the scaler; with the optimizer alone (Lightning Fabric's call), the scaler
+        steps it with ``kwargs`` and updates its scale, the gradients already computed."""
         if self.scaler is None:
             return super().optimizer_step(optimizer, model, closure, **kwargs)
         import torch
 
         if isinstance(optimizer, torch.optim.LBFGS):
+            if model is None and closure is None:
+                raise TypeError("AMP and the LBFGS optimizer are not compatible.")  # Lightning Fabric's type
             raise MisconfigurationException("AMP and the LBFGS optimizer are not compatible.")
-        result = closure()
+        if model is None and closure is None:
+            output = self.scaler.step(optimizer, **kwargs)
+            self.scaler.update()
+            return output
+        result = closure() if closure is not None else None
         # training_step returned None: nothing was scaled, nothing to step (Lightning's rule)
         skipped = result is None and bool(getattr(model, "automatic_optimization", True))
         if not skipped and not _unscales_itself(optimizer):
@@ -107,17 +123,23 @@ class MixedPrecision(ScaledSteps):
         if scaler is not None and precision == "bf16-mixed":
             raise MisconfigurationException(f"`precision='bf16-mixed'` does not use a scaler, found {scaler}.")
         self.precision = precision
-        self.device = self.device_type = autocast_device(device, type(self).__name__)
-        self.scaler = scaler if scaler is not None else self.numerics.scaler
+        if device is None or isinstance(device, (str, int, float)) or _is_torch_device(device):
+            self.device = self.device_type = autocast_device(device, type(self).__name__)
+        else:  # another object standing for a device: kept as given, as Lightning keeps it, for torch to read when used
+            self.device = self.device_type = device
+        if scaler is None and precision == "16-mixed":
+            scaler = _grad_scaler_for(self.device)
+        self.scaler = scaler
 
     def _numerics_name(self) -> str:
         return self.precision
 
     def _make_numerics(self) -> NumericPrecision:
         numerics = super()._make_numerics()
-        given = self.__dict__.get("scaler")
-        if given is not None:
-            numerics.scaler = given
+        if self.precision == "16-mixed":  # the plugin's scaler scales, or none where it is turned off (no CUDA)
+            given = self.__dict__.get("scaler")
+            enabled = getattr(given, "is_enabled", None)
+            numerics.scaler = None if given is None or (callable(enabled) and not enabled()) else given
         return numerics
 
     def autocast_context_manager(self) -> contextlib.AbstractContextManager[Any]:
@@ -126,6 +148,24 @@ class MixedPrecision(ScaledSteps):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(precision={self.precision!r}, device={self.device!r})"
+
+
+MixedPrecision.register(BF16MixedPrecision)  # what precision="bf16-mixed"/"16-mixed" selects counts as one
+MixedPrecision.register(FP16MixedPrecision)
+
+
+def _is_torch_device(device: object) -> bool:
+    import torch
+
+    return isinstance(device, torch.device)
+
+
+def _grad_scaler_for(device: Any) -> Any:
+    """Lightning's default scaler of ``16-mixed``: torch's ``GradScaler`` for the device, made whatever the device
+    (turned off, with torch's warning, where its runtime is missing: it then passes the loss and step through)."""
+    import torch
+
+    return torch.amp.GradScaler(device=device)
 
 
 def _unscales_itself(optimizer: Any) -> bool:

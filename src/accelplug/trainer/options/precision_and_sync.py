@@ -73,6 +73,6 @@ def _rewritten(precision: NumericPrecision, name: str) -> bool:
     """Whether ``name`` on a precision plugin is a user's own, not one of accelplug's plugin defaults."""
     if "accelplug.precision.lightning" not in sys.modules:  # no plugin precision exists before its classes load
         return False
-    from ...precision.lightning import Precision as PluginPrecision
+    from ...precision.lightning.base import is_plugin
 
-    return isinstance(precision, PluginPrecision) and overrides(precision, name)
+    return is_plugin(precision) and overrides(precision, name)

@@ -16,15 +16,16 @@ paths, and the call's result.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from ...distributed.local_processes import start_local_processes
 
-__all__ = ["run_in_local_processes"]
+__all__ = ["one_fit_per_spawning_trainer", "run_in_local_processes"]
 
 
 #: LoopState fields holding the worker's own loaders (and the closure that makes them): never sent back.
@@ -33,8 +34,30 @@ _PROCESS_LOCAL = frozenset({"data", "train_source"})
 _CHECKPOINT_PATHS = ("best_model_path", "last_model_path", "best_model_score")
 
 
+@contextlib.contextmanager
+def one_fit_per_spawning_trainer(trainer: Any, strategy: Any, strategy_name: str) -> Iterator[None]:
+    """Around a ``fit``: a second one of a Trainer whose strategy starts processes per call (``ddp_spawn``,
+    ``ddp_fork``, ``ddp_notebook``, ``DDPStrategy(start_method="spawn")``) raises Lightning's
+    ``NotImplementedError`` once a first one finished, on any number of devices (one device runs in this process
+    here, but the rule follows the strategy, as Lightning's). Lightning's own limit, kept so that code written for
+    it meets the same error and workaround."""
+    spawning = getattr(strategy, "_start_method", "popen") != "popen"
+    if spawning and getattr(trainer, "_fitted_with_spawning", False):
+        raise NotImplementedError(
+            f"Fitting one Trainer twice with strategy={strategy_name!r} (new processes for each call) is not "
+            "supported: build a new Trainer and continue from a checkpoint with `trainer.fit(model, ckpt_path=...)`."
+        )
+    yield
+    if spawning:
+        trainer._fitted_with_spawning = True
+
+
 def run_in_local_processes(
-    trainer: Any, model: torch.nn.Module, work: Callable[[], Any], start_method: str, strategy_name: str
+    trainer: Any,
+    model: torch.nn.Module,
+    work: Callable[[], Any],
+    start_method: str,
+    strategy_name: str,
 ) -> Any:
     """Run ``work`` (a fit, validate, test or predict) in one process per device; rank 0's result.
 
