@@ -102,6 +102,7 @@ def start_local_processes(
 
     if start_method == "fork":
         check_fork_safe(strategy_name)
+        _leave_group_before_fork(strategy_name)
         sent: Any = (entry, objects)
     else:
         _check_main_guard(strategy_name)
@@ -124,19 +125,27 @@ def _run_one(local_rank: int, sent: Any, processes: int, port: str, result: Path
         _restore_globals(globals_)
     else:
         entry, objects = sent
-        _forget_inherited_group()
     output = entry(**objects)
     if local_rank == 0:
         torch.save(output, result)
 
 
-def _forget_inherited_group() -> None:
-    """A forked process inherits a process group of one made earlier in its parent (DDP on one device):
-    it is the parent's, and this process joins a group of its own."""
+def _leave_group_before_fork(strategy_name: str) -> None:
+    """A process group of one made earlier in this process (DDP on one device) is left before forking: a forked
+    child cannot leave a gloo group its parent made (destroying it there waits forever on locks the parent's
+    threads held at the fork), and the children make a group of their own. A larger group means this process
+    is already one rank of a running job, which must not start more processes of its own."""
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    if dist.get_world_size() > 1:
+        raise MisconfigurationException(
+            f"strategy={strategy_name!r} starts processes of its own, but this process is already rank "
+            f"{dist.get_rank()} of a {dist.get_world_size()}-process job (torch.distributed is initialised): use "
+            "strategy='ddp' under the launcher that started the job, or start the fit outside it."
+        )
+    dist.destroy_process_group()
 
 
 # ---- spawn: what crosses into a fresh interpreter ------------------------------------------------------

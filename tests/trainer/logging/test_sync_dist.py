@@ -98,3 +98,20 @@ def test_values_without_sync_dist_stay_each_processs_own_and_one_rank_may_log_a_
     assert metrics["rank_step"] == 0.0
     assert metrics["rank_epoch"] == 0.0
     assert metrics["only_rank_0_step"] == metrics["only_rank_0_epoch"] == 7.0
+
+
+@pytest.mark.timeout(120)
+def test_forking_from_a_process_holding_a_group_of_one_leaves_it_first(tmp_path: Path) -> None:
+    """A process group of one left in this process (DDP on one device, a test that made one) is left before the
+    fork: a forked child cannot leave a gloo group its parent made (it waited forever), and it makes its own."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        trainer = _two_forks(tmp_path, limit_train_batches=2)
+        trainer.fit(LogsRankValues(), regression_data(n=48, batch_size=8))
+        assert trainer.global_step == 2
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
