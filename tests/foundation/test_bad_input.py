@@ -110,3 +110,12 @@ def test_trainer_devices_raise_nothing_but_misconfiguration(devices: object) -> 
         Trainer(accelerator="cpu", devices=devices)  # type: ignore[arg-type]
     except MisconfigurationException:
         pass
+
+
+@pytest.mark.parametrize("devices", [10**6, 2**63, "5000"])
+def test_a_cpu_process_count_far_beyond_the_machine_is_refused_not_built(devices: object) -> None:
+    """CPU devices are processes and may exceed the cores (as Lightning), but a count such as 10**6 is a typo: it
+    is refused at once, where building the list of devices would exhaust memory."""
+    with pytest.raises(MisconfigurationException, match="at most 1024 are started"):
+        Trainer(accelerator="cpu", devices=devices)  # type: ignore[arg-type]
+    assert len(CPUAccelerator.parse_devices(1024)) == 1024

@@ -11,6 +11,7 @@ import warnings
 import torch
 
 from ..accelerator import Accelerator
+from ..errors import MisconfigurationException
 from ..hardware.devices import tokenize_devices_or_none
 
 __all__ = ["CPUAccelerator", "get_cpu_stats"]
@@ -41,6 +42,11 @@ def _cpu_fp16_autocast_works() -> bool:
         with torch.autocast("cpu", dtype=torch.float16):
             enabled = torch.is_autocast_enabled("cpu")
     return enabled and not caught
+
+
+#: The most CPU "devices" (processes on this machine) a run may ask for: beyond the cores they only share them, and
+#: far beyond, a count is a typo that would build a list and start processes until memory ran out.
+MAX_CPU_PROCESSES = 1024
 
 
 class CPUAccelerator(Accelerator):
@@ -75,7 +81,14 @@ class CPUAccelerator(Accelerator):
         ``devices=8`` on a 2-core machine starts 8 of them, as in Lightning (they share the cores)."""
         request = tokenize_devices_or_none(devices)
         if request is not None and request.kind == "count":
-            return list(range(request.numbers[0]))
+            count = request.numbers[0]
+            if count > MAX_CPU_PROCESSES:  # a typo such as devices=10**6 would otherwise build that many processes
+                raise MisconfigurationException(
+                    f"devices={devices!r} asks for {count} CPU processes (one per device) on this machine: at most "
+                    f"{MAX_CPU_PROCESSES} are started. Use a count up to the cores ({cls.device_count()} here), or "
+                    "devices=-1 for all of them."
+                )
+            return list(range(count))
         return super().parse_devices(devices)
 
     @classmethod
