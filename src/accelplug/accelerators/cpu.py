@@ -84,9 +84,9 @@ class CPUAccelerator(Accelerator):
             count = request.numbers[0]
             if count > MAX_CPU_PROCESSES:  # a typo such as devices=10**6 would otherwise build that many processes
                 raise MisconfigurationException(
-                    f"devices={devices!r} asks for {count} CPU processes (one per device) on this machine: at most "
-                    f"{MAX_CPU_PROCESSES} are started. Use a count up to the cores ({cls.device_count()} here), or "
-                    "devices=-1 for all of them."
+                    f"devices={devices!r} asks for {count} devices, that is {count} CPU processes on this machine: "
+                    f"at most {MAX_CPU_PROCESSES} are started. Use a count up to the cores ({cls.device_count()} "
+                    "here), or devices=-1 for all of them."
                 )
             return list(range(count))
         return super().parse_devices(devices)
