@@ -52,7 +52,27 @@ class _FewerSamplesThanProcesses(MisconfigurationException, AssertionError):
     """An unrepeated share would leave a process without a sample (Lightning asserts it)."""
 
 
-class DistributedSamplerWrapper(DistributedSampler[Any]):
+class _WrappedOrder(DistributedSampler[Any]):
+    """What both wrappers share: the wrapped sampler's indices at the positions the distributed sampler below
+    chose for this process, and the epoch passed on to the wrapped sampler."""
+
+    sampler: Any
+
+    def __iter__(self) -> Iterator[Any]:
+        order = list(self.sampler)  # type: ignore[call-overload]
+        for position in super().__iter__():
+            yield order[position]
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch for this wrapper's shuffle and, when it has a ``set_epoch`` method, for the wrapped sampler's
+        own order too (a sampler that reshuffles per epoch would otherwise repeat its first order forever)."""
+        super().set_epoch(epoch)
+        forward = getattr(self.sampler, "set_epoch", None)
+        if callable(forward):
+            forward(epoch)
+
+
+class DistributedSamplerWrapper(_WrappedOrder):
     """A custom sampler's order shared out over processes (Lightning's ``DistributedSamplerWrapper``).
 
     Each epoch the wrapped sampler is iterated once, in full, on every process (so a random sampler must
@@ -71,19 +91,6 @@ class DistributedSamplerWrapper(DistributedSampler[Any]):
             )
         self.sampler = sampler
         super().__init__(range(len(sampler)), *args, **kwargs)  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[Any]:
-        order = list(self.sampler)  # type: ignore[call-overload]
-        for position in super().__iter__():
-            yield order[position]
-
-    def set_epoch(self, epoch: int) -> None:
-        """The epoch for this wrapper's shuffle and, when it has a ``set_epoch`` method, for the wrapped sampler's
-        own order too (a sampler that reshuffles per epoch would otherwise repeat its first order forever)."""
-        super().set_epoch(epoch)
-        forward = getattr(self.sampler, "set_epoch", None)
-        if callable(forward):
-            forward(epoch)
 
 
 class UnrepeatedDistributedSampler(DistributedSampler[Any]):
@@ -124,7 +131,7 @@ class UnrepeatedDistributedSampler(DistributedSampler[Any]):
         return iter(order[self.rank :: self.num_replicas])
 
 
-class UnrepeatedDistributedSamplerWrapper(UnrepeatedDistributedSampler):
+class UnrepeatedDistributedSamplerWrapper(_WrappedOrder, UnrepeatedDistributedSampler):
     """A custom sampler's order shared out over processes without repeating an index (Lightning's
     ``UnrepeatedDistributedSamplerWrapper``): the wrapped sampler is iterated once per epoch on every process and
     its positions are shared out as :class:`UnrepeatedDistributedSampler` shares a dataset's."""
@@ -136,16 +143,3 @@ class UnrepeatedDistributedSamplerWrapper(UnrepeatedDistributedSampler):
             )
         self.sampler = sampler
         super().__init__(range(len(sampler)), *args, **kwargs)
-
-    def __iter__(self) -> Iterator[Any]:
-        order = list(self.sampler)  # type: ignore[call-overload]
-        for position in super().__iter__():
-            yield order[position]
-
-    def set_epoch(self, epoch: int) -> None:
-        """The epoch for this wrapper's shuffle and, when it has a ``set_epoch`` method, for the wrapped sampler's
-        own order too (a sampler that reshuffles per epoch would otherwise repeat its first order forever)."""
-        super().set_epoch(epoch)
-        forward = getattr(self.sampler, "set_epoch", None)
-        if callable(forward):
-            forward(epoch)
