@@ -632,10 +632,14 @@ def relaunch_if_needed(
     the processes it started, so a mismatch is named before any collective hangs, and its ranks and
     rendezvous address are exported for ``init_process_group``.
     """
+    from .environments.lightning import LightningEnvironment
     from .selection import adopt_environment, cluster_environment
     from .strategies.ddp import launched_by_torchrun
 
-    if adopt_environment(cluster_environment(environment), num_devices, num_nodes):
+    adopted = cluster_environment(environment)
+    if adopt_environment(adopted, num_devices, num_nodes):
+        if strategy.is_distributed and isinstance(adopted, LightningEnvironment):
+            adopted.check_started_world(num_devices, num_nodes)  # started by hand: a mismatch would hang
         return
     if num_nodes > 1 and not launched_by_torchrun():
         raise MisconfigurationException(

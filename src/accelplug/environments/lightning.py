@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from ..errors import MisconfigurationException
 from .base import ClusterEnvironment, read_int, read_port
 
 __all__ = ["LightningEnvironment", "find_free_network_port"]
@@ -38,6 +39,7 @@ class LightningEnvironment(ClusterEnvironment):
         self._main_port: int | None = None
         self._world_size = 1
         self._global_rank = 0
+        self._stated_world_size: int | None = None  # WORLD_SIZE as the run first found it (started by hand)
 
     @property
     def creates_processes_externally(self) -> bool:
@@ -82,7 +84,24 @@ class LightningEnvironment(ClusterEnvironment):
         return read_int("GROUP_RANK", default=0)
 
     def validate_settings(self, num_devices: int, num_nodes: int) -> None:
-        """Nothing to check: the world is what the Trainer makes it."""
+        """Nothing is refused: the world is what the Trainer makes it (devices x nodes), whatever ``WORLD_SIZE``
+        said, as in Lightning. For processes started by hand, the ``WORLD_SIZE`` found at this first check is kept
+        (the Trainer then exports its own), so that a run can name the disagreement before its first collective
+        waits for processes that will never come (:meth:`check_started_world`)."""
+        if self._stated_world_size is None and self.creates_processes_externally:
+            stated = (os.environ.get("WORLD_SIZE") or "").strip()
+            self._stated_world_size = int(stated) if stated.isascii() and stated.isdigit() and int(stated) else None
+
+    def check_started_world(self, num_devices: int, num_nodes: int) -> None:
+        """Before a distributed run starts: the processes started by hand (their ``WORLD_SIZE``) must be the run's
+        devices x nodes, or every rank would wait in the rendezvous for ranks nobody started (Lightning hangs)."""
+        stated, world = self._stated_world_size, num_devices * num_nodes
+        if stated is not None and stated != world:
+            raise MisconfigurationException(
+                f"devices={num_devices} x num_nodes={num_nodes} means {world} processes, but the processes were "
+                f"started by hand with WORLD_SIZE={stated}; start {world} processes (LOCAL_RANK 0..{num_devices - 1} "
+                f"on each of {num_nodes} node(s)), or set devices/num_nodes to match the {stated} started."
+            )
 
     def teardown(self) -> None:
         """Forget ``WORLD_SIZE`` set for the run, so a later run in this process starts afresh (as Lightning)."""

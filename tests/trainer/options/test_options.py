@@ -52,14 +52,20 @@ def test_ddp_in_an_interpreter_that_cannot_relaunch_explains_how_to_launch() -> 
         trainer.fit(LinearRegression(), regression_data())
 
 
-def test_num_nodes_that_disagrees_with_the_launcher_world_size_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("world", "nodes"), [(2, 2), (3, 1)])
+def test_num_nodes_that_disagrees_with_the_launcher_world_size_is_explained(
+    monkeypatch: pytest.MonkeyPatch, world: int, nodes: int
+) -> None:
+    """Processes started by hand: construction takes Lightning's world (devices x nodes), the fit names the
+    disagreement with their WORLD_SIZE instead of waiting in the rendezvous for ranks nobody started."""
     from tests.modules import LinearRegression, regression_data
 
-    for name, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
+    for name, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": "2",
                         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
-    trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp", num_nodes=2)
-    with pytest.raises(MisconfigurationException, match="WORLD_SIZE=2"):
+    trainer = Trainer(accelerator="cpu", devices=2, strategy="ddp", num_nodes=nodes)
+    assert trainer.world_size == 2 * nodes
+    with pytest.raises(MisconfigurationException, match=f"WORLD_SIZE={world}"):
         trainer.fit(LinearRegression(), regression_data())
 
 

@@ -125,6 +125,8 @@ class Limits:
     @classmethod
     def for_fit(cls, options: TrainerOptions, loader: Any, *, validating: bool, timer: bool = False) -> Limits:
         """The fit's limits; ``timer``: a ``Timer`` callback bounds the fit's time (as ``max_time`` does)."""
+        from ..options.entries import DEFAULT_LOG_EVERY_N_STEPS  # at call: the options import the loops' names
+
         limit = batch_limit(options.limit_train_batches, loader, "limit_train_batches")
         length = epoch_length(loader, limit)
         max_steps = options.max_steps if options.max_steps is not None and options.max_steps >= 0 else None
@@ -149,7 +151,7 @@ class Limits:
             accumulate=options.accumulate_grad_batches,
             # fast_dev_run reads every step's values back, as Lightning logs each of its few steps
             # log_every_n_steps=0 logs no step (_readback.py), yet the loop reads its values back as by default
-            log_every=1 if options.fast_dev_run else (options.log_every_n_steps or 50),
+            log_every=1 if options.fast_dev_run else (options.log_every_n_steps or DEFAULT_LOG_EVERY_N_STEPS),
             val_every=_val_every(interval, length, options.check_val_every_n_epoch) if validating else None,
             check_val_every_n_epoch=options.check_val_every_n_epoch,
             val_every_s=interval.total_seconds() if validating and isinstance(interval, datetime.timedelta) else None,

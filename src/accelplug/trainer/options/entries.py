@@ -58,6 +58,9 @@ def option(given: Any, check: Callable[[Any], Any], accepted: str) -> Any:
     return field(default=value, metadata=meta)
 
 
+#: Lightning's logging cadence when ``log_every_n_steps`` is left at None (the loop reads step values back as often).
+DEFAULT_LOG_EVERY_N_STEPS = 50
+
 _BOOL = (checks.boolean, "True or False")
 _ON = (lambda v: checks.boolean(v, True), "True or False")
 _LIMIT = (checks.fraction_or_count, "a float in [0, 1] (fraction of the batches) or an int >= 0")
@@ -106,7 +109,9 @@ class TrainerOptions:
         None, lambda v: 2 if v is None else checks.int_at_least(v, 0, extra=(-1,)), "an int >= 0, or -1 for all"
     )
     log_every_n_steps: int = option(
-        None, lambda v: 50 if v is None else checks.int_at_least(v, 0), "an int >= 0 (0: no training step is logged)"
+        None,
+        lambda v: DEFAULT_LOG_EVERY_N_STEPS if v is None else checks.int_at_least(v, 0),
+        "an int >= 0 (0: no training step is logged)",
     )
     default_root_dir: str | os.PathLike[str] | None = option(
         None, checks.root_dir, "a folder path (str or Path), or None for the current directory"
