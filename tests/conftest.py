@@ -70,6 +70,17 @@ def restored_environment() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def no_process_group_left() -> Iterator[None]:
+    """Each test ends without a default process group. A one-device ``ddp`` fit keeps its group of one after the
+    fit, as Lightning's does, and the next test of that worker would read its ranks from it (``dist.get_rank()``)
+    instead of from the launcher variables it sets."""
+    yield
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+@pytest.fixture(autouse=True)
 def isolated_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     for name in _ISOLATED_ENV:
         monkeypatch.delenv(name, raising=False)

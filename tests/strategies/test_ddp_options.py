@@ -7,6 +7,7 @@ The option checks run in this process (nothing starts); what the options *do* is
 from __future__ import annotations
 
 import inspect
+import pickle
 from datetime import timedelta
 from typing import Any
 
@@ -45,8 +46,16 @@ def test_each_registered_name_gives_lightnings_options(name: str) -> None:
     expected = _strategy_of(lightning, name)
     strategy = _strategy_of(accelplug, name)
     assert isinstance(strategy, DDPStrategy)
+    assert type(strategy).__name__ == type(expected).__name__ == "DDPStrategy"  # not a class of the name's own
     assert strategy._ddp_kwargs == expected._ddp_kwargs
     assert strategy.start_method == expected._start_method
+    copy = pickle.loads(pickle.dumps(strategy))  # ddp_spawn sends it to fresh interpreters
+    assert (type(copy), copy.start_method, copy._ddp_kwargs, copy.name) == (
+        DDPStrategy,
+        strategy.start_method,
+        strategy._ddp_kwargs,
+        name,
+    )
 
 
 def test_an_argument_given_wins_over_the_names_preset() -> None:

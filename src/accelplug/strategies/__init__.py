@@ -25,7 +25,8 @@ __all__ = [
 ]
 
 #: Lightning's registered DDP names beyond ``"ddp"`` itself: (name, start method, ``find_unused_parameters``).
-#: :mod:`.ddp` makes each the DDP strategy with those presets (``DDP_PRESETS``), named ``DDPStrategy_<name>``.
+#: :mod:`.ddp` registers each as a class ``DDPStrategy_<name>`` (``DDP_PRESETS``) that builds a plain DDPStrategy with
+#: those presets, as Lightning's registry does.
 DDP_PRESET_SETTINGS: tuple[tuple[str, str, bool | None], ...] = (
     ("ddp_spawn", "spawn", None),
     ("ddp_fork", "fork", None),

@@ -607,6 +607,18 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
     described = f"DDP, started with {start_method!r}" + (
         "" if find_unused is None else f", find_unused_parameters={find_unused}"
     )
+
+    def make(cls: type[DDPStrategy], *args: Any, **kwargs: Any) -> DDPStrategy:
+        # What the name builds is Lightning's: a plain DDPStrategy with the launch (and find_unused) preset, so its
+        # type, repr and pickled form are DDPStrategy's; the preset class only answers the registry's questions.
+        if kwargs.get("start_method", "popen") == "popen":
+            kwargs["start_method"] = start_method
+        if find_unused is not None:
+            kwargs.setdefault("find_unused_parameters", find_unused)
+        strategy = DDPStrategy(*args, **kwargs)
+        strategy.name = name  # messages and the run summary say "ddp_spawn", as it was asked for
+        return strategy
+
     attributes = {
         "name": name,
         "description": described,
@@ -614,6 +626,7 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
         "preset_find_unused": find_unused,
         "__module__": __name__,
         "__doc__": f"``strategy={name!r}``: {described}.",
+        "__new__": make,
     }
     preset: type[DDPStrategy] = type(f"DDPStrategy_{name}", (DDPStrategy,), attributes)
     return preset
