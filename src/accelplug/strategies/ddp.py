@@ -616,7 +616,7 @@ def _preset(name: str, start_method: str, find_unused: bool | None) -> type[DDPS
         if find_unused is not None:
             kwargs.setdefault("find_unused_parameters", find_unused)
         strategy = DDPStrategy(*args, **kwargs)
-        strategy.name = name  # messages and the run summary say "ddp_spawn", as it was asked for
+        vars(strategy)["name"] = name  # messages and the run summary say "ddp_spawn", as it was asked for
         return strategy
 
     attributes = {
