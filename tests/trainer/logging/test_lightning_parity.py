@@ -195,6 +195,30 @@ def test_logged_metrics_hold_tensors_as_lightning_does(tmp_path: Path) -> None:
     assert _floats(seen["accelplug"].logged_metrics) == _floats(seen["lightning"].logged_metrics)
 
 
+def test_epoch_end_hooks_read_the_epochs_values_in_logged_metrics(tmp_path: Path) -> None:
+    """Lightning computes ``logged_metrics`` when read: a callback's ``on_train_epoch_end`` sees this epoch's epoch
+    values, before the epoch's logger row is written (accelplug had the last epoch's there)."""
+
+    def step(module: Any, out: torch.Tensor, batch_idx: int, _: int) -> None:
+        module.log("mean", out * (module.current_epoch + 1), on_step=False, on_epoch=True)
+        module.log("most", float(batch_idx + 10 * module.current_epoch), on_step=False, on_epoch=True, reduce_fx=max)
+
+    seen: dict[str, list[tuple[str, dict[str, float]]]] = {}
+    for name, framework in FRAMEWORKS.items():
+        reads: list[tuple[str, dict[str, float]]] = []
+
+        class Reader(framework.Callback):  # type: ignore[misc, name-defined]
+            def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
+                reads.append(("train", _floats(trainer.logged_metrics)))
+
+        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, callbacks=[Reader()])
+        with quiet_lightning(framework):
+            trainer.fit(_module(framework, step), _loader())
+        seen[name] = reads
+    assert seen["accelplug"] == seen["lightning"]
+    assert [read["most"] for _, read in seen["accelplug"]] == [3.0, 13.0]
+
+
 def _csv_rows(trainer: Any) -> list[dict[str, str]]:
     with open(Path(trainer.logger.log_dir) / "metrics.csv", newline="") as file:
         return [{k: v for k, v in row.items() if k != "value" or not v} for row in csv.DictReader(file)]

@@ -94,7 +94,7 @@ def _publish(
 ) -> None:
     """``callback_metrics`` (with unsuffixed aliases of forked names), the progress bar, and (with ``loggers``)
     the loggers (the row's step: Lightning's count of batches that stepped, ``step_back`` fewer); with ``row``,
-    the loggers' values are added to it instead, for one row written later."""
+    the loggers' values are added to it instead, for one row written later (``logged_metrics`` has them at once)."""
     state = run.state
     shown = {**values, **collector.aliases(values)}
     state.callback_metrics.update({k: torch.tensor(v) for k, v in shown.items() if k not in not_callback})
@@ -102,6 +102,9 @@ def _publish(
     logged = {k: v for k, v in values.items() if k not in no_logger}
     if row is not None and loggers:
         row.update(logged)
+        # the row is written after the epoch-end hooks, but they read trainer.logged_metrics with the epoch's values
+        # in it already, as Lightning's (it computes them when read)
+        state.logged_metrics.update({k: torch.tensor(v) for k, v in logged.items()})
     elif logged and loggers:
         run.log_metrics(logged, state.log_step - step_back, epoch=state.epoch)
 
