@@ -208,10 +208,13 @@ def test_epoch_end_hooks_read_the_epochs_values_in_logged_metrics(tmp_path: Path
         reads: list[tuple[str, dict[str, float]]] = []
 
         class Reader(framework.Callback):  # type: ignore[misc, name-defined]
-            def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
-                reads.append(("train", _floats(trainer.logged_metrics)))
+            def __init__(self, reads: list[tuple[str, dict[str, float]]]) -> None:
+                self.reads = reads
 
-        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, callbacks=[Reader()])
+            def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
+                self.reads.append(("train", _floats(trainer.logged_metrics)))
+
+        trainer = _trainer(framework, tmp_path / name, logger=True, max_epochs=2, callbacks=[Reader(reads)])
         with quiet_lightning(framework):
             trainer.fit(_module(framework, step), _loader())
         seen[name] = reads
