@@ -43,6 +43,7 @@ from .display.summary import announce, print_results
 from .logging.self_log import attached_log
 from .loops._fit_data import train_loader_source, validation_loop
 from .loops._readback import reduce_to_floats
+from .loops._resume import sanity_check_on_resume
 from .loops.evaluation import EvaluationLoop, grad_context, split_by_loader
 from .loops.fit import FitLoop
 from .loops.prediction import PredictionLoop
@@ -295,7 +296,11 @@ def _fit(trainer: StageHost, call: StageCall) -> None:
             progress.start(None, run.state.current_epoch, options.max_epochs)
             try:
                 val_loop = validation_loop(run, call.val_dataloaders, module, datamodule, progress)
-                if val_loop is not None and options.num_sanity_val_steps and resume is None:
+                if (
+                    val_loop is not None
+                    and options.num_sanity_val_steps
+                    and sanity_check_on_resume(resume, options.max_steps)
+                ):
                     steps = options.num_sanity_val_steps
                     val_loop.sanity_check(steps if steps > 0 else sys.maxsize)
                 train_loader, reload = trainer.state.train_source()  # a batch-size finder may have remade it

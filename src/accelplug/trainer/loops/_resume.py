@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..state import LoopState
     from .optimization import Optimization
 
-__all__ = ["epoch_batches", "loader_position", "resume_position"]
+__all__ = ["epoch_batches", "loader_position", "resume_position", "sanity_check_on_resume"]
 
 
 def resume_position(
@@ -60,6 +60,21 @@ def resume_position(
         return state.current_epoch, 0, None
     restore_rng_state(checkpoint["epoch_start_rng"], accelerator)
     return state.current_epoch, int(loop["batches_done"]), checkpoint["rng"]
+
+
+def sanity_check_on_resume(checkpoint: dict[str, Any] | None, max_steps: int | None) -> bool:
+    """Whether a fit runs its sanity check, as Lightning decides: always when it starts afresh; on a resume only
+    when the checkpoint's epoch had processed its training batches (a file written by the epoch-end hooks or after)
+    and the fit counts epochs (``max_steps`` -1). A fit resumed inside an epoch, or one bounded by steps, goes on
+    without it, so the restored validation state is left as it was."""
+    if checkpoint is None:
+        return True
+    if max_steps is not None and max_steps != -1:
+        return False
+    current = checkpoint.get("loops", {}).get("fit_loop", {}).get("epoch_progress", {}).get("current")
+    if not isinstance(current, dict) or not {"ready", "started", "processed"} <= current.keys():
+        return bool(checkpoint.get("loop", {}).get("epoch_done"))  # no Lightning counters: accelplug's record
+    return int(current["ready"]) == int(current["started"]) == int(current["processed"])
 
 
 def loader_position(
