@@ -68,7 +68,10 @@ def lazy_submodules(
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: each of ``submodules`` is imported when first read as an
     attribute, and each of ``attributes`` (name -> submodule) is read from its submodule then; a module given
-    as ``accelplug.x.y`` is that module rather than a submodule of ``package`` (a name whose room is elsewhere)."""
+    as ``accelplug.x.y`` is that module rather than a submodule of ``package`` (a name whose room is elsewhere).
+
+    Any other submodule the package has on disk is imported when read too: ``import lightning`` loads nearly all of
+    Lightning's, so scripts write ``L.pytorch.utilities.model_summary.ModelSummary`` without importing it."""
     names = frozenset(submodules)
     elsewhere = dict(attributes or {})
 
@@ -80,9 +83,22 @@ def lazy_submodules(
             return getattr(
                 importlib.import_module(module if module.startswith("accelplug.") else f"{package}.{module}"), name
             )
+        if _is_submodule(package, name):
+            return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def _is_submodule(package: str, name: str) -> bool:
+    """Whether ``package`` has a module or package ``name`` on its path (dunder and private names never: they are
+    what ``hasattr`` probes, and no Lightning path is private)."""
+    if name.startswith("_"):
+        return False
+    search = getattr(sys.modules.get(package), "__path__", None)
+    return (
+        search is not None and importlib.machinery.PathFinder.find_spec(f"{package}.{name}", list(search)) is not None
+    )
 
 
 class _Alias:

@@ -122,6 +122,30 @@ def test_lightnings_mirror_modules_are_all_present_where_accelplug_has_the_names
     assert lightning is not None
 
 
+def test_every_mirror_module_is_reached_by_attributes_from_the_top_as_after_import_lightning(
+    run_python: Callable[..., CompletedProcess[str]],
+) -> None:
+    """``import lightning`` loads nearly all of its modules, so scripts write
+    ``L.pytorch.utilities.model_summary.ModelSummary`` without importing the module; accelplug loads each one on
+    its first read (a fresh interpreter: this process has imported them all already)."""
+    paths = [m for m in MIRROR_MODULES if not any(p.startswith("_") for p in m.split("."))]
+    code = (
+        "import accelplug, functools, sys\n"
+        f"paths = {paths!r}\n"
+        "failed = []\n"
+        "for path in paths:\n"
+        "    try:\n"
+        "        functools.reduce(getattr, path.split('.')[1:], accelplug)\n"
+        "    except AttributeError as error:\n"
+        "        failed.append((path, str(error)))\n"
+        "print(len(paths), failed)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split(" ", 1) == [str(len(paths)), "[]\n"]
+    assert len(paths) > 50
+
+
 def test_importing_accelplug_loads_neither_the_mirror_nor_the_utilities(
     run_python: Callable[..., CompletedProcess[str]],
 ) -> None:

@@ -174,3 +174,41 @@ def _compared_with_trainer_state(framework: Any, root: Path) -> list[bool]:
 def test_trainer_state_equals_lightnings_trainer_state_record(tmp_path: Path) -> None:
     results = [_compared_with_trainer_state(fw, tmp_path / name) for name, fw in FRAMEWORKS.items()]
     assert results[0] == results[1] == [True, True, False, False, True, True]
+
+
+@pytest.mark.parametrize("limits", [{}, {"min_steps": 2}, {"min_epochs": 1}, {"max_steps": 3}])
+def test_the_epoch_and_step_limits_read_as_lightnings_before_during_and_after_a_fit(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """``trainer.min_epochs`` and friends: unset ones read None before a fit and Lightning's parsed values (0, or 1
+    with ``min_steps``; 1000 or -1 epochs) once it started."""
+    names = ("min_epochs", "max_epochs", "min_steps", "max_steps")
+    seen = {}
+    for name, framework in FRAMEWORKS.items():
+        reads: list[tuple[Any, ...]] = []
+
+        class Reader(framework.Callback):  # type: ignore[misc, name-defined]
+            def __init__(self, reads: list[tuple[Any, ...]]) -> None:
+                self.reads = reads
+
+            def on_train_start(self, trainer: Any, module: Any) -> None:
+                self.reads.append(tuple(getattr(trainer, n) for n in names))
+
+        trainer = framework.Trainer(
+            accelerator="cpu",
+            limit_train_batches=2,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            default_root_dir=tmp_path / name,
+            callbacks=[Reader(reads)],
+            **({"max_epochs": 1} if "max_steps" not in limits else {}),
+            **limits,
+        )
+        reads.append(tuple(getattr(trainer, n) for n in names))
+        with quiet_lightning(framework):
+            trainer.fit(make_module(framework, validation=False))
+        reads.append(tuple(getattr(trainer, n) for n in names))
+        seen[name] = reads
+    assert seen["accelplug"] == seen["lightning"]

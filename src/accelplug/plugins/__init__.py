@@ -9,6 +9,7 @@ as in Lightning.
 
 from __future__ import annotations
 
+from .._import_paths import lazy_submodules
 from ..checkpoint import AsyncCheckpointIO, CheckpointIO, TorchCheckpointIO
 from ..precision.lightning import (
     BitsandbytesPrecision,
@@ -35,3 +36,5 @@ __all__ = [
     "TorchSyncBatchNorm",
     "TransformerEnginePrecision",
 ]
+
+__getattr__ = lazy_submodules(__name__, ())  # its other submodules, when first read (as after `import lightning`)

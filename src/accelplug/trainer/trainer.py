@@ -718,7 +718,8 @@ class Trainer:
     # ---- the options, as Lightning's Trainer attributes ----------------------------------------------------
     @property
     def min_epochs(self) -> int | None:
-        return self.options.min_epochs
+        """The fit loop's (Lightning's): as given; unset, None until a fit starts, then 0 (1 with ``min_steps``)."""
+        return self.fit_loop.min_epochs
 
     @property
     def min_steps(self) -> int | None:

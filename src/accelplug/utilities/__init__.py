@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from lightning_utilities.core.apply_func import apply_to_collection
 
+from .._import_paths import lazy_submodules
 from ..core.hparams import AttributeDict, is_picklable
 from ..data.batches import move_data_to_device
 from ..data.combined_loader import CombinedLoader
@@ -54,3 +55,5 @@ __all__ = [
     "set_shared_parameters",
     "suggested_max_num_workers",
 ]
+
+__getattr__ = lazy_submodules(__name__, ())  # its other submodules, when first read (as after `import lightning`)

@@ -9,8 +9,11 @@ classes of those names extend them. Any object with ``log_metrics(metrics, step)
 
 from __future__ import annotations
 
+from ..._import_paths import lazy_submodules
 from .csv_logs import CSVLogger
 from .logger import Logger
 from .tensorboard import TensorBoardLogger
 
 __all__ = ["CSVLogger", "Logger", "TensorBoardLogger"]
+
+__getattr__ = lazy_submodules(__name__, ())  # its other submodules, when first read (as after `import lightning`)

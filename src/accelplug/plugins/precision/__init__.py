@@ -5,6 +5,7 @@ They live in :mod:`accelplug.precision.lightning`.
 
 from __future__ import annotations
 
+from ..._import_paths import lazy_submodules
 from ...precision.lightning import (
     BitsandbytesPrecision,
     DoublePrecision,
@@ -26,3 +27,5 @@ __all__ = [
     "Precision",
     "TransformerEnginePrecision",
 ]
+
+__getattr__ = lazy_submodules(__name__, ())  # its other submodules, when first read (as after `import lightning`)

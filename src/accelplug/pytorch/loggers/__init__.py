@@ -6,5 +6,8 @@ only when a logger is built.
 
 from __future__ import annotations
 
+from ..._import_paths import lazy_submodules
 from ...loggers import *  # noqa: F403 - the mirror follows whatever accelplug.loggers exports
 from ...loggers import __all__ as __all__
+
+__getattr__ = lazy_submodules(__name__, ())  # its other submodules, when first read (as after `import lightning`)
