@@ -300,3 +300,24 @@ def test_a_config_file_variable_naming_a_missing_file_is_refused(
     monkeypatch.setenv("ACCELPLUG_CONFIG_FILE", str(tmp_path / "missing.toml"))
     with pytest.raises(MisconfigurationException, match=r"missing\.toml"):
         Trainer(accelerator="cpu")
+
+
+@pytest.mark.parametrize(
+    ("options", "lightnings_type"),
+    [
+        ({"accelerator": "cpu", "devices": "x"}, TypeError),  # Lightning's CPU parser
+        ({"accelerator": "cpu", "devices": "1.5"}, TypeError),
+        ({"default_root_dir": 3}, TypeError),  # Lightning's os.fspath
+        ({"strategy": "dpp"}, ValueError),
+        ({"precision": "bf17"}, ValueError),
+    ],
+)
+def test_bad_options_are_also_the_type_lightning_raises(options: dict[str, Any], lightnings_type: type) -> None:
+    """A script written for Lightning catches its error type; accelplug's configuration error is that type too."""
+    import lightning
+
+    with pytest.raises(lightnings_type):
+        lightning.Trainer(logger=False, **options)
+    with pytest.raises(MisconfigurationException, match=re.escape(repr(list(options.values())[-1]))) as caught:
+        Trainer(logger=False, **options)
+    assert isinstance(caught.value, lightnings_type)

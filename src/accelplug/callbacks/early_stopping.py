@@ -135,6 +135,7 @@ class EarlyStopping(Callback):
             return
         if self.monitor not in metrics:
             message = (
+                f"Early stopping conditioned on metric `{self.monitor}` which is not available: "
                 f"EarlyStopping(monitor={self.monitor!r}) found no metric {self.monitor!r}; logged: "
                 f"{sorted(metrics)}.{did_you_mean(self.monitor, metrics)} Log it with self.log, or pass strict=False."
             )

@@ -369,8 +369,8 @@ class ModelCheckpoint(Checkpoint):
             return
         if self.monitor not in candidates:
             message = (
-                f"ModelCheckpoint(monitor={self.monitor!r}) found no metric {self.monitor!r}; logged: "
-                f"{sorted(candidates)}. Log it with self.log({self.monitor!r}, value)."
+                f"ModelCheckpoint(monitor={self.monitor!r}) could not find the monitored key in the returned "
+                f"metrics: {sorted(candidates)}. Log it with self.log({self.monitor!r}, value)."
             )
             if self._validation_ran:
                 raise MisconfigurationException(message)

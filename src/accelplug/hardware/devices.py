@@ -40,13 +40,17 @@ ACCEPTED_DEVICES_FORMS = (
 )
 
 
-class InvalidDevicesError(MisconfigurationException):
-    """A ``devices`` value of a shape no accelerator accepts; ``why`` is the short cause."""
+class InvalidDevicesError(MisconfigurationException, TypeError):
+    """A ``devices`` value of a shape no accelerator accepts; ``why`` is the short cause. Also a ``TypeError``, as
+    Lightning's CPU accelerator refuses such a value (``devices="x"``); its GPU parser's is a ``ValueError``, which a
+    configuration error already is."""
 
-    def __init__(self, devices: object, why: str) -> None:
+    def __init__(self, devices: object, why: str, message: str | None = None) -> None:
         self.devices = devices
         self.why = why
-        super().__init__(f"devices={devices!r} is not valid: {why}. Accepted forms: {ACCEPTED_DEVICES_FORMS}.")
+        super().__init__(
+            message or f"devices={devices!r} is not valid: {why}. Accepted forms: {ACCEPTED_DEVICES_FORMS}."
+        )
 
 
 @record(frozen=True)
@@ -167,11 +171,15 @@ def devices_from_text(text: str) -> int | str:
     return tokenize_devices(text).as_text()
 
 
-def _fail(devices: object, accelerator: str, count: int, why: str) -> MisconfigurationException:
-    return MisconfigurationException(
+def _fail_message(devices: object, accelerator: str, count: int, why: str) -> str:
+    return (
         f"devices={devices!r} is not valid for accelerator {accelerator!r}, which has {count} "
         f"device(s) here: {why}. Accepted forms: {ACCEPTED_DEVICES_FORMS}."
     )
+
+
+def _fail(devices: object, accelerator: str, count: int, why: str) -> MisconfigurationException:
+    return MisconfigurationException(_fail_message(devices, accelerator, count, why))
 
 
 def parse_devices(devices: object, device_count: int, accelerator: str, auto_count: int | None = None) -> list[int]:
@@ -183,8 +191,8 @@ def parse_devices(devices: object, device_count: int, accelerator: str, auto_cou
     count = device_count
     try:
         request = tokenize_devices(devices)
-    except InvalidDevicesError as exc:
-        raise _fail(devices, accelerator, count, exc.why) from None
+    except InvalidDevicesError as exc:  # a shape no accelerator reads: still the TypeError Lightning's CPU raises
+        raise InvalidDevicesError(devices, exc.why, _fail_message(devices, accelerator, count, exc.why)) from None
     if request.kind in ("all", "auto") and count < 1:
         raise _fail(devices, accelerator, count, "there are no devices to use")
     if request.kind == "all" or (request.kind == "auto" and auto_count is None):

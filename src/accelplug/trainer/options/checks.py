@@ -143,7 +143,7 @@ def root_dir(value: Any) -> Any:
     if value is None:
         return None
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
-        raise Bad
+        raise Bad(type_error=True)  # Lightning's os.fspath raises a TypeError for it
     text = os.fspath(value)
     if not isinstance(text, str) or "\x00" in text or not text.strip():
         raise Bad
