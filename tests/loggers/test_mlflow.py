@@ -119,7 +119,7 @@ def test_metric_names_mlflow_refuses_are_cleaned_with_a_warning(mlflow_server: M
     from accelplug.loggers.mlflow import MLFlowLogger
 
     logger = MLFlowLogger(experiment_name="names", tracking_uri=mlflow_server.uri, prefix="fold1")
-    with pytest.warns(RuntimeWarning, match=r"'fold1-acc@top5' is logged as 'fold1-acctop5'"):
+    with pytest.warns(RuntimeWarning, match=r"'fold1-acc@top5'.*it is logged as 'fold1-acctop5'"):
         logger.log_metrics({"acc@top5": 0.5, "note": "text"}, step=None)  # type: ignore[dict-item]
     logger.finalize("finished")
     found = recorded(mlflow_server, str(logger.run_id), tmp_path / "download")
@@ -198,3 +198,15 @@ def test_the_folder_store_mlflow_refuses_is_a_clear_error(tmp_path: Path, monkey
     logger.finalize("success")
     run = MlflowClient(f"file:{tmp_path / 'mlruns'}").get_run(str(logger.run_id))
     assert (run.info.status, run.data.metrics) == ("FINISHED", {"loss": 0.5})
+
+
+def test_lightnings_availability_flags_replaced_at_its_path_are_obeyed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import accelplug.pytorch.loggers.mlflow as lightnings_path
+    from accelplug.loggers.mlflow import MLFlowLogger
+
+    monkeypatch.setattr(lightnings_path, "_MLFLOW_SYNCHRONOUS_AVAILABLE", False)
+    with pytest.raises(ModuleNotFoundError, match=r"leave synchronous=None"):
+        MLFlowLogger(synchronous=True)
+    monkeypatch.setattr(lightnings_path, "_MLFLOW_AVAILABLE", False)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "accelplug\[mlflow\]"'):
+        MLFlowLogger()

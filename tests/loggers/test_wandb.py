@@ -188,7 +188,8 @@ def test_images_are_logged_with_one_caption_each(wandb_offline: Path) -> None:
 
     logger = WandbLogger(project="demo", save_dir=wandb_offline)
     with pytest.raises(
-        MisconfigurationException, match=r"caption= must be a list with one entry per item of Image \(2\)"
+        MisconfigurationException,
+        match=r"Expected 2 items but only found 1 for caption: caption= must be a list with one entry per item",
     ):
         logger.log_image("samples", [torch.rand(3, 8, 8), torch.rand(3, 8, 8)], caption=["only one"])
     logger.log_image("samples", [torch.rand(3, 8, 8), torch.rand(3, 8, 8)], step=4, caption=["a", "b"])
@@ -217,3 +218,36 @@ def test_a_wandb_init_option_typo_is_named_with_a_close_match(wandb_offline: Pat
     logger = WandbLogger(project="demo", save_dir=wandb_offline, entitty="me")
     with pytest.raises(MisconfigurationException, match=r"entitty=\.\.\., which wandb.init\(\) does not.*'entity'"):
         _ = logger.experiment
+
+
+def test_lightnings_availability_flag_replaced_at_its_path_is_obeyed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scripts and Lightning's own tests set ``lightning.pytorch.loggers.wandb._WANDB_AVAILABLE``; unset, the flag
+    reads the installed package each time."""
+    import accelplug.pytorch.loggers.wandb as lightnings_path
+    from accelplug.loggers.wandb import WandbLogger
+
+    assert bool(lightnings_path._WANDB_AVAILABLE)
+    monkeypatch.setattr(lightnings_path, "_WANDB_AVAILABLE", False)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "accelplug\[wandb\]"'):
+        WandbLogger()
+
+
+def test_media_that_is_not_a_list_is_lightnings_type_error(wandb_offline: Path) -> None:
+    from accelplug.loggers.wandb import WandbLogger
+
+    logger = WandbLogger(project="demo", save_dir=wandb_offline)
+    with pytest.raises(TypeError, match="Expected a list as \"images\", found <class 'str'>") as caught:
+        logger.log_image(key="samples", images="1.jpg")
+    assert isinstance(caught.value, MisconfigurationException)
+
+
+def test_pickling_starts_the_run_first_so_a_spawned_worker_logs_into_it(wandb_offline: Path) -> None:
+    import pickle
+
+    from accelplug.loggers.wandb import WandbLogger
+
+    logger = WandbLogger(project="demo", save_dir=wandb_offline)
+    assert logger._experiment is None
+    copy = pickle.loads(pickle.dumps(logger))
+    assert logger._experiment is not None
+    assert copy._id == logger.experiment.id

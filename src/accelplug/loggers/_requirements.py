@@ -14,16 +14,25 @@ from types import ModuleType
 
 from ..errors import MisconfigurationException
 
-__all__ = ["TrackerNotInstalledError", "import_tracker", "module_found", "require_tracker"]
+__all__ = [
+    "Requirement",
+    "TrackerNotInstalledError",
+    "import_tracker",
+    "installed_at_least",
+    "module_found",
+    "require_tracker",
+]
 
 
-class TrackerNotInstalledError(MisconfigurationException):
-    """A tracker logger was asked for but its package is missing or too old."""
+class TrackerNotInstalledError(MisconfigurationException, ModuleNotFoundError):
+    """A tracker logger was asked for but its package is missing or too old: also the ``ModuleNotFoundError``
+    Lightning's loggers raise then."""
 
     def __init__(self, logger: str, package: str, extra: str, problem: str) -> None:
         self.logger = logger
         self.package = package
         self.extra = extra
+        self.problem = problem
         super().__init__(
             f"{logger} needs the {package!r} package, which {problem}. "
             f'Install it with: pip install "accelplug[{extra}]"'
@@ -48,8 +57,43 @@ def module_found(module: str) -> bool:
         return False
 
 
-def require_tracker(logger: str, module: str, distribution: str, extra: str, minimum: str) -> None:
-    """Raise ``TrackerNotInstalledError`` unless ``module`` can be imported from ``distribution`` >= ``minimum``."""
+def installed_at_least(module: str, distribution: str, minimum: str) -> bool:
+    """Whether ``module`` can be imported from ``distribution`` >= ``minimum`` (Lightning's availability flags)."""
+    if not module_found(module):
+        return False
+    try:
+        return _version_tuple(importlib.metadata.version(distribution)) >= _version_tuple(minimum)
+    except importlib.metadata.PackageNotFoundError:
+        return True
+
+
+class Requirement:
+    """Lightning's availability flag for a tracker (``_WANDB_AVAILABLE``): true when the package can be imported at
+    the version needed, asked each time it is read (a package blocked or installed since counts). Scripts and tests
+    replace it with a plain bool at Lightning's path; :func:`require_tracker` obeys that instead."""
+
+    def __init__(self, module: str, distribution: str, minimum: str) -> None:
+        self.module, self.distribution, self.minimum = module, distribution, minimum
+
+    def __bool__(self) -> bool:
+        return installed_at_least(self.module, self.distribution, self.minimum)
+
+    def __repr__(self) -> str:
+        return f"Requirement({self.distribution}>={self.minimum}: {'met' if self else 'not met'})"
+
+
+def require_tracker(
+    logger: str, module: str, distribution: str, extra: str, minimum: str, *, available: object = None
+) -> None:
+    """Raise ``TrackerNotInstalledError`` unless ``module`` can be imported from ``distribution`` >= ``minimum``.
+
+    ``available``: Lightning's flag for the package (``_MLFLOW_AVAILABLE``) as the script sees it at Lightning's
+    path; when given, it decides whether the package is there, as in Lightning, where tests put a stand-in module
+    in ``sys.modules`` and set the flag."""
+    if available is not None and not isinstance(available, Requirement):
+        if not available:
+            raise TrackerNotInstalledError(logger, distribution, extra, "is not installed")
+        return
     if not module_found(module):
         raise TrackerNotInstalledError(logger, distribution, extra, "is not installed")
     try:

@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from .._import_paths import seen_at
 from ..errors import MisconfigurationException, did_you_mean
 from . import _checkpoint_upload as uploads
 from ._params import add_prefix, as_dict, flatten
-from ._requirements import TrackerNotInstalledError, import_tracker, require_tracker
+from ._requirements import Requirement, TrackerNotInstalledError, import_tracker, require_tracker
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
 __all__ = ["LOCAL_FILE_URI_PREFIX", "MLFlowLogger"]
@@ -46,6 +47,25 @@ _PARAM_VALUE_CHARS = 250
 
 #: The metadata section name and the callback settings recorded, as Lightning's MLflow logger has them.
 _METADATA_KEYS = (*uploads.CHECKPOINT_METADATA_KEYS, "_every_n_val_epochs")
+
+
+#: Lightning's flags at its path: whether MLflow is there, and new enough (2.8) for ``synchronous`` logging. The
+#: logger reads them at Lightning's path (:func:`_flag`), where scripts and tests patch them.
+_MLFLOW_AVAILABLE = Requirement("mlflow", "mlflow", "1.0.0")
+_MLFLOW_SYNCHRONOUS_AVAILABLE = Requirement("mlflow", "mlflow", "2.8.0")
+_PUBLIC_PATH = "accelplug.pytorch.loggers.mlflow"
+
+
+def _flag(name: str) -> object:
+    return seen_at(_PUBLIC_PATH, name, globals()[name])
+
+
+def _get_resolve_tags() -> Any:
+    """MLflow's function that adds the run's context tags (source, user, git commit) to the given ones (Lightning's
+    name: tests replace it at Lightning's path)."""
+    from mlflow.tracking.context.registry import resolve_tags
+
+    return resolve_tags
 
 
 def _mlflow() -> Any:
@@ -89,12 +109,21 @@ class MLFlowLogger(Logger):
         run_id: str | None = None,
         synchronous: bool | None = None,
     ) -> None:
-        require_tracker("MLFlowLogger", "mlflow", "mlflow", "mlflow", "1.0.0")
+        require_tracker("MLFlowLogger", "mlflow", "mlflow", "mlflow", "1.0.0", available=_flag("_MLFLOW_AVAILABLE"))
         if synchronous is not None:
             try:
-                require_tracker("MLFlowLogger(synchronous=...)", "mlflow", "mlflow", "mlflow", "2.8.0")
+                require_tracker(
+                    "MLFlowLogger(synchronous=...)",
+                    "mlflow",
+                    "mlflow",
+                    "mlflow",
+                    "2.8.0",
+                    available=_flag("_MLFLOW_SYNCHRONOUS_AVAILABLE"),
+                )
             except TrackerNotInstalledError as exc:
-                raise MisconfigurationException(f"{exc} (or leave synchronous=None)") from None
+                raise TrackerNotInstalledError(
+                    exc.logger, exc.package, exc.extra, f"{exc.problem} (or leave synchronous=None)"
+                ) from None
         if log_model not in (True, False, "all"):
             raise MisconfigurationException(
                 f"MLFlowLogger(log_model={log_model!r}) is invalid: use False, True or 'all'."
@@ -159,8 +188,7 @@ class MLFlowLogger(Logger):
             if MLFLOW_RUN_NAME in self.tags:
                 log.warning("The tag %s is replaced by run_name=%r.", MLFLOW_RUN_NAME, self._run_name)
             self.tags[MLFLOW_RUN_NAME] = self._run_name
-        from mlflow.tracking.context.registry import resolve_tags
-
+        resolve_tags = seen_at(_PUBLIC_PATH, "_get_resolve_tags", _get_resolve_tags)()
         run = self._mlflow_client.create_run(experiment_id=self._experiment_id, tags=resolve_tags(self.tags))
         self._run_id = run.info.run_id
         self._initialized = True
@@ -204,8 +232,8 @@ class MLFlowLogger(Logger):
             allowed = _METRIC_NAME_REFUSED.sub("", key)
             if allowed != key:
                 warnings.warn(
-                    f"MLflow only allows letters, digits and '_', '/', '.', '-', ' ' in metric names: "
-                    f"{key!r} is logged as {allowed!r}.",
+                    f"MLflow does not accept special characters in metric name {key!r} (only letters, digits and "
+                    f"'_', '/', '.', '-', ' '): it is logged as {allowed!r}.",
                     RuntimeWarning,
                     stacklevel=2,
                 )

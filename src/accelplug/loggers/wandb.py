@@ -25,10 +25,11 @@ from typing import Any, Literal
 
 import torch
 
+from .._import_paths import seen_at
 from ..errors import MisconfigurationException, did_you_mean
 from . import _checkpoint_upload as uploads
 from ._params import add_prefix, as_dict, callables_to_names, json_safe
-from ._requirements import import_tracker, require_tracker
+from ._requirements import Requirement, import_tracker, require_tracker
 from .logger import Logger, rank_zero_experiment, rank_zero_only
 
 __all__ = ["WandbLogger"]
@@ -39,25 +40,44 @@ _STEP_KEY = "trainer/global_step"
 _ENDS_THE_RUN = ("failed", "interrupted")
 
 
+#: Lightning's flag at its path: whether wandb is there (0.12.10 or later); read there (scripts and tests patch it).
+_WANDB_AVAILABLE = Requirement("wandb", "wandb", "0.12.10")
+
+
 def _wandb() -> Any:
     return import_tracker("WandbLogger", "wandb", "wandb", "wandb")
 
 
+class MediaListError(MisconfigurationException, TypeError):
+    """Media given as something other than a list (one entry per item): also Lightning's ``TypeError``."""
+
+
+_ARGUMENT = {"Image": "images", "Audio": "audios", "Video": "videos"}
+
+
 def _check_media_lists(kind: str, items: Any, extras: Mapping[str, Any]) -> int:
+    """The item count; media or per-item keywords that are not lists of it are refused in Lightning's words."""
+    argument = _ARGUMENT.get(kind, kind)
     if not isinstance(items, list):
-        raise MisconfigurationException(f"{kind} must be a list (one entry per item), got {type(items).__name__}.")
+        raise MediaListError(
+            f'Expected a list as "{argument}", found {type(items)}: {kind} media are a list, one entry per item.'
+        )
     for key, values in extras.items():
         if not isinstance(values, list) or len(values) != len(items):
             count = len(values) if isinstance(values, list) else type(values).__name__
             raise MisconfigurationException(
-                f"{key}= must be a list with one entry per item of {kind} ({len(items)}), got {count}."
+                f"Expected {len(items)} items but only found {count} for {key}: {key}= must be a list with one "
+                f"entry per item of {argument}."
             )
     return len(items)
 
 
 def _check_init_options(wandb: Any, options: Mapping[str, Any]) -> None:
     """A keyword ``wandb.init`` does not take is named (with a close match), not a TypeError from inside it."""
-    accepted = list(inspect.signature(wandb.init).parameters)
+    parameters = inspect.signature(wandb.init).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return  # an init that takes any keyword (a wrapper, a stand-in) checks its own
+    accepted = list(parameters)
     for name in options:
         if name not in accepted:
             raise MisconfigurationException(
@@ -106,7 +126,8 @@ class WandbLogger(Logger):
         add_file_policy: Literal["mutable", "immutable"] = "mutable",
         **kwargs: Any,
     ) -> None:
-        require_tracker("WandbLogger", "wandb", "wandb", "wandb", "0.12.10")
+        available = seen_at("accelplug.pytorch.loggers.wandb", "_WANDB_AVAILABLE", _WANDB_AVAILABLE)
+        require_tracker("WandbLogger", "wandb", "wandb", "wandb", "0.12.10", available=available)
         if log_model not in (True, False, "all"):
             raise MisconfigurationException(
                 f"WandbLogger(log_model={log_model!r}) is invalid: use False, True or 'all'."
@@ -118,8 +139,8 @@ class WandbLogger(Logger):
             )
         if offline and log_model:
             raise MisconfigurationException(
-                f"WandbLogger(offline=True, log_model={log_model!r}): checkpoints cannot be uploaded by an "
-                "offline logger. Use offline=False to upload them, or log_model=False."
+                f"WandbLogger(offline=True, log_model={log_model!r}): checkpoints cannot be uploaded in offline "
+                "mode. Use offline=False to upload them, or log_model=False."
             )
         self._offline = offline
         self._log_model = log_model
@@ -148,7 +169,11 @@ class WandbLogger(Logger):
         self._checkpoint_name = checkpoint_name
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle without the live run (it holds a connection); the copy reopens the same run by its id."""
+        """Pickle without the live run (it holds a connection); the copy reopens the same run by its id.
+
+        The run is started first, as Lightning does: a ``ddp_spawn`` worker and the main process then log into one
+        run, where a run started in the worker would leave the main process starting another one later."""
+        _ = self.experiment
         state = self.__dict__.copy()
         if self._experiment is not None:
             state["_id"] = getattr(self._experiment, "id", self._id)
