@@ -25,6 +25,7 @@ from tests.trainer.loops.both import FRAMEWORKS, fit_both, fit_one
         pytest.param({"max_epochs": 2, "val_check_interval": 3}, id="every 3 batches of each epoch"),
         pytest.param({"max_epochs": 1, "val_check_interval": 0.25}, id="every quarter epoch"),
         pytest.param({"max_epochs": 1, "val_check_interval": 0.3}, id="a fraction rounds down to whole batches"),
+        pytest.param({"max_epochs": 1, "val_check_interval": 0.0}, id="zero: after every batch, as Lightning reads it"),
         pytest.param({"max_epochs": 2, "val_check_interval": 1.0}, id="1.0 is the epoch end"),
         pytest.param({"max_epochs": 4, "check_val_every_n_epoch": 2}, id="every second epoch"),
         pytest.param({"max_epochs": 2, "check_val_every_n_epoch": 3}, id="never when no epoch is due"),

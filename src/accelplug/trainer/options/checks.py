@@ -132,8 +132,8 @@ def val_check_interval(value: Any) -> Any:
         return datetime.timedelta(seconds=max_time_seconds(value))
     if isinstance(value, int) and value >= 1:
         return value
-    if isinstance(value, float) and 0.0 < value <= 1.0:
-        return value
+    if isinstance(value, float) and 0.0 <= value <= 1.0:
+        return value  # 0.0: after every batch, as Lightning reads it (at least one batch)
     if isinstance(value, float) and value > 1.0 and math.isfinite(value) and value.is_integer():
         return int(value)  # a whole number of batches, as Lightning reads it
     raise Bad(_INVALID_LIMIT)

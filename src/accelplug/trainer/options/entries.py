@@ -94,7 +94,7 @@ class TrainerOptions:
     val_check_interval: float | int | datetime.timedelta | None = option(
         None,
         checks.val_check_interval,
-        "a float in (0, 1] (fraction of an epoch), an int >= 1 (every N batches), a duration ('DD:HH:MM:SS', a "
+        "a float in [0, 1] (fraction of an epoch), an int >= 1 (every N batches), a duration ('DD:HH:MM:SS', a "
         "datetime.timedelta or a dict such as {'minutes': 5}: every that much training time), or None",
     )
     check_val_every_n_epoch: int | None = option(1, checks.every_n_epochs, "an int >= 1, or None")
