@@ -231,6 +231,25 @@ def test_device_stats_monitor_without_a_logger_is_refused_as_in_lightning(tmp_pa
     assert "Cannot use `DeviceStatsMonitor` callback with `Trainer(logger=False)`" in str(sides["accelplug"].error)
 
 
+def test_device_stats_key_names_and_prefix_helper_at_lightnings_paths() -> None:
+    """Lightning's modules hold the CPU stat names as constants and the monitor's key helper; tests and callbacks
+    built on DeviceStatsMonitor import them from there."""
+    import lightning.pytorch.accelerators.cpu as their_cpu
+    import lightning.pytorch.callbacks.device_stats_monitor as their_monitor
+
+    import accelplug.pytorch.accelerators.cpu as our_cpu
+    import accelplug.pytorch.callbacks.device_stats_monitor as our_monitor
+
+    for name in ("_CPU_VM_PERCENT", "_CPU_PERCENT", "_CPU_SWAP_PERCENT"):
+        assert getattr(our_cpu, name) == getattr(their_cpu, name)
+    stats = {"a": 1.0, "b": 2.5}
+    for separator in ("/", "."):
+        assert our_monitor._prefix_metric_keys(stats, "p.q", separator) == their_monitor._prefix_metric_keys(
+            stats, "p.q", separator
+        )
+    assert set(our_cpu.get_cpu_stats()) == set(their_cpu.get_cpu_stats())
+
+
 def test_a_subclass_overriding_lightnings_private_steps_is_obeyed(tmp_path: Path) -> None:
     """Projects subclass Lightning's EarlyStopping and override its private steps (a criterion of their own, a skip
     rule, how the reason is logged); the same subclass, on accelplug, stops where it stops on Lightning."""

@@ -201,6 +201,29 @@ def test_swa_with_batch_norm_ends_as_lightning_does(tmp_path: Path) -> None:
         assert our_ckpt["lr_schedulers"] == their_ckpt["lr_schedulers"], name
 
 
+def test_swa_batch_norm_epoch_reads_on_fit_loop_skip_backward_as_lightning(tmp_path: Path) -> None:
+    """``trainer.fit_loop._skip_backward`` is True in the BatchNorm epoch only (Lightning's SWA sets it there)."""
+
+    def reading(framework: Any) -> Any:
+        class Reading(framework.pytorch.callbacks.StochasticWeightAveraging):  # type: ignore[misc, name-defined]
+            def on_train_epoch_start(self, trainer: Any, module: Any) -> None:
+                super().on_train_epoch_start(trainer, module)
+                self.seen.append((trainer.current_epoch, trainer.fit_loop._skip_backward))
+
+            def on_train_end(self, trainer: Any, module: Any) -> None:
+                super().on_train_end(trainer, module)
+                self.seen.append((-1, trainer.fit_loop._skip_backward))
+
+        made = Reading(swa_lrs=0.05, swa_epoch_start=2, annealing_epochs=3)
+        made.seen = []
+        return made
+
+    sides = fit_both(tmp_path, reading)
+    ours, theirs = (sides[name][3].seen for name in ("accelplug", "lightning"))
+    assert ours == theirs
+    assert (5, True) in ours and (-1, False) in ours
+
+
 @pytest.mark.parametrize(
     "options",
     [

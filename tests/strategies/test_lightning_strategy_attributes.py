@@ -153,3 +153,14 @@ def test_the_process_group_backend_is_known_before_any_setup(
             return self._root_device  # type: ignore[no-any-return]
 
     assert OnDevice()._get_process_group_backend() == backend
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_single_device_strategy_has_no_launcher(framework: str) -> None:
+    """Lightning's ``strategy.launcher`` is None for one process on one device (code checks it before launching)."""
+    fw: Any = FRAMEWORKS[framework]
+    with quiet_lightning():
+        trainer = fw.Trainer(accelerator="cpu", devices=1, **QUIET)
+    assert type(trainer.strategy).__name__ == "SingleDeviceStrategy"
+    assert trainer.strategy.launcher is None
+    assert fw.strategies.SingleDeviceStrategy(device="cpu").launcher is None

@@ -16,6 +16,11 @@ from ..hardware.devices import tokenize_devices_or_none
 
 __all__ = ["CPUAccelerator", "get_cpu_stats"]
 
+# The names of the CPU's figures in get_cpu_stats (Lightning's keys, also held as these constants by its module)
+_CPU_VM_PERCENT = "cpu_vm_percent"
+_CPU_PERCENT = "cpu_percent"
+_CPU_SWAP_PERCENT = "cpu_swap_percent"
+
 
 def get_cpu_stats() -> dict[str, float]:
     """The host's load under Lightning's names (``cpu_percent``, ``cpu_vm_percent``, ``cpu_swap_percent``, each
@@ -28,9 +33,9 @@ def get_cpu_stats() -> dict[str, float]:
             "is not installed here: pip install psutil."
         ) from None
     return {
-        "cpu_vm_percent": float(psutil.virtual_memory().percent),
-        "cpu_percent": float(psutil.cpu_percent()),
-        "cpu_swap_percent": float(psutil.swap_memory().percent),
+        _CPU_VM_PERCENT: float(psutil.virtual_memory().percent),
+        _CPU_PERCENT: float(psutil.cpu_percent()),
+        _CPU_SWAP_PERCENT: float(psutil.swap_memory().percent),
     }
 
 

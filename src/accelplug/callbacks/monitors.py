@@ -218,8 +218,7 @@ class DeviceStatsMonitor(Callback):
             return
         for logger in trainer.loggers:
             separator = getattr(logger, "group_separator", "/")
-            prefix = f"{type(self).__qualname__}.{hook}{separator}"
-            logger.log_metrics({prefix + name: value for name, value in stats.items()}, step=stepped)
+            logger.log_metrics(_prefix_metric_keys(stats, f"{type(self).__qualname__}.{hook}", separator), step=stepped)
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
         self._log_device_stats(trainer, "on_train_batch_start")
@@ -254,3 +253,8 @@ class DeviceStatsMonitor(Callback):
         self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
     ) -> None:
         self._log_device_stats(trainer, "on_test_batch_end")
+
+
+def _prefix_metric_keys(metrics: dict[str, float], prefix: str, separator: str) -> dict[str, float]:
+    """``metrics`` with each key under ``prefix`` (``prefix + separator + key``), the monitor's logged names."""
+    return {f"{prefix}{separator}{key}": value for key, value in metrics.items()}

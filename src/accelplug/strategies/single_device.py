@@ -49,6 +49,11 @@ class SingleDeviceStrategy(Strategy):
             ) from None
         self._root_device = self._given_device  # Lightning's strategy.root_device, the Trainer's type permitting
 
+    @property
+    def launcher(self) -> None:
+        """None, as Lightning's: one process, nothing to launch (the fit runs in this process)."""
+        return None
+
     def setup_environment(self, accelerator: Accelerator | None = None, device: torch.device | None = None) -> None:
         accelerator, device = self._environment_target(accelerator, device)
         given = self._given_device

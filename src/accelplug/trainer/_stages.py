@@ -363,11 +363,13 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
         warn_padded_evaluation(loaders, prepared, name)
         loop = EvaluationLoop(run, prepared, stage, limit=limit, progress=progress)
         metrics = loop.evaluate(publish=True)
-    if metrics is None:
-        return []
-    results = split_by_loader(metrics, len(loaders), loop.owners)
-    if call.verbose and trainer.is_global_zero:
-        print_results(name, results)
+        if metrics is None:
+            return []
+        results = split_by_loader(metrics, len(loaders), loop.owners)
+        # the table before the teardown hooks, as Lightning prints it: a rich bar still live (it stops at teardown)
+        # draws its last frame below the table
+        if call.verbose and trainer.is_global_zero:
+            print_results(name, results)
     return results
 
 

@@ -59,3 +59,47 @@ def test_tensor_values_are_written_as_numbers(
     summary.print_results("test", [{"m": torch.tensor(0.5), "v": torch.tensor([1.0, 2.0])}])  # type: ignore[dict-item]
     rows = [line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines()[3:5]]
     assert rows == [["m", "0.5"], ["v", "[1.0, 2.0]"]]
+
+
+def _order_of_output(framework: object, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    import torch
+    from torch.utils.data import DataLoader
+
+    L: object = framework
+
+    class Marker(L.Callback):  # type: ignore[attr-defined,misc,name-defined]
+        def on_validation_end(self, trainer: object, module: object) -> None:
+            print("<end hook>")
+
+        def teardown(self, trainer: object, module: object, stage: object) -> None:
+            print("<teardown hook>")
+
+    class Module(L.LightningModule):  # type: ignore[attr-defined,misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
+            self.log("val_metric", self.layer(batch).sum())
+
+    trainer = L.Trainer(  # type: ignore[attr-defined]
+        accelerator="cpu", logger=False, callbacks=[Marker()], enable_progress_bar=False, enable_model_summary=False
+    )
+    capsys.readouterr()
+    trainer.validate(Module(), DataLoader(torch.ones(2, 2), batch_size=1))
+    markers = ("<end hook>", "Validate metric", "<teardown hook>")
+    lines = capsys.readouterr().out.splitlines()
+    return [line.strip(" ┃│").split("  ")[0] for line in lines if any(m in line for m in markers)]
+
+
+def test_the_table_comes_between_the_end_hooks_and_teardown_as_lightning_prints_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A rich bar stops at teardown: printed after it, the table would come below the bar's last frame."""
+    import lightning
+
+    import accelplug
+
+    theirs = _order_of_output(lightning, capsys)
+    assert theirs == ["<end hook>", "Validate metric", "<teardown hook>"]
+    assert _order_of_output(accelplug, capsys) == theirs

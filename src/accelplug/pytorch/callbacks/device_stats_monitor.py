@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...callbacks.monitors import DeviceStatsMonitor
+from ...callbacks.monitors import DeviceStatsMonitor, _prefix_metric_keys  # noqa: F401 - its key helper, as Lightning's
 
 __all__ = ["DeviceStatsMonitor"]

@@ -207,6 +207,16 @@ class FitLoopView:
         return self._host.options.max_time is not None or any(isinstance(c, Timer) for c in callbacks)
 
     @property
+    def _skip_backward(self) -> bool:
+        """Whether this epoch runs ``training_step`` forward only (StochasticWeightAveraging's BatchNorm pass); a
+        callback may set it in ``on_train_epoch_start``, as Lightning's does (``state.forward_only``)."""
+        return self._host.state.forward_only
+
+    @_skip_backward.setter
+    def _skip_backward(self, value: bool) -> None:
+        self._host.state.forward_only = bool(value)
+
+    @property
     def max_epochs(self) -> int | None:
         """The epoch limit: ``trainer.fit_loop.max_epochs += 2`` and a second ``fit`` trains two epochs more.
 
