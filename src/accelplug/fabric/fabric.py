@@ -32,13 +32,22 @@ import torch
 from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
 from ..errors import MisconfigurationException, PossibleUserWarning
 from ..overrides import overrides
+from ..precision.lightning.base import init_context_of
 from ..precision.mixed import announce_amp
 from ..seed import seed_everything as _seed_everything
 from ..selection import RunSetup
 from . import collectives
 from .connector import plan
 from .preparation import Preparation
-from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
+from .wrappers import (
+    FabricDataLoader,
+    FabricModule,
+    FabricOptimizer,
+    set_in_backward,
+    speaks_lightning,
+    unwrap,
+    unwrap_compiled,
+)
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -284,13 +293,26 @@ class Fabric:
 
     # ---- the step ------------------------------------------------------------------------------------
     def backward(self, tensor: torch.Tensor, *args: Any, model: Any = None, **kwargs: Any) -> None:
-        """``loss.backward()`` through the precision (a loss scale), with ``backward``'s own arguments."""
+        """``loss.backward()`` through the strategy and the precision (a loss scale), with ``backward``'s own arguments.
+
+        As in Lightning Fabric: a strategy that rewrote ``backward`` runs it (``backward(tensor, module, *args,
+        **kwargs)``, the module being the one ``model=`` names, else None); otherwise a precision plugin runs its
+        ``pre_backward``, ``backward`` and ``post_backward``."""
+        from ..precision.lightning.base import fabric_backward
+        from ..strategies.base import Strategy
+
+        module = model._forward_module if isinstance(unwrap_compiled(model)[0], FabricModule) else model
+        if isinstance(module, FabricModule):  # model=torch.compile(fabric_module)
+            module = module._forward_module
+        strategy = self._strategy
         set_in_backward(True)
         try:
-            if args or kwargs:
-                self._precision.backward(tensor, *args, **kwargs)
+            if speaks_lightning(strategy, "backward"):
+                strategy.backward(tensor, module, *args, **kwargs)
+            elif type(strategy).backward is not Strategy.backward:  # a strategy whose engine owns backward
+                strategy.backward(tensor, self._precision, *args, **kwargs)
             else:
-                self._precision.backward(tensor)
+                fabric_backward(self._precision, tensor, module, *args, **kwargs)
         finally:
             set_in_backward(False)
 
@@ -320,9 +342,9 @@ class Fabric:
             raise MisconfigurationException(
                 f"fabric.clip_gradients(optimizer={optimizer!r}): expected the optimizer whose gradients to clip."
             )
-        if id(raw_optimizer) not in self._unscaled:
-            self._precision.unscale(raw_optimizer)
-            self._unscaled.add(id(raw_optimizer))
+        from ..precision.lightning.base import unscale_for_clipping
+
+        unscale_for_clipping(self._precision, raw_optimizer, self._unscaled)
         if clip_val is not None:
             self._strategy.clip_gradients_value(raw_module, raw_optimizer, clip_val=clip_val)
             return None
@@ -337,7 +359,7 @@ class Fabric:
         """The precision's forward context, for computation outside ``model(...)``."""
         stack = ExitStack()
         stack.enter_context(self._precision.forward_context())
-        stack.enter_context(self._precision.tensor_init_context())
+        stack.enter_context(init_context_of(self._precision))
         return stack
 
     def no_backward_sync(self, module: Any, enabled: bool = True) -> AbstractContextManager[Any]:

@@ -24,12 +24,21 @@ import torch
 from ..core.optimizer import OptimizerWrapper
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
+from ..precision.lightning.base import init_context_of
 
 if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
     from ..strategies.base import PreparedModule, Strategy
 
-__all__ = ["FabricDataLoader", "FabricModule", "FabricOptimizer", "is_wrapped", "unwrap", "unwrap_compiled"]
+__all__ = [
+    "FabricDataLoader",
+    "FabricModule",
+    "FabricOptimizer",
+    "is_wrapped",
+    "speaks_lightning",
+    "unwrap",
+    "unwrap_compiled",
+]
 
 _STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
 
@@ -100,7 +109,7 @@ class FabricModule(torch.nn.Module):
         precision = self._precision
         args, kwargs = precision.convert_input((args, kwargs))
         if precision.uses_autocast or precision.param_dtype is not None:
-            with precision.forward_context(), precision.tensor_init_context():
+            with precision.forward_context(), init_context_of(precision):
                 output = self._prepared.call(method, *args, **kwargs)
         else:
             output = self._prepared.call(method, *args, **kwargs)
@@ -228,21 +237,22 @@ class FabricOptimizer(OptimizerWrapper):
         self._wrap(optimizer, _strategy=strategy, _precision=precision, _callbacks=callbacks, _unscaled=unscaled)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        optimizer, precision = self._optimizer, self._precision
-        if precision.needs_help_with_steps:
-            output = closure() if closure is not None else None
-            if id(optimizer) not in self._unscaled:
-                precision.unscale(optimizer)
-            stepped = precision.step(optimizer)
-            output = stepped if output is None else output
+        """The strategy's step, as in Lightning Fabric: a user's strategy written to Lightning's
+        ``optimizer_step(optimizer, **kwargs)`` is called, else the precision steps (a plugin's own
+        ``optimizer_step``, or the numerics' scaler); then the callbacks' ``on_after_optimizer_step``."""
+        from ..precision.lightning.base import fabric_optimizer_step
+
+        optimizer, strategy = self._optimizer, self._strategy
+        kwargs = {"closure": closure} if closure is not None else {}
+        if speaks_lightning(strategy, "optimizer_step"):
+            output = strategy.optimizer_step(optimizer, **kwargs)
+            self._unscaled.discard(id(optimizer))
         else:
-            output = precision.step(optimizer, closure)
-        precision.update()
-        self._unscaled.discard(id(optimizer))
+            output = fabric_optimizer_step(self._precision, optimizer, self._unscaled, **kwargs)
         for callback in self._callbacks:
             hook = getattr(callback, "on_after_optimizer_step", None)
             if callable(hook):
-                hook(strategy=self._strategy, optimizer=optimizer)
+                hook(strategy=strategy, optimizer=optimizer)
         return output
 
     @property
@@ -285,6 +295,22 @@ class FabricDataLoader:
             return
         for batch in self._dataloader:
             yield move(batch)
+
+
+def speaks_lightning(strategy: object, method: str) -> bool:
+    """Whether ``strategy``'s class rewrote ``method`` in Lightning Fabric's form (``backward(tensor, module, *args,
+    **kwargs)``, ``optimizer_step(optimizer, **kwargs)``): a user's subclass Fabric must call as Lightning's does.
+    accelplug's own form takes the ``precision``; a class that keeps the base's method is not rewritten."""
+    from ..strategies.base import Strategy
+
+    own = getattr(type(strategy), method, None)
+    if own is None or own is getattr(Strategy, method):
+        return False
+    try:
+        parameters = inspect.signature(own).parameters
+    except (TypeError, ValueError):
+        return False
+    return "precision" not in parameters
 
 
 def unwrap(obj: Any) -> Any:

@@ -1,0 +1,130 @@
+"""A user's precision plugin, strategy and CheckpointIO under Fabric are called as Lightning Fabric calls them
+(each case run under Lightning itself and compared)."""
+
+from __future__ import annotations
+
+import collections
+import os
+from pathlib import Path
+from typing import Any
+
+import lightning.fabric as lf
+import lightning.fabric.plugins as lp
+import lightning.fabric.strategies as ls
+import torch
+from torch import nn
+
+import accelplug.fabric as af
+import accelplug.fabric.plugins as ap
+import accelplug.fabric.strategies as ast
+
+HOOKS = (
+    "convert_module",
+    "convert_input",
+    "convert_output",
+    "forward_context",
+    "module_init_context",
+    "tensor_init_context",
+    "pre_backward",
+    "backward",
+    "post_backward",
+    "optimizer_step",
+    "unscale_gradients",
+    "main_params",
+)
+
+
+def _counting(base: type) -> tuple[Any, collections.Counter[str]]:
+    calls: collections.Counter[str] = collections.Counter()
+
+    def counted(name: str) -> Any:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return getattr(super(cls, self), name)(*args, **kwargs)
+
+        return method
+
+    cls = type("Counting", (base,), {name: counted(name) for name in HOOKS})
+    return cls(), calls
+
+
+def _loop(fabric_mod: Any, precision_base: type) -> dict[str, int]:
+    plugin, calls = _counting(precision_base)
+    fabric = fabric_mod.Fabric(accelerator="cpu", devices=1, plugins=[plugin])
+    torch.manual_seed(0)
+    with fabric.init_module():
+        model = nn.Linear(3, 1)
+    model, opt = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    for _ in range(3):
+        loss = model(torch.randn(4, 3)).sum()
+        fabric.backward(loss)
+        fabric.clip_gradients(model, opt, max_norm=1.0)
+        fabric.clip_gradients(model, opt, clip_val=0.5)
+        opt.step()
+        opt.zero_grad()
+    with fabric.autocast(), fabric.init_tensor():
+        pass
+    return dict(calls)
+
+
+def test_a_precision_plugins_hooks_run_as_in_lightning_fabric() -> None:
+    ours = _loop(af, ap.Precision)
+    assert ours == _loop(lf, lp.Precision)
+    assert ours["optimizer_step"] == 3 and ours["pre_backward"] == 3 and ours["unscale_gradients"] == 6
+
+
+def _strategy_loop(fabric_mod: Any, strategy_base: type) -> list[Any]:
+    log: list[Any] = []
+
+    class Mine(strategy_base):  # type: ignore[misc, valid-type]
+        def backward(self, tensor: Any, module: Any, *args: Any, **kwargs: Any) -> None:
+            log.append(("backward", module is None))
+            super().backward(tensor, module, *args, **kwargs)
+
+        def optimizer_step(self, optimizer: Any, **kwargs: Any) -> Any:
+            log.append(("optimizer_step", sorted(kwargs)))
+            return super().optimizer_step(optimizer, **kwargs)
+
+    fabric = fabric_mod.Fabric(strategy=Mine(device=torch.device("cpu")))
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    model, opt = fabric.setup(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    fabric.backward(model(torch.ones(2, 3)).sum(), model=model)
+    opt.step()
+    fabric.backward(model(torch.ones(2, 3)).sum())
+    opt.step()
+    log.append(round(float(model.weight.detach().sum()), 5))
+    return log
+
+
+def test_a_strategys_backward_and_optimizer_step_written_to_lightnings_form_are_called() -> None:
+    ours = _strategy_loop(af, ast.SingleDeviceStrategy)
+    assert ours == _strategy_loop(lf, ls.SingleDeviceStrategy)
+    assert ("optimizer_step", []) in ours
+
+
+def _io_calls(fabric_mod: Any, io_base: type, folder: Path) -> list[Any]:
+    log: list[Any] = []
+
+    class Recording(io_base):  # type: ignore[misc, valid-type]
+        def save_checkpoint(self, checkpoint: Any, path: Any, storage_options: Any = None) -> None:
+            log.append(("save", type(path).__name__, storage_options))
+            super().save_checkpoint(checkpoint, path, storage_options)
+
+        def load_checkpoint(self, path: Any, map_location: Any = None, weights_only: Any = None) -> Any:
+            log.append(("load", type(path).__name__, weights_only))
+            return super().load_checkpoint(path, map_location=map_location, weights_only=weights_only)
+
+    fabric = fabric_mod.Fabric(accelerator="cpu", devices=1, plugins=[Recording()])
+    model = fabric.setup(nn.Linear(2, 2))
+    path = os.path.join(folder, f"{fabric_mod.__name__}.ckpt")
+    fabric.save(path, {"model": model, "n": 1})
+    remainder = fabric.load(path, {"model": model})
+    log.append(remainder)
+    return log
+
+
+def test_a_users_checkpoint_io_gets_the_path_and_weights_only_as_given(tmp_path: Path) -> None:
+    ours = _io_calls(af, ap.TorchCheckpointIO, tmp_path)
+    assert ours == _io_calls(lf, lp.TorchCheckpointIO, tmp_path)
+    assert ours[:2] == [("save", "str", None), ("load", "str", None)]
