@@ -128,3 +128,54 @@ def test_a_users_checkpoint_io_gets_the_path_and_weights_only_as_given(tmp_path:
     ours = _io_calls(af, ap.TorchCheckpointIO, tmp_path)
     assert ours == _io_calls(lf, lp.TorchCheckpointIO, tmp_path)
     assert ours[:2] == [("save", "str", None), ("load", "str", None)]
+
+
+def _collective_calls(fabric_mod: Any, strategy_base: type) -> list[Any]:
+    log: list[Any] = []
+
+    class Mine(strategy_base):  # type: ignore[misc, valid-type]
+        def barrier(self, name: Any = None) -> None:
+            log.append(("barrier", name))
+
+        def broadcast(self, obj: Any, src: int = 0) -> Any:
+            log.append(("broadcast", obj, src))
+            return obj
+
+        def all_gather(self, tensor: Any, group: Any = None, sync_grads: bool = False) -> Any:
+            log.append(("all_gather", tensor.tolist(), sync_grads))
+            return tensor
+
+        def all_reduce(self, tensor: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
+            log.append(("all_reduce", tensor.tolist(), reduce_op))
+            return tensor * 2
+
+    fabric = fabric_mod.Fabric(strategy=Mine(device=torch.device("cpu")))
+    fabric.barrier("here")
+    fabric.broadcast("x", src=0)
+    fabric.all_gather({"a": torch.tensor(1), "b": [torch.tensor(2)]}, sync_grads=True)
+    reduced = fabric.all_reduce({"a": torch.tensor(3)}, reduce_op="sum")
+    log.append(reduced["a"].item())
+    return log
+
+
+def test_collectives_run_through_the_strategys_methods() -> None:
+    ours = _collective_calls(af, ast.SingleDeviceStrategy)
+    assert ours == _collective_calls(lf, ls.SingleDeviceStrategy)
+    assert ours[0] == ("barrier", "here") and ours[-1] == 6
+
+
+def _bare_backward(fabric_mod: Any, precision: str) -> str | None:
+    fabric = fabric_mod.Fabric(accelerator="cpu", devices=1, precision=precision)
+    model = fabric.setup(nn.Linear(2, 2))
+    output = model(torch.ones(1, 2))
+    try:
+        output.sum().backward()
+    except RuntimeError as error:
+        return "refused" if "requires you to call `fabric.backward(loss)`" in str(error) else str(error)
+    return None
+
+
+def test_a_bare_loss_backward_is_refused_where_lightning_refuses_it() -> None:
+    for precision in ("32-true", "bf16-true", "bf16-mixed"):
+        assert _bare_backward(af, precision) == _bare_backward(lf, precision), precision
+    assert _bare_backward(af, "bf16-mixed") == "refused" and _bare_backward(af, "32-true") is None

@@ -31,10 +31,12 @@ if TYPE_CHECKING:
     from ..strategies.base import PreparedModule, Strategy
 
 __all__ = [
+    "BackwardRequired",
     "FabricDataLoader",
     "FabricModule",
     "FabricOptimizer",
     "is_wrapped",
+    "requires_fabric_backward",
     "speaks_lightning",
     "unwrap",
     "unwrap_compiled",
@@ -85,6 +87,8 @@ class FabricModule(torch.nn.Module):
         #: ``training_step`` is a plain call, as in Lightning.
         self._redirects = prepared.wrapped is not None
         self._fabric_device = device
+        #: whether ``loss.backward()`` must be ``fabric.backward(loss)`` (a hook on the outputs refuses it)
+        self._requires_fabric_backward = requires_fabric_backward(strategy, precision)
         self._fabric_module_initialized = True
 
     @property
@@ -114,8 +118,7 @@ class FabricModule(torch.nn.Module):
         else:
             output = self._prepared.call(method, *args, **kwargs)
         output = precision.convert_output(output)
-        if precision.needs_help_with_steps:
-            _guard_backward(output)
+        _guard_backward(output, self._requires_fabric_backward)
         return output
 
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
@@ -201,11 +204,36 @@ class FabricModule(torch.nn.Module):
             super().__setattr__(name, value)
 
 
-def _guard_backward(output: Any) -> None:
+class BackwardRequired(MisconfigurationException, RuntimeError):
+    """``loss.backward()`` where the strategy or precision must run it (Lightning raises a ``RuntimeError``)."""
+
+
+#: The precisions whose backward is their own (a loss scale, autocast's bookkeeping), as in Lightning Fabric.
+_MIXED = ("16-mixed", "bf16-mixed")
+
+
+def requires_fabric_backward(strategy: Strategy, precision: NumericPrecision) -> bool:
+    """Whether backward must go through ``fabric.backward``: a strategy that rewrote ``backward``, a mixed or
+    scaling precision, or a precision plugin that rewrote ``pre_backward``/``backward``/``post_backward``."""
+    from ..strategies.base import Strategy
+
+    return (
+        getattr(type(strategy), "backward", None) is not Strategy.backward
+        or precision.needs_help_with_steps
+        or getattr(precision, "name", None) in _MIXED
+    )
+
+
+def _guard_backward(output: Any, required: bool) -> None:
+    """A hook on each output tensor that refuses a bare ``loss.backward()`` when ``required`` (registered in every
+    case, as Lightning does, so the tensors look the same)."""
+
     def check(*_: Any) -> None:
-        if not _in_fabric_backward:
-            raise MisconfigurationException(
-                "this precision scales the loss, so call fabric.backward(loss) instead of loss.backward()."
+        if required and not _in_fabric_backward:
+            raise BackwardRequired(
+                "This strategy and precision requires you to call `fabric.backward(loss)` rather than "
+                "`loss.backward()`: it runs the backward pass itself (a loss scale, a mixed precision or a "
+                "strategy's own backward)."
             )
 
     if isinstance(output, torch.Tensor):
@@ -213,10 +241,10 @@ def _guard_backward(output: Any) -> None:
             output.register_hook(check)  # type: ignore[no-untyped-call]
     elif isinstance(output, (list, tuple)):
         for item in output:
-            _guard_backward(item)
+            _guard_backward(item, required)
     elif isinstance(output, dict):
         for item in output.values():
-            _guard_backward(item)
+            _guard_backward(item, required)
 
 
 class FabricOptimizer(OptimizerWrapper):
