@@ -389,7 +389,7 @@ class Fabric:
     def barrier(self, name: str | None = None) -> None:
         """Wait until every process got here (the strategy's ``barrier``, given ``name`` where it takes one)."""
         self._require_launched("barrier")
-        barrier = self._strategy.barrier
+        barrier: Callable[..., None] = self._strategy.barrier
         if _takes(barrier, "name"):
             barrier(name=name)
         else:
