@@ -179,3 +179,25 @@ def test_a_bare_loss_backward_is_refused_where_lightning_refuses_it() -> None:
     for precision in ("32-true", "bf16-true", "bf16-mixed"):
         assert _bare_backward(af, precision) == _bare_backward(lf, precision), precision
     assert _bare_backward(af, "bf16-mixed") == "refused" and _bare_backward(af, "32-true") is None
+
+
+def test_a_strategy_saves_with_the_path_positional_and_the_state_by_keyword(tmp_path: Path) -> None:
+    model = nn.Linear(2, 2)
+    for strategy in (ast.SingleDeviceStrategy(), ls.SingleDeviceStrategy()):
+        target = tmp_path / type(strategy).__module__
+        strategy.save_checkpoint(target, state={"model": model, "n": 1})
+        other = nn.Linear(2, 2)
+        assert strategy.load_checkpoint(target, {"model": other}) == {"n": 1}
+        assert torch.equal(other.weight, model.weight)
+
+
+def test_a_writer_whose_save_was_replaced_on_the_object_gets_lightnings_call(tmp_path: Path) -> None:
+    def saved_with(strategy: Any) -> Any:
+        calls: list[Any] = []
+        strategy.checkpoint_io.save_checkpoint = lambda **kwargs: calls.append(kwargs)
+        strategy.save_checkpoint(tmp_path, {"n": 1})
+        return calls
+
+    ours = saved_with(ast.SingleDeviceStrategy())
+    assert ours == saved_with(ls.SingleDeviceStrategy())
+    assert ours == [{"checkpoint": {"n": 1}, "path": tmp_path, "storage_options": None}]

@@ -633,6 +633,8 @@ class Strategy(ABC):
 
             if state is None:  # positional: save_checkpoint(path, state)
                 path, state = checkpoint, path
+            elif path is None:  # save_checkpoint(path, state=state)
+                path = checkpoint
             by_name = type(self).optimizer_state_dict is not Strategy.optimizer_state_dict
             save(self, path, state, filter, storage_options, keys_by_name=by_name)
             return
