@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import MisconfigurationException
 from .io import CheckpointIO
 
-__all__ = ["_WrappingCheckpointIO"]
+__all__ = ["_WrappingCheckpointIO", "is_own_io"]
 
 
 class _WrappingCheckpointIO(CheckpointIO):
@@ -65,3 +65,16 @@ class _WrappingCheckpointIO(CheckpointIO):
 
     def load_checkpoint(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return self._inner().load_checkpoint(*args, **kwargs)
+
+
+def is_own_io(io: object) -> bool:
+    """Whether ``io`` is accelplug's own writer (its files, local paths and URLs it checks itself), also inside a
+    wrapper of accelplug's: a ``CheckpointIO`` of the user's (a subclass of accelplug's included) is called as
+    Lightning calls it, with the path and ``weights_only`` as given."""
+    if not type(io).__module__.startswith("accelplug."):
+        return False
+    if any(name in getattr(io, "__dict__", ()) for name in ("save_checkpoint", "load_checkpoint", "remove_checkpoint")):
+        return False  # a method replaced on this object (a mock, a patch): the user's, called as Lightning calls it
+    if isinstance(io, _WrappingCheckpointIO):
+        return io.checkpoint_io is None or is_own_io(io.checkpoint_io)
+    return True

@@ -29,16 +29,26 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..data.batches import convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
+from ..data.batches import apply_to_tensors, convert_tensors_to_scalars, convert_to_tensors, move_data_to_device
+from ..distributed.collectives import reduce_op_for
 from ..errors import MisconfigurationException, PossibleUserWarning
 from ..overrides import overrides
+from ..precision.lightning.base import init_context_of
 from ..precision.mixed import announce_amp
 from ..seed import seed_everything as _seed_everything
 from ..selection import RunSetup
 from . import collectives
 from .connector import plan
 from .preparation import Preparation
-from .wrappers import FabricDataLoader, FabricModule, FabricOptimizer, set_in_backward, unwrap, unwrap_compiled
+from .wrappers import (
+    FabricDataLoader,
+    FabricModule,
+    FabricOptimizer,
+    set_in_backward,
+    speaks_lightning,
+    unwrap,
+    unwrap_compiled,
+)
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
@@ -284,13 +294,26 @@ class Fabric:
 
     # ---- the step ------------------------------------------------------------------------------------
     def backward(self, tensor: torch.Tensor, *args: Any, model: Any = None, **kwargs: Any) -> None:
-        """``loss.backward()`` through the precision (a loss scale), with ``backward``'s own arguments."""
+        """``loss.backward()`` through the strategy and the precision (a loss scale), with ``backward``'s own arguments.
+
+        As in Lightning Fabric: a strategy that rewrote ``backward`` runs it (``backward(tensor, module, *args,
+        **kwargs)``, the module being the one ``model=`` names, else None); otherwise a precision plugin runs its
+        ``pre_backward``, ``backward`` and ``post_backward``."""
+        from ..precision.lightning.base import fabric_backward
+        from ..strategies.base import Strategy
+
+        module = model._forward_module if isinstance(unwrap_compiled(model)[0], FabricModule) else model
+        if isinstance(module, FabricModule):  # model=torch.compile(fabric_module)
+            module = module._forward_module
+        strategy = self._strategy
         set_in_backward(True)
         try:
-            if args or kwargs:
-                self._precision.backward(tensor, *args, **kwargs)
+            if not isinstance(strategy, Strategy) or speaks_lightning(strategy, "backward"):
+                strategy.backward(tensor, module, *args, **kwargs)  # Lightning Fabric's call
+            elif type(strategy).backward is not Strategy.backward:  # a strategy whose engine owns backward
+                strategy.backward(tensor, self._precision, *args, **kwargs)
             else:
-                self._precision.backward(tensor)
+                fabric_backward(self._precision, tensor, module, *args, **kwargs)
         finally:
             set_in_backward(False)
 
@@ -320,9 +343,9 @@ class Fabric:
             raise MisconfigurationException(
                 f"fabric.clip_gradients(optimizer={optimizer!r}): expected the optimizer whose gradients to clip."
             )
-        if id(raw_optimizer) not in self._unscaled:
-            self._precision.unscale(raw_optimizer)
-            self._unscaled.add(id(raw_optimizer))
+        from ..precision.lightning.base import unscale_for_clipping
+
+        unscale_for_clipping(self._precision, raw_optimizer, self._unscaled)
         if clip_val is not None:
             self._strategy.clip_gradients_value(raw_module, raw_optimizer, clip_val=clip_val)
             return None
@@ -337,7 +360,7 @@ class Fabric:
         """The precision's forward context, for computation outside ``model(...)``."""
         stack = ExitStack()
         stack.enter_context(self._precision.forward_context())
-        stack.enter_context(self._precision.tensor_init_context())
+        stack.enter_context(init_context_of(self._precision))
         return stack
 
     def no_backward_sync(self, module: Any, enabled: bool = True) -> AbstractContextManager[Any]:
@@ -364,20 +387,35 @@ class Fabric:
 
     # ---- collectives ---------------------------------------------------------------------------------
     def barrier(self, name: str | None = None) -> None:
+        """Wait until every process got here (the strategy's ``barrier``, given ``name`` where it takes one)."""
         self._require_launched("barrier")
-        self._strategy.barrier()
+        barrier: Callable[..., None] = self._strategy.barrier
+        if _takes(barrier, "name"):
+            barrier(name=name)
+        else:
+            barrier()
 
     def broadcast(self, obj: Any, src: int = 0) -> Any:
+        """Process ``src``'s ``obj`` on every process, through the strategy's ``broadcast``."""
         self._require_launched("broadcast")
-        return collectives.broadcast(obj, src)
+        return self._strategy.broadcast(obj, src=src)
 
     def all_gather(self, data: Any, group: Any = None, sync_grads: bool = False) -> Any:
+        """Each tensor of ``data`` from every process, through the strategy's ``all_gather`` (one call per tensor)."""
         self._require_launched("all_gather")
-        return collectives.all_gather(convert_to_tensors(data, self.device), group, sync_grads)
+        gather = self._strategy.all_gather
+        return apply_to_tensors(
+            convert_to_tensors(data, self.device), lambda t: gather(t, group=group, sync_grads=sync_grads)
+        )
 
     def all_reduce(self, data: Any, group: Any = None, reduce_op: Any = "mean") -> Any:
+        """Each tensor of ``data`` reduced over the processes, through the strategy's ``all_reduce``."""
         self._require_launched("all_reduce")
-        return collectives.all_reduce(convert_to_tensors(data, self.device), group, reduce_op)
+        reduce_op_for(reduce_op)  # a wrong name is refused on one process too
+        reduce = self._strategy.all_reduce
+        return apply_to_tensors(
+            convert_to_tensors(data, self.device), lambda t: reduce(t, group=group, reduce_op=reduce_op)
+        )
 
     @contextmanager
     def rank_zero_first(self, local: bool = False) -> Generator[None, None, None]:
@@ -568,6 +606,15 @@ def _check_function(function: object) -> None:
             f"`Fabric.launch(function={getattr(function, '__name__', function)})` needs to take at least one "
             "argument, the Fabric object the launcher passes in: def train(fabric): ..."
         )
+
+
+def _takes(method: Callable[..., Any], name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name`` (or any keyword)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 def _accepted(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:

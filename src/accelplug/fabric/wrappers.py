@@ -24,12 +24,23 @@ import torch
 from ..core.optimizer import OptimizerWrapper
 from ..data.batches import make_transfer
 from ..errors import MisconfigurationException
+from ..precision.lightning.base import init_context_of
 
 if TYPE_CHECKING:
     from ..precision.base import NumericPrecision
     from ..strategies.base import PreparedModule, Strategy
 
-__all__ = ["FabricDataLoader", "FabricModule", "FabricOptimizer", "is_wrapped", "unwrap", "unwrap_compiled"]
+__all__ = [
+    "BackwardRequired",
+    "FabricDataLoader",
+    "FabricModule",
+    "FabricOptimizer",
+    "is_wrapped",
+    "requires_fabric_backward",
+    "speaks_lightning",
+    "unwrap",
+    "unwrap_compiled",
+]
 
 _STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
 
@@ -76,6 +87,8 @@ class FabricModule(torch.nn.Module):
         #: ``training_step`` is a plain call, as in Lightning.
         self._redirects = prepared.wrapped is not None
         self._fabric_device = device
+        #: whether ``loss.backward()`` must be ``fabric.backward(loss)`` (a hook on the outputs refuses it)
+        self._requires_fabric_backward = requires_fabric_backward(strategy, precision)
         self._fabric_module_initialized = True
 
     @property
@@ -100,13 +113,12 @@ class FabricModule(torch.nn.Module):
         precision = self._precision
         args, kwargs = precision.convert_input((args, kwargs))
         if precision.uses_autocast or precision.param_dtype is not None:
-            with precision.forward_context(), precision.tensor_init_context():
+            with precision.forward_context(), init_context_of(precision):
                 output = self._prepared.call(method, *args, **kwargs)
         else:
             output = self._prepared.call(method, *args, **kwargs)
         output = precision.convert_output(output)
-        if precision.needs_help_with_steps:
-            _guard_backward(output)
+        _guard_backward(output, self._requires_fabric_backward)
         return output
 
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
@@ -192,11 +204,36 @@ class FabricModule(torch.nn.Module):
             super().__setattr__(name, value)
 
 
-def _guard_backward(output: Any) -> None:
+class BackwardRequired(MisconfigurationException, RuntimeError):
+    """``loss.backward()`` where the strategy or precision must run it (Lightning raises a ``RuntimeError``)."""
+
+
+#: The precisions whose backward is their own (a loss scale, autocast's bookkeeping), as in Lightning Fabric.
+_MIXED = ("16-mixed", "bf16-mixed")
+
+
+def requires_fabric_backward(strategy: Strategy, precision: NumericPrecision) -> bool:
+    """Whether backward must go through ``fabric.backward``: a strategy that rewrote ``backward``, a mixed or
+    scaling precision, or a precision plugin that rewrote ``pre_backward``/``backward``/``post_backward``."""
+    from ..strategies.base import Strategy
+
+    return (
+        getattr(type(strategy), "backward", None) is not Strategy.backward
+        or precision.needs_help_with_steps
+        or getattr(precision, "name", None) in _MIXED
+    )
+
+
+def _guard_backward(output: Any, required: bool) -> None:
+    """A hook on each output tensor that refuses a bare ``loss.backward()`` when ``required`` (registered in every
+    case, as Lightning does, so the tensors look the same)."""
+
     def check(*_: Any) -> None:
-        if not _in_fabric_backward:
-            raise MisconfigurationException(
-                "this precision scales the loss, so call fabric.backward(loss) instead of loss.backward()."
+        if required and not _in_fabric_backward:
+            raise BackwardRequired(
+                "This strategy and precision requires you to call `fabric.backward(loss)` rather than "
+                "`loss.backward()`: it runs the backward pass itself (a loss scale, a mixed precision or a "
+                "strategy's own backward)."
             )
 
     if isinstance(output, torch.Tensor):
@@ -204,10 +241,10 @@ def _guard_backward(output: Any) -> None:
             output.register_hook(check)  # type: ignore[no-untyped-call]
     elif isinstance(output, (list, tuple)):
         for item in output:
-            _guard_backward(item)
+            _guard_backward(item, required)
     elif isinstance(output, dict):
         for item in output.values():
-            _guard_backward(item)
+            _guard_backward(item, required)
 
 
 class FabricOptimizer(OptimizerWrapper):
@@ -228,21 +265,22 @@ class FabricOptimizer(OptimizerWrapper):
         self._wrap(optimizer, _strategy=strategy, _precision=precision, _callbacks=callbacks, _unscaled=unscaled)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        optimizer, precision = self._optimizer, self._precision
-        if precision.needs_help_with_steps:
-            output = closure() if closure is not None else None
-            if id(optimizer) not in self._unscaled:
-                precision.unscale(optimizer)
-            stepped = precision.step(optimizer)
-            output = stepped if output is None else output
+        """The strategy's step, as in Lightning Fabric: a user's strategy written to Lightning's
+        ``optimizer_step(optimizer, **kwargs)`` is called, else the precision steps (a plugin's own
+        ``optimizer_step``, or the numerics' scaler); then the callbacks' ``on_after_optimizer_step``."""
+        from ..precision.lightning.base import fabric_optimizer_step
+
+        optimizer, strategy = self._optimizer, self._strategy
+        kwargs = {"closure": closure} if closure is not None else {}
+        if speaks_lightning(strategy, "optimizer_step"):
+            output = strategy.optimizer_step(optimizer, **kwargs)
+            self._unscaled.discard(id(optimizer))
         else:
-            output = precision.step(optimizer, closure)
-        precision.update()
-        self._unscaled.discard(id(optimizer))
+            output = fabric_optimizer_step(self._precision, optimizer, self._unscaled, **kwargs)
         for callback in self._callbacks:
             hook = getattr(callback, "on_after_optimizer_step", None)
             if callable(hook):
-                hook(strategy=self._strategy, optimizer=optimizer)
+                hook(strategy=strategy, optimizer=optimizer)
         return output
 
     @property
@@ -285,6 +323,22 @@ class FabricDataLoader:
             return
         for batch in self._dataloader:
             yield move(batch)
+
+
+def speaks_lightning(strategy: object, method: str) -> bool:
+    """Whether ``strategy``'s class rewrote ``method`` in Lightning Fabric's form (``backward(tensor, module, *args,
+    **kwargs)``, ``optimizer_step(optimizer, **kwargs)``): a user's subclass Fabric must call as Lightning's does.
+    accelplug's own form takes the ``precision``; a class that keeps the base's method is not rewritten."""
+    from ..strategies.base import Strategy
+
+    own = getattr(type(strategy), method, None)
+    if own is None or own is getattr(Strategy, method):
+        return False
+    try:
+        parameters = inspect.signature(own).parameters
+    except (TypeError, ValueError):
+        return False
+    return "precision" not in parameters
 
 
 def unwrap(obj: Any) -> Any:

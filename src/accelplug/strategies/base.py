@@ -457,7 +457,9 @@ class Strategy(ABC):
 
         ``norm_type`` and ``error_if_nonfinite`` are ``torch.nn.utils.clip_grad_norm_``'s (Fabric passes them).
         """
-        params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        from ..precision.lightning.base import clipping_params
+
+        params = clipping_params(self.precision_plugin, optimizer)
         if algorithm == "norm":
             return torch.nn.utils.clip_grad_norm_(
                 params, value, norm_type=norm_type, error_if_nonfinite=error_if_nonfinite
@@ -465,17 +467,29 @@ class Strategy(ABC):
         torch.nn.utils.clip_grad_value_(params, value)
         return None
 
-    def backward(self, loss: torch.Tensor, precision: NumericPrecision, *args: Any, **kwargs: Any) -> None:
+    def backward(self, loss: torch.Tensor, precision: Any = None, *args: Any, **kwargs: Any) -> None:
         """Run backward for the Trainer's ``loss`` through ``precision`` (which may scale it); ``args``/``kwargs``
         are ``manual_backward``'s extra arguments (``retain_graph=True``...), for ``loss.backward``.
 
         A strategy whose engine owns backward (one that scales, partitions or reduces gradients inside its own
         ``backward`` call) overrides this; a module's own ``backward`` hook still takes precedence over it.
+        Called in Lightning Fabric's form, ``backward(tensor, module, *args, **kwargs)`` (a module or None in
+        second place: a user's subclass calling ``super()``), it runs this strategy's precision plugin's
+        ``pre_backward``, ``backward`` and ``post_backward``.
         """
+        if precision is None or isinstance(precision, torch.nn.Module):
+            from ..precision.lightning.base import fabric_backward
+
+            fabric_backward(self.precision_plugin, loss, precision, *args, **kwargs)
+            return
         precision.backward(loss, *args, **kwargs)
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
+        self,
+        optimizer: torch.optim.Optimizer,
+        closure: Callable[[], Any] | None = None,
+        precision: Any = None,
+        **kwargs: Any,
     ) -> Any:
         """Step ``optimizer`` through ``precision`` (which may scale, or skip an overflowed step).
 
@@ -484,8 +498,16 @@ class Strategy(ABC):
         and steps after a precision already ran the closure (``closure`` is None). A backend overrides it
         to reduce gradients across its replicas after the closure, or to mark the step of a lazy device
         afterwards. Overriding it sends every batch through the hook-complete path rather than the
-        lean one, which calls ``optimizer.step()`` directly.
+        lean one, which calls ``optimizer.step()`` directly. Called without a precision, in Lightning Fabric's
+        form ``optimizer_step(optimizer, **kwargs)`` (a user's subclass calling ``super()``), this strategy's
+        precision steps it (a plugin's own ``optimizer_step`` where it wrote one).
         """
+        if precision is None:
+            from ..precision.lightning.base import fabric_optimizer_step
+
+            if closure is not None:
+                kwargs["closure"] = closure
+            return fabric_optimizer_step(self.precision_plugin, optimizer, **kwargs)
         return precision.step(optimizer, closure)
 
     @property
@@ -524,7 +546,9 @@ class Strategy(ABC):
         ``empty_init=True`` skips ``torch.nn.init`` (a sharding strategy builds on the meta device instead)."""
         from .init_contexts import module_init_context
 
-        return module_init_context(self.root_device, self.precision_plugin, sharded=False, empty_init=empty_init)
+        return module_init_context(
+            self.root_device, self.precision_plugin, sharded=False, empty_init=empty_init, module_hook=True
+        )
 
     def clip_gradients_norm(
         self,
@@ -609,6 +633,8 @@ class Strategy(ABC):
 
             if state is None:  # positional: save_checkpoint(path, state)
                 path, state = checkpoint, path
+            elif path is None:  # save_checkpoint(path, state=state)
+                path = checkpoint
             by_name = type(self).optimizer_state_dict is not Strategy.optimizer_state_dict
             save(self, path, state, filter, storage_options, keys_by_name=by_name)
             return

@@ -28,7 +28,6 @@ from .prepared import StepRouter
 
 if TYPE_CHECKING:
     from ..accelerator import Accelerator
-    from ..precision.base import NumericPrecision
     from .optimizers import OptimizerSetup
 
 __all__ = [
@@ -457,9 +456,13 @@ class DDPStrategy(ParallelStrategy):
         return optim
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
+        self,
+        optimizer: torch.optim.Optimizer,
+        closure: Callable[[], Any] | None = None,
+        precision: Any = None,
+        **kwargs: Any,
     ) -> Any:
-        output = super().optimizer_step(optimizer, closure, precision)
+        output = super().optimizer_step(optimizer, closure, precision, **kwargs)
         if self._model_averager is not None:
             params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
             self._model_averager.average_parameters(iter(params))

@@ -602,7 +602,9 @@ class FSDPStrategy(DDPStrategy):
     def module_init_context(self, empty_init: bool | None = None) -> contextlib.AbstractContextManager[Any]:
         from .init_contexts import module_init_context
 
-        return module_init_context(self.root_device, self.precision_plugin, sharded=True, empty_init=empty_init)
+        return module_init_context(
+            self.root_device, self.precision_plugin, sharded=True, empty_init=empty_init, module_hook=True
+        )
 
     def save_checkpoint(
         self,

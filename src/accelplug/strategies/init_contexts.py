@@ -45,10 +45,16 @@ def tensor_init_context(
 
 
 def module_init_context(
-    device: torch.device | None, precision: Any, *, sharded: bool, empty_init: bool | None
+    device: torch.device | None,
+    precision: Any,
+    *,
+    sharded: bool,
+    empty_init: bool | None,
+    module_hook: bool = False,
 ) -> contextlib.ExitStack:
     """A module built inside is made on ``device`` in ``precision``'s dtype (on the meta device when it is
-    ``sharded`` and ``empty_init``); ``empty_init`` skips ``torch.nn.init``."""
+    ``sharded`` and ``empty_init``); ``empty_init`` skips ``torch.nn.init``. ``module_hook``: a precision plugin's
+    ``module_init_context`` gives the dtype (Lightning Fabric's ``init_module``), not its ``tensor_init_context``."""
     stack = contextlib.ExitStack()
     if sharded:
         if empty_init:
@@ -59,5 +65,6 @@ def module_init_context(
         if empty_init:
             stack.enter_context(SkipInit())
     if precision is not None:
-        stack.enter_context(precision.tensor_init_context())
+        hook = getattr(precision, "module_init_context", None) if module_hook else None
+        stack.enter_context(hook() if callable(hook) else precision.tensor_init_context())
     return stack

@@ -25,8 +25,8 @@ from typing import Any
 
 import torch
 
-from ..checkpoint import TorchCheckpointIO, _WrappingCheckpointIO
 from ..checkpoint.file import CHECKPOINT_FORMAT, DIGEST_KEY, FORMAT_KEY, resolve_weights_only
+from ..checkpoint.wrapping import is_own_io
 from ..errors import CheckpointNotFoundError, MisconfigurationException
 from .state_dicts import SHARDED_KEY, load_sharded_entries, shard_folder
 
@@ -148,7 +148,7 @@ def save(
 
 def _own_writer(io: object) -> bool:
     """Whether ``io`` is accelplug's writer (local files and URLs it checks itself), not one of the user's."""
-    return isinstance(io, (TorchCheckpointIO, _WrappingCheckpointIO))
+    return is_own_io(io)
 
 
 def _writer(io: Any, storage_options: Any, given: object) -> Callable[[dict[str, Any], Path], None]:
@@ -188,7 +188,7 @@ def _read(strategy: Strategy, path: object, what: str, weights_only: bool | None
     target = _file_path(path, what)
     io = strategy.checkpoint_io
     if not _own_writer(io):  # the user's reader may read from elsewhere: it gets the path as given
-        return target, io.load_checkpoint(path, weights_only=weights_only)
+        return target, io.load_checkpoint(path, weights_only=weights_only)  # Lightning's call: no map_location
     if not target.exists():
         raise CheckpointNotFoundError(
             f"Checkpoint file not found: {target} ({what}: no such file at {target.resolve()})."

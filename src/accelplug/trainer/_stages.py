@@ -117,7 +117,8 @@ class StageCall:
     val_dataloaders: Any = None
     datamodule: Any = None
     ckpt_path: Any = None
-    weights_only: bool = True
+    #: as given: a user's ``CheckpointIO`` receives it unchanged (Lightning's call), accelplug's reader resolves None
+    weights_only: bool | None = None
     verbose: bool = True
     #: ``torch.compile`` keyword arguments for ``fit`` (None: no compiling).
     compile: dict[str, Any] | None = None
@@ -169,7 +170,9 @@ class _Restore:
         if self.choice.path is None:
             return
         _info(f"Restoring states from the checkpoint path at {self.choice.path}")
-        self.restoring = read_for_restore(strategy, self.choice.path, weights_only=self.call.weights_only)
+        self.restoring = read_for_restore(
+            strategy, self.choice.path, weights_only=self.call.weights_only, given=self.choice.as_given
+        )
         restore_modules(hooks, strategy, self.call.module, self.call.datamodule, self.restoring)
 
     def finish(self, run: Run) -> dict[str, Any] | None:

@@ -106,13 +106,6 @@ def _is_file_logger(logger: Any) -> bool:
     )
 
 
-def _weights_only(given: bool | None) -> bool:
-    """``weights_only=`` as the checkpoint loader takes it; the loader's module is loaded by a call, not the class."""
-    from ..checkpoint.file import resolve_weights_only
-
-    return resolve_weights_only(given)
-
-
 class Trainer:
     """Trains a ``torch.nn.Module`` written in Lightning's protocol on the chosen accelerator.
 
@@ -279,7 +272,7 @@ class Trainer:
         automatic = bool(getattr(model, "automatic_optimization", True))
         check_manual_options(automatic, options.accumulate_grad_batches, options.gradient_clip_val)
         loaders = (train_dataloaders, val_dataloaders)
-        call = StageCall(model, *loaders, datamodule, ckpt_path, _weights_only(weights_only), compile=compile_options)
+        call = StageCall(model, *loaders, datamodule, ckpt_path, weights_only, compile=compile_options)
         self._here_or_forked(model, functools.partial(run_fit, self, call), fitting=True)
 
     def validate(
@@ -292,7 +285,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``validation_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": weights_only}
         return self._evaluate(Stage.VALIDATING, model, dataloaders, datamodule, **options)
 
     def test(
@@ -305,7 +298,7 @@ class Trainer:
         weights_only: bool | None = None,
     ) -> list[dict[str, float]]:
         """Run ``test_step`` over the data; the averaged metrics, one dict per dataloader."""
-        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": _weights_only(weights_only)}
+        options = {"ckpt_path": ckpt_path, "verbose": verbose, "weights_only": weights_only}
         return self._evaluate(Stage.TESTING, model, dataloaders, datamodule, **options)
 
     def predict(
@@ -335,7 +328,7 @@ class Trainer:
             return_predictions = False
         call = self._call("predict", model, dataloaders, datamodule, ckpt_path)
         self.state.predict.return_predictions = return_predictions is not False
-        stage_call = StageCall(**{**call, "weights_only": _weights_only(weights_only)})
+        stage_call = StageCall(**{**call, "weights_only": weights_only})
         outputs = self._here_or_forked(call["module"], functools.partial(run_prediction, self, stage_call))
         return None if return_predictions is False else outputs
 

@@ -30,7 +30,18 @@ from ..full import Float32Precision
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CONTEXT_METHODS", "STEP_METHODS", "Precision", "PrecisionLoop", "is_plugin"]
+__all__ = [
+    "CONTEXT_METHODS",
+    "STEP_METHODS",
+    "Precision",
+    "PrecisionLoop",
+    "clipping_params",
+    "fabric_backward",
+    "fabric_optimizer_step",
+    "init_context_of",
+    "is_plugin",
+    "unscale_for_clipping",
+]
 
 #: Lightning's step methods: a subclass that rewrites any of them is handed the optimisation step.
 STEP_METHODS = (
@@ -172,7 +183,9 @@ class Precision(NumericPrecision, metaclass=ABCMeta):
         return self.numerics.tensor_init_context()
 
     def module_init_context(self) -> contextlib.AbstractContextManager[Any]:
-        return self.tensor_init_context()
+        """Where a module is built (``fabric.init_module``): the numerics' dtype (a subclass's
+        ``tensor_init_context`` is not called from here, as in Lightning)."""
+        return self.numerics.tensor_init_context()
 
     @default_hook
     def convert_input(self, data: Any) -> Any:
@@ -249,7 +262,11 @@ class Precision(NumericPrecision, metaclass=ABCMeta):
             loop.module_backward(tensor, *args, **kwargs)
         elif model is None:
             self.numerics.backward(tensor, *args, **kwargs)
-        elif not callable(getattr(model, "backward", None)) or not _optimizer_or_none(optimizer):
+        elif (
+            self.__dict__.get("_fabric_call")
+            or not callable(getattr(model, "backward", None))
+            or not _optimizer_or_none(optimizer)
+        ):
             given = (optimizer, *args) if optimizer is not None or args else ()  # the third is Fabric's first
             self._fabric_backward(tensor, model, *given, **kwargs)
         else:
@@ -318,6 +335,7 @@ class Precision(NumericPrecision, metaclass=ABCMeta):
         for group in optimizer.param_groups:
             yield from group["params"]
 
+    @default_hook
     def unscale_gradients(self, optimizer: Any) -> None:
         self.numerics.unscale(optimizer)
 
@@ -342,6 +360,72 @@ def is_plugin(precision: object, plugin_class: type[Precision] = Precision) -> b
     """Whether ``precision`` is really a ``plugin_class`` object (a plugin given to the Trainer or Fabric), not a
     built-in precision that only answers ``isinstance`` for it."""
     return plugin_class in type(precision).__mro__
+
+
+# ---- Lightning Fabric's calls into a precision ----------------------------------------------------------------
+def fabric_backward(precision: Any, tensor: torch.Tensor, module: Any, *args: Any, **kwargs: Any) -> None:
+    """``fabric.backward(tensor, *args, model=module, **kwargs)`` through ``precision``: a plugin's ``pre_backward``,
+    ``backward(tensor, module, *args, **kwargs)`` and ``post_backward`` (Lightning Fabric's order; what the first
+    returns is not passed on, as there), a built-in precision's own ``backward``."""
+    if not is_plugin(precision):
+        precision.backward(tensor, *args, **kwargs)
+        return
+    precision.pre_backward(tensor, module)
+    precision.__dict__["_fabric_call"] = True  # ``backward(tensor, module)`` is Fabric's form, not the Trainer's
+    try:
+        precision.backward(tensor, module, *args, **kwargs)
+    finally:
+        precision.__dict__.pop("_fabric_call", None)
+    precision.post_backward(tensor, module)
+
+
+def fabric_optimizer_step(precision: Any, optimizer: Any, unscaled: set[int] | None = None, **kwargs: Any) -> Any:
+    """A set-up optimizer's ``step(**kwargs)`` through ``precision``: a plugin's own ``optimizer_step(optimizer,
+    **kwargs)`` where a subclass wrote one (Lightning Fabric's call), else the numerics' step (a scaler unscales,
+    steps and updates). ``unscaled`` holds the ids of optimizers clipping already unscaled."""
+    if is_plugin(precision) and overrides(precision, "optimizer_step"):
+        output = precision.optimizer_step(optimizer, **kwargs)
+    elif precision.needs_help_with_steps:
+        closure = kwargs.pop("closure", None)
+        output = closure() if closure is not None else None
+        if unscaled is None or id(optimizer) not in unscaled:
+            precision.unscale(optimizer)
+        stepped = precision.step(optimizer)
+        output = stepped if output is None else output
+        precision.update()
+    else:
+        output = precision.step(optimizer, kwargs.pop("closure", None))
+        precision.update()
+    if unscaled is not None:
+        unscaled.discard(id(optimizer))
+    return output
+
+
+def unscale_for_clipping(precision: Any, optimizer: Any, unscaled: set[int]) -> None:
+    """Gradients back to their true values before ``fabric.clip_gradients``: a plugin's own ``unscale_gradients``
+    on every call where a subclass wrote one (as Lightning Fabric calls it), else the numerics' once per step."""
+    if is_plugin(precision) and overrides(precision, "unscale_gradients"):
+        precision.unscale_gradients(optimizer)
+    elif id(optimizer) not in unscaled:
+        precision.unscale(optimizer)
+    unscaled.add(id(optimizer))
+
+
+def clipping_params(precision: Any, optimizer: Any) -> list[Any]:
+    """The parameters whose gradients clipping works on: a plugin's ``main_params(optimizer)`` where a subclass
+    wrote one, else the optimizer's; those with a gradient."""
+    if is_plugin(precision) and overrides(precision, "main_params"):
+        params = list(precision.main_params(optimizer))
+    else:
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+    return [p for p in params if p.grad is not None]
+
+
+def init_context_of(precision: Any) -> contextlib.AbstractContextManager[Any]:
+    """The dtype context a forward or ``autocast`` block adds for a precision with its own parameter dtype: the
+    numerics' (a plugin subclass's ``tensor_init_context`` is for creating tensors only, as in Lightning)."""
+    numerics = precision.numerics if is_plugin(precision) else precision
+    return numerics.tensor_init_context()  # type: ignore[no-any-return]
 
 
 def _optimizer_or_none(value: object) -> bool:

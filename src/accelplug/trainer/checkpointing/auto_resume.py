@@ -251,6 +251,19 @@ class Choice:
     asked: Any = None
     restart: int = 0
 
+    @property
+    def as_given(self) -> str | os.PathLike[str] | None:
+        """The checkpoint as Lightning names it to a ``CheckpointIO`` of the user's: the path the user wrote (a str
+        stays a str), or the file a keyword found, as a str."""
+        if self.path is None:
+            return None
+        asked = self.asked
+        if isinstance(asked, os.PathLike) or (
+            isinstance(asked, str) and _keyword(asked) not in ("best", "last", "auto", "hpc")
+        ):
+            return asked
+        return os.fspath(self.path)
+
     def announce(self, host: ResumeHost) -> None:
         """One line on rank 0 when ``fit`` chose where to start by itself (a restart, or ``"auto"``); call it
         after the restore, so the line gives the step resumed from."""

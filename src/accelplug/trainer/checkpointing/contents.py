@@ -219,10 +219,17 @@ class Restoring:
         return sharded
 
 
-def read_for_restore(strategy: Strategy, path: Path | str, *, weights_only: bool) -> Restoring:
-    """Read and verify ``path`` where the strategy loads checkpoints, through its ``checkpoint_io``."""
+def read_for_restore(
+    strategy: Strategy, path: Path | str, *, weights_only: bool | None, given: object = None
+) -> Restoring:
+    """Read and verify ``path`` where the strategy loads checkpoints, through its ``checkpoint_io`` (a writer of the
+    user's is given ``given``, the path as the user wrote it, where there is one)."""
     checkpoint = read_checkpoint(
-        path, strategy.checkpoint_map_location(), weights_only=weights_only, io=strategy.checkpoint_io
+        path,
+        strategy.checkpoint_map_location(),
+        weights_only=weights_only,
+        io=strategy.checkpoint_io,
+        given=given,
     )
     return Restoring(checkpoint, path)
 
@@ -259,7 +266,7 @@ def restore_training_state(run: Run, restoring: Restoring, *, training: bool) ->
     return restoring.checkpoint
 
 
-def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool, training: bool) -> dict[str, Any]:
+def restore_checkpoint(run: Run, path: Path | str, *, weights_only: bool | None, training: bool) -> dict[str, Any]:
     """Both halves at once, into a call already set up (the tuner putting a run back as it was)."""
     return restore_training_state(
         run, read_for_restore(run.strategy, path, weights_only=weights_only), training=training

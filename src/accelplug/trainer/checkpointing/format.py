@@ -94,26 +94,42 @@ def _checked_url(url: str) -> str:
 
 
 def read_checkpoint(
-    path: object, device: torch.device, *, weights_only: bool = True, io: CheckpointIO | None = None
+    path: object,
+    device: torch.device,
+    *,
+    weights_only: bool | None = True,
+    io: CheckpointIO | None = None,
+    given: object = None,
 ) -> dict[str, Any]:
     """Load and verify an accelplug checkpoint onto ``device`` (a CUDA checkpoint loads on a CPU machine); a file
     Lightning wrote is upgraded to Lightning 2.6's layout (older releases') and given the ``loop`` record accelplug
     resumes from, read from Lightning's loop counters.
 
-    With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint(path, weights_only=...)``, given
-    the path in the type the caller gave; the format and keys are checked here either way.
+    With ``io`` (the strategy's writer) the file is read by its ``load_checkpoint(path, weights_only=...)``. A
+    writer of the user's is called as Lightning calls it: with ``given`` (the path as the user wrote it; ``path``
+    without one) and ``weights_only`` as given (None included), and the path is not checked here (the writer may
+    read from elsewhere); the format and keys are checked either way.
     """
-    target = checked_path(path)
+    from ...checkpoint.file import resolve_weights_only
+    from ...checkpoint.wrapping import is_own_io
+
     state: dict[str, Any]
-    with pl_legacy_patch():  # a file an older Lightning pickled classes into names them at their old paths
-        if io is None:
-            state = load_verified(target, device, weights_only=weights_only, label="ckpt_path", require_format=False)
-        else:
-            given = target if isinstance(path, os.PathLike) else str(target)
-            # Lightning's call: no map_location, which a CheckpointIO written for Lightning need not take (its
-            # Trainer never passes one); the writer places the tensors (accelplug's on the CPU) and restoring
-            # copies them onto the module's device
-            state = io.load_checkpoint(given, weights_only=weights_only)
+    if io is not None and not is_own_io(io):
+        with pl_legacy_patch():
+            state = io.load_checkpoint(path if given is None else given, weights_only=weights_only)  # type: ignore[arg-type]
+        target: Path | str = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+    else:
+        target = checked_path(path)
+        resolved = resolve_weights_only(weights_only)
+        with pl_legacy_patch():  # a file an older Lightning pickled classes into names them at their old paths
+            if io is None:
+                state = load_verified(target, device, weights_only=resolved, label="ckpt_path", require_format=False)
+            else:
+                given = target if isinstance(path, os.PathLike) else str(target)
+                # Lightning's call: no map_location, which a CheckpointIO written for Lightning need not take (its
+                # Trainer never passes one); the writer places the tensors (accelplug's on the CPU) and restoring
+                # copies them onto the module's device
+                state = io.load_checkpoint(given, weights_only=resolved)
     if isinstance(state, dict) and VERSION_KEY not in state and FORMAT_KEY not in state:
         raise CheckpointVersionError(  # Lightning's KeyError, naming the key
             f"{VERSION_KEY!r}: ckpt_path={str(target)!r} is not an accelplug checkpoint, nor Lightning's (it holds "
