@@ -9,10 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import _import_paths
+from . import _console, _import_paths
 from ._version import __version__
 
 _import_paths.install()  # old module paths (``accelplug.module``...) keep importing, with a DeprecationWarning
+_console.install()  # Lightning's console: INFO lines shown when the program configured no logging, short warnings
 
 _EXPORTS = {
     "Accelerator": "accelplug.accelerator",

@@ -55,6 +55,7 @@ LAYERS: list[Layer] = [
             "isolation",
             "overrides",
             "_import_paths",
+            "_console",
             "_optional",
         ),
     ),

@@ -37,6 +37,7 @@ _CSV_IF_NO_TENSORBOARD = () if tensorboard_available() else ("csv_logs",)
 NEEDED: dict[str, tuple[str, ...]] = {
     "accelplug": ("",),
     "_import_paths": ("",),  # the moved-paths finder, installed by ``import accelplug``
+    "_console": ("",),  # Lightning's console policy (INFO lines, short warnings), set by ``import accelplug``
     "_version": ("",),  # __version__, and the version the registry reports for its built-in plugin
     "_record": ("",),  # the dataclass methods of every record on the path (cheaper than generating them)
     "registry": ("",),  # get_registry(), and with it the plugin spine:

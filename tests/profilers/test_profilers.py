@@ -134,13 +134,14 @@ def test_report_without_a_file_is_logged_at_info(tmp_path: Path, caplog: pytest.
     assert "[_EvaluationLoop].val_next" in reports[0].getMessage()
 
 
-def test_report_without_a_file_is_printed_when_no_handler_would_show_it(
+def test_report_without_a_file_shows_on_the_console_when_the_program_configured_no_logging(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Lightning logs the report at INFO through its own handler; accelplug's console handler does the same."""
     monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's own capture handlers, for this call
     _trainer(tmp_path, profiler="simple").validate(make_module(accelplug))
-    out = capsys.readouterr().out
-    assert "VALIDATE Profiler Report" in out and "[_EvaluationLoop].val_next" in out
+    err = capsys.readouterr().err
+    assert "VALIDATE Profiler Report" in err and "[_EvaluationLoop].val_next" in err
 
 
 def test_advanced_profiler_dumps_stats_per_action(tmp_path: Path) -> None:

@@ -95,9 +95,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def rank_zero_info(*args: Any, **kwargs: Any) -> None:
+def rank_zero_info(*args: Any, stacklevel: int = 2, **kwargs: Any) -> None:
+    """An INFO record on rank zero, as Lightning's (shown on the console unless the program configured logging)."""
     if is_rank_zero():
-        print(*args, **kwargs)
+        _log.info(*args, stacklevel=stacklevel, **kwargs)
 
 
 def rank_zero_warn(message: str | Warning, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:

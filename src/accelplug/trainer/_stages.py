@@ -199,7 +199,7 @@ def _announce_stop(reason: StopReason, limits: Limits) -> None:
 
 
 def _info(line: str) -> None:
-    """Lightning's INFO line on global rank zero, on the ``accelplug.trainer`` logger (no handler of accelplug's)."""
+    """Lightning's INFO line on global rank zero, on the ``accelplug.trainer`` logger (shown: ``accelplug._console``)."""
     if is_rank_zero():
         logging.getLogger("accelplug.trainer").info(line)
 
@@ -350,7 +350,7 @@ def run_evaluation(trainer: StageHost, stage: Stage, call: StageCall) -> list[di
     module, datamodule = call.module, call.datamodule
     name = "test" if stage is Stage.TESTING else "validate"
     limit = trainer.options.limit_test_batches if stage is Stage.TESTING else trainer.options.limit_val_batches
-    metrics: dict[str, float] | None = None  # stays None when the tuner's callback ended the call early
+    results: list[dict[str, float]] = []  # stays empty when the tuner's callback ended the call early
     trainer.state.eval_given = call.dataloaders
     restore = _Restore(trainer, name, call)
     with _running(trainer, module, stage, datamodule=datamodule, with_optimizers=False, restore_first=restore) as run:

@@ -71,7 +71,7 @@ from .options.defaults import (
     lightning_env_defaults,
     resolve_defaults,
 )
-from .options.entries import TrainerOptions, validate_options
+from .options.entries import TrainerOptions, announce_limits, validate_options
 from .options.precision_and_sync import layer_sync_from
 from .process.environment import check_mps_fallback
 from .state import LoopState, RunningStage, Stage
@@ -246,6 +246,7 @@ class Trainer:
         set_rank(self.global_rank)  # rank_zero_only, for this script's helpers as Lightning's Trainer does
         report_devices(self.selection.accelerator, self.num_devices)  # Lightning's GPU/TPU lines and advice
         announce_amp(self.selection.precision, "accelplug.trainer")
+        announce_limits(given)
 
     # ---- running -------------------------------------------------------------------------------------------
     def fit(

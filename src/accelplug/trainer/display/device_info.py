@@ -7,8 +7,8 @@ lines from the log; a user who forgot ``accelerator=`` on a GPU machine learns i
 The answers come from the registry (each accelerator's checked ``is_available``), which for CUDA counts devices
 without initialising it, so a Trainer that runs on the CPU leaves CUDA uninitialised, as ``"auto"`` does.
 Accelerators other than these three are not named: the lines keep Lightning's words, which tools parse. Like the
-Trainer's other INFO lines they go to the ``accelplug.trainer`` logger, shown where the script configures
-``logging`` (accelplug adds no handler of its own; docs/migrating-from-lightning.md).
+Trainer's other INFO lines they go to the ``accelplug.trainer`` logger, shown on standard error as Lightning shows
+its own (:mod:`accelplug._console`).
 """
 
 from __future__ import annotations

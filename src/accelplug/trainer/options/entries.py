@@ -31,6 +31,7 @@ __all__ = [
     "OptionEntry",
     "OptionTypeError",
     "TrainerOptions",
+    "announce_limits",
     "entries",
     "option",
     "validate_options",
@@ -226,9 +227,7 @@ def validate_options(**given: Any) -> TrainerOptions:
         raise error("; ".join(dict.fromkeys(problems)) + ".")
     if values.get("barebones"):
         _check_barebones(given)
-    options = TrainerOptions(**values)
-    _announce_limits(given)
-    return _apply_shortcuts(options)
+    return _apply_shortcuts(TrainerOptions(**values))
 
 
 class OptionTypeError(MisconfigurationException, TypeError):
@@ -293,9 +292,10 @@ _ONE = {
 }
 
 
-def _announce_limits(given: dict[str, Any]) -> None:
+def announce_limits(given: dict[str, Any]) -> None:
     """Lightning's INFO lines for a limit of exactly one batch (``1``) or the whole epoch (``1.0``), which read
-    alike but mean different things, and for ``fast_dev_run``; on the ``accelplug.trainer`` logger (global zero)."""
+    alike but mean different things, and for ``fast_dev_run``; on the ``accelplug.trainer`` logger (global zero),
+    after the device lines, as Lightning's Trainer writes them."""
     import logging
 
     from ...distributed.rank_zero import is_rank_zero
