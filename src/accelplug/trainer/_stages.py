@@ -199,7 +199,7 @@ def _announce_stop(reason: StopReason, limits: Limits) -> None:
 
 
 def _info(line: str) -> None:
-    """Lightning's INFO line on global rank zero, on the ``accelplug.trainer`` logger (shown: ``accelplug._console``)."""
+    """Lightning's INFO line on global rank zero, on the ``accelplug.trainer`` logger (``accelplug._console``)."""
     if is_rank_zero():
         logging.getLogger("accelplug.trainer").info(line)
 
