@@ -100,6 +100,7 @@ class FitLoop:
         self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
         if self.fetches_itself:
             warn_dataloader_iter("training_step")
+            run.router.sizeless_training = True  # no batch to size a logged value by: the user gives batch_size
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -242,8 +243,8 @@ class FitLoop:
             output = self.opt.manual_step(batch, batch_idx)
         check_manual_output(output)
         self.state.count_batch()  # Lightning counts every manual batch for its loggers, stepped or not
-        if self.opt.manual_steps != steps_before:
-            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
+        if self.opt.manual_steps != steps_before:  # global_step counted each step as it came (optimizer_step)
+            self._optimizer_stepped(batch_idx, count=0, batch=False)
         return output
 
     def iterator_batch(self, source: DataloaderIter, step_idx: int) -> Any:
