@@ -126,12 +126,7 @@ class LogRouter:
         if not isinstance(name, str) or not name:
             raise MisconfigurationException(f"self.log() needs a non-empty str name; got {name!r}.")
         on_step, on_epoch = _levels(fx, name, rules, on_step, on_epoch)
-        if self.sizeless_training and batch_size is None and fx in _TRAINING_HOOKS:
-            raise MisconfigurationException(
-                f"With `def training_step(self, dataloader_iter)`, `self.log(..., batch_size=...)` should be "
-                f"provided: self.log({name!r}, ...) in `{fx}` has no batch the Trainer could measure (the step "
-                "fetches its own). Pass batch_size=the size of the batches the step used."
-            )
+        self._refuse_unsized(fx, name, batch_size)
         if add_dataloader_idx and "/dataloader_idx_" in name:
             raise MisconfigurationException(
                 f"You called `self.log` with the key `{name}` but it should not contain information about "
@@ -159,20 +154,34 @@ class LogRouter:
                 "one name is one value with one meaning (on_step, on_epoch, reduce_fx, prog_bar, logger); log the "
                 "other under another name."
             )
-        index = self.dataloader_idx
-        if not add_dataloader_idx and index is not None:
-            first = self.collector.bare_loaders.setdefault((fx, name), index)
-            if first != index:
-                raise MisconfigurationException(
-                    f"You called `self.log({name}, ...)` twice in `{fx}` with different arguments. This is not "
-                    f"allowed: with add_dataloader_idx=False, dataloader {first} and dataloader {index} both logged "
-                    f"{name!r}, which would mix their values; give each loader its own name (or keep "
-                    "add_dataloader_idx=True)."
-                )
+        self._refuse_mixed_loaders(fx, name, add_dataloader_idx)
         synced = None
         if sync_dist and on_step and not rank_zero_only and self.sync_device is not None and not is_metric(value):
             synced = sync_step_value(value, reduction, sync_dist_group, self.sync_device)
         self._record(name, value, meta, size, add_dataloader_idx, synced, sync=bool(sync_dist) and not rank_zero_only)
+
+    def _refuse_unsized(self, fx: str, name: str, batch_size: int | None) -> None:
+        """Under ``training_step(self, dataloader_iter)`` the Trainer never sees a batch to size a value by."""
+        if self.sizeless_training and batch_size is None and fx in _TRAINING_HOOKS:
+            raise MisconfigurationException(
+                f"With `def training_step(self, dataloader_iter)`, `self.log(..., batch_size=...)` should be "
+                f"provided: self.log({name!r}, ...) in `{fx}` has no batch the Trainer could measure (the step "
+                "fetches its own). Pass batch_size=the size of the batches the step used."
+            )
+
+    def _refuse_mixed_loaders(self, fx: str, name: str, add_dataloader_idx: bool) -> None:
+        """One bare name (``add_dataloader_idx=False``) logged by two evaluation loaders would mix their values."""
+        index = self.dataloader_idx
+        if add_dataloader_idx or index is None:
+            return
+        first = self.collector.bare_loaders.setdefault((fx, name), index)
+        if first != index:
+            raise MisconfigurationException(
+                f"You called `self.log({name}, ...)` twice in `{fx}` with different arguments. This is not "
+                f"allowed: with add_dataloader_idx=False, dataloader {first} and dataloader {index} both logged "
+                f"{name!r}, which would mix their values; give each loader its own name (or keep "
+                "add_dataloader_idx=True)."
+            )
 
     def _record(
         self,
