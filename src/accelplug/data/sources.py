@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..errors import MisconfigurationException
 from ..overrides import overrides
+from ._made_with import recording_arguments
 
 __all__ = [
     "check_loader",
@@ -88,7 +89,9 @@ def resolve_loaders(
                 f"a datamodule, or define {_METHOD[stage]}() on {type(module).__name__} (or its datamodule)."
             )
         return [], None, ""
-    return _as_list(method(), f"An invalid dataloader was returned from `{label}`", stage), method, label
+    with recording_arguments():  # a loader subclass can be made again with what it got (sharding sampler)
+        made = method()
+    return _as_list(made, f"An invalid dataloader was returned from `{label}`", stage), method, label
 
 
 def _as_list(value: Any, what: str, stage: str) -> list[Any]:
