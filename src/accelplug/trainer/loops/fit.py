@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...callbacks.timer import Timer
+from ...data.workers import warn_spawned_workers
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..display.progress import ProgressDisplay
@@ -397,7 +398,9 @@ class FitLoop:
         # a fit's first epoch uses the loader the fit just made (and its iterator, made before on_train_start)
         first = self._first_iterator is not None
         if self.reload is not None and every and epoch > 0 and epoch % every == 0 and not first:
-            self.loader = self.run_.prepare_loader(self.reload(), train=True)
+            fresh = self.reload()
+            warn_spawned_workers([fresh], "train_dataloader")
+            self.loader = self.run_.prepare_loader(fresh, train=True)
             state.train_loader = self.loader
         state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length
