@@ -19,6 +19,7 @@ from torch.utils.data import BatchSampler, DataLoader, IterableDataset, RandomSa
 from ..distributed.rank_zero import rank_zero_warn
 from ..errors import MisconfigurationException, PossibleUserWarning
 from ..hardware.capabilities import capabilities
+from ._made_with import made_with
 
 __all__ = [
     "Sharding",
@@ -93,6 +94,7 @@ def _rebuilt_subclass(loader: DataLoader[Any], settings: dict[str, Any], changed
     named = {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     arguments: dict[str, Any] = {}
     missing: list[str] = []
+    given = made_with(loader) or {}  # what its constructor got, when made in a *_dataloader() method
     for parameter in parameters:
         if parameter.name not in named:
             continue
@@ -100,6 +102,8 @@ def _rebuilt_subclass(loader: DataLoader[Any], settings: dict[str, Any], changed
             arguments[parameter.name] = settings[parameter.name]
         elif hasattr(loader, parameter.name):
             arguments[parameter.name] = getattr(loader, parameter.name)
+        elif parameter.name in given:
+            arguments[parameter.name] = given[parameter.name]
         elif parameter.default is parameter.empty:
             missing.append(parameter.name)
     if missing:

@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..errors import MisconfigurationException
 from ..overrides import overrides
+from ._made_with import recording_arguments
 
 __all__ = [
     "check_loader",
@@ -37,7 +38,9 @@ def is_datamodule(obj: object) -> bool:
     """A LightningDataModule, or any object with its protocol (``*_dataloader`` methods, not itself iterable)."""
     if obj is None or isinstance(obj, DataLoader) or hasattr(obj, "__iter__"):
         return False
-    return any(callable(getattr(obj, name, None)) for name in _METHOD.values())
+    # the class's methods count too: a datamodule whose instance hides them (``dm.train_dataloader = None``) is
+    # still one, its missing loader refused as such later (Lightning's reading)
+    return any(callable(getattr(obj, n, None)) or callable(getattr(type(obj), n, None)) for n in _METHOD.values())
 
 
 def split_datamodule(loaders: Any, datamodule: Any, method: str) -> tuple[Any, Any]:
@@ -77,16 +80,18 @@ def resolve_loaders(
 ) -> tuple[list[Any], Callable[[], Any] | None, str]:
     """The loaders for ``stage``, the method that made them (to reload them) and a name for messages."""
     if given is not None:
-        return _as_list(given, _ARGUMENT[stage], stage), None, _ARGUMENT[stage]
+        return _as_list(given, _passed(stage), stage), None, _ARGUMENT[stage]
     method, label = _source(stage, module, datamodule)
     if method is None:
         if required:
-            raise MisconfigurationException(
-                f"{stage}() needs data: pass {_ARGUMENT[stage].split(' / ')[-1]}=..., a datamodule, or define "
-                f"{_METHOD[stage]}() on {type(module).__name__} (or its datamodule)."
+            raise InvalidLoader(
+                f"{_passed(stage)}. Found None: {stage}() needs data: pass {_ARGUMENT[stage].split(' / ')[-1]}=..., "
+                f"a datamodule, or define {_METHOD[stage]}() on {type(module).__name__} (or its datamodule)."
             )
         return [], None, ""
-    return _as_list(method(), label, stage), method, label
+    with recording_arguments():  # a loader subclass can be made again with what it got (sharding sampler)
+        made = method()
+    return _as_list(made, f"An invalid dataloader was returned from `{label}`", stage), method, label
 
 
 def _as_list(value: Any, what: str, stage: str) -> list[Any]:
@@ -152,6 +157,21 @@ def refuse_sequential_fit(loader: Any) -> None:
         )
 
 
+def _passed(stage: str) -> str:
+    """How a loader given to the Trainer method is named in a refusal (Lightning's words for the call)."""
+    if stage == "validate":
+        return (
+            "An invalid dataloader was passed to `Trainer.validate(dataloaders=...)` "
+            "(or `Trainer.fit(val_dataloaders=...)`)"
+        )
+    return f"An invalid dataloader was passed to `Trainer.{stage}({_ARGUMENT[stage]}=...)`"
+
+
+class InvalidLoader(MisconfigurationException, TypeError):
+    """What was given (or returned by a ``*_dataloader()`` method) as a loader cannot be iterated: Lightning raises a
+    ``TypeError`` a user's code may catch; this is also accelplug's configuration error."""
+
+
 class _SequentialOnly(MisconfigurationException, ValueError):
     """Lightning raises a ``ValueError`` for a ``CombinedLoader`` mode a stage cannot run; this is also accelplug's
     configuration error."""
@@ -169,13 +189,13 @@ def check_loader(loader: Any, what: str) -> Any:
         return loader
     if isinstance(loader, Dataset):
         raise MisconfigurationException(
-            f"{what} got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
+            f"{what}: got a {type(loader).__name__} (a Dataset), which yields single samples; wrap it in a "
             f"DataLoader with a batch size: DataLoader({type(loader).__name__.lower()}, batch_size=32, shuffle=True)."
         )
     if isinstance(loader, (str, bytes, Mapping)) or not isinstance(loader, Iterable):
-        raise MisconfigurationException(
-            f"{what}={_short(loader)} is not a data loader: expected a torch DataLoader (or another re-iterable of "
-            "batches, such as a list)."
+        raise InvalidLoader(
+            f"{what}. Found {_short(loader)}, which is not a data loader: expected a torch DataLoader (or another "
+            "re-iterable of batches, such as a list)."
         )
     return loader
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import multiprocessing
 import os
 import random
 import sys
@@ -29,12 +30,39 @@ __all__ = [
     "release_iterators",
     "shutdown_workers",
     "suggested_max_num_workers",
+    "warn_spawned_workers",
     "worker_init_function",
     "worker_seeds",
 ]
 
 _MASK = (1 << 64) - 1
 SEED_WORKERS_ENV = "PL_SEED_WORKERS"
+
+
+def warn_spawned_workers(loaders: Iterable[Any], name: str) -> None:
+    """Lightning's advice for a loader whose workers start by ``spawn`` (``ddp_spawn``, a ``"spawn"`` context):
+    each epoch pays the start of fresh interpreters unless ``persistent_workers=True`` keeps them. ``name``: the
+    hook the loaders stand for (``train_dataloader``...); a ``CombinedLoader`` is looked into."""
+    from ..distributed.rank_zero import rank_zero_warn
+
+    for given in loaders:
+        inner = getattr(given, "flattened", None)
+        for loader in inner if isinstance(inner, list) else [given]:
+            if not isinstance(loader, DataLoader) or loader.num_workers == 0 or loader.persistent_workers:
+                continue
+            context = loader.multiprocessing_context
+            # not get_start_method(): without allow_none it would fix the process's start method as a side effect
+            method = (
+                context.get_start_method()
+                if context is not None
+                else multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+            )
+            if method == "spawn":
+                rank_zero_warn(
+                    f"Consider setting `persistent_workers=True` in '{name}' to speed up the dataloader worker "
+                    f"initialization: its {loader.num_workers} worker(s) start as new interpreters (spawn) at every "
+                    "epoch otherwise."
+                )
 
 
 def worker_seeds(base_seed: int, worker_id: int, global_rank: int, count: int) -> list[int]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..data.loaders import prepare_loader, warn_shuffled_evaluation
+from ..data.workers import warn_spawned_workers
 from .dispatch.hooks import HookDispatcher
 from .logging.self_log import LogRouter
 from .state import LoopState, Stage
@@ -86,6 +87,7 @@ class Run:
         """An evaluation's or prediction's loaders (``prefix``: ``val``, ``test`` or ``predict``), each prepared,
         with Lightning's advice when one of them shuffles."""
         warn_shuffled_evaluation(loaders, prefix)
+        warn_spawned_workers(loaders, f"{prefix}_dataloader")
         return [self.prepare_loader(loader, predict=prefix == "predict") for loader in loaders]
 
     def flush_loggers(self) -> None:

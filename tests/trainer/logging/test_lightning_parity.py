@@ -382,3 +382,49 @@ def test_one_name_logged_twice_in_a_hook_with_other_options_is_refused(tmp_path:
     ours, theirs = _refusal(accelplug, tmp_path / "a", step), _refusal(lightning, tmp_path / "l", step)
     phrase = "You called `self.log(foo, ...)` twice in `training_step` with different arguments"
     assert isinstance(ours, MisconfigurationException) and phrase in str(ours) and phrase in str(theirs)
+
+
+def test_one_bare_name_logged_by_two_loaders_is_refused_as_lightning_refuses_it(tmp_path: Path) -> None:
+    def test_step(module: Any, out: torch.Tensor, batch_idx: int, dataloader_idx: int) -> None:
+        module.log("shared", out, add_dataloader_idx=False)
+
+    caught = {}
+    for name, framework in FRAMEWORKS.items():
+        trainer = _trainer(framework, tmp_path / name, limit_test_batches=1)
+        with quiet_lightning(framework), pytest.raises(Exception, match="twice in `test_step`") as raised:
+            trainer.test(_module(framework, test_step=test_step), [_loader(), _loader()])
+        caught[name] = raised.value
+    phrase = "You called `self.log(shared, ...)` twice in `test_step` with different arguments"
+    assert isinstance(caught["accelplug"], MisconfigurationException)
+    assert phrase in str(caught["accelplug"]) and phrase in str(caught["lightning"])
+
+
+def _iterator_module(framework: Any, **log_options: Any) -> Any:
+    class FetchesItself(framework.LightningModule):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(3, 1)
+
+        def training_step(self, dataloader_iter: Any) -> torch.Tensor:
+            batch, _, _ = next(dataloader_iter)
+            loss: torch.Tensor = self.layer(batch[0]).mean()
+            self.log("loss", loss, **log_options)
+            return loss
+
+        def configure_optimizers(self) -> Any:
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return FetchesItself()
+
+
+def test_a_step_that_fetches_its_batches_logs_with_a_batch_size_as_lightning_asks(tmp_path: Path) -> None:
+    phrase = "With `def training_step(self, dataloader_iter)`, `self.log(..., batch_size=...)` should be provided"
+    for name, framework in FRAMEWORKS.items():
+        trainer = _trainer(framework, tmp_path / name, max_steps=2)
+        with quiet_lightning(framework), pytest.raises(Exception, match=re.escape(phrase)) as raised:
+            trainer.fit(_iterator_module(framework), _loader())
+        assert type(raised.value).__name__ == "MisconfigurationException"
+        trainer = _trainer(framework, tmp_path / name, max_steps=2)
+        with quiet_lightning(framework):
+            trainer.fit(_iterator_module(framework, batch_size=2), _loader())
+        assert set(trainer.callback_metrics) == {"loss"}

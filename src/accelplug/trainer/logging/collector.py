@@ -194,6 +194,9 @@ class LogCollector:
         self.epoch_values: dict[str, _EpochValue] = {}
         #: How each (hook, name) was first logged: the same name logged in the same hook with other options is an error.
         self.metas: dict[tuple[str, str], LogMeta] = {}
+        #: The loader that first logged each (hook, name) with ``add_dataloader_idx=False``: another loader logging
+        #: the same bare name would mix two loaders' values into one, which Lightning refuses.
+        self.bare_loaders: dict[tuple[str, str], int] = {}
         #: Metric objects computed for an epoch, reset once the epoch-end hooks have run (they may compute them).
         self._computed: list[Any] = []
         #: Metric objects logged on step only: reset at the epoch's end too (Lightning resets every logged metric).

@@ -39,6 +39,10 @@ from .collector import (
 __all__ = ["LogCollector", "LogRouter", "attached_log", "is_metric"]
 
 
+#: The hooks that run while a fit trains (not while it validates): Lightning's ``trainer.training``.
+_TRAINING_HOOKS = frozenset(fx for fx in RULES if "validation" not in fx and "test" not in fx)
+
+
 class LogRouter:
     """The ``log``/``log_dict`` a module calls; the loops say which hook is running and which stage collects."""
 
@@ -60,6 +64,9 @@ class LogRouter:
         #: Under a distributed strategy, the device a ``sync_dist=True`` step value is reduced on (None: one
         #: process, nothing to reduce).
         self.sync_device: torch.device | None = None
+        #: ``training_step(self, dataloader_iter)`` in a fit: the Trainer never sees the batch, so a value logged
+        #: while training needs its ``batch_size`` (Lightning refuses one without it).
+        self.sizeless_training = False
 
     def enter(self, fx: str, collector: LogCollector | None = None, batch: Any = None) -> None:
         self.fx = fx
@@ -119,6 +126,7 @@ class LogRouter:
         if not isinstance(name, str) or not name:
             raise MisconfigurationException(f"self.log() needs a non-empty str name; got {name!r}.")
         on_step, on_epoch = _levels(fx, name, rules, on_step, on_epoch)
+        self._refuse_unsized(fx, name, batch_size)
         if add_dataloader_idx and "/dataloader_idx_" in name:
             raise MisconfigurationException(
                 f"You called `self.log` with the key `{name}` but it should not contain information about "
@@ -146,10 +154,34 @@ class LogRouter:
                 "one name is one value with one meaning (on_step, on_epoch, reduce_fx, prog_bar, logger); log the "
                 "other under another name."
             )
+        self._refuse_mixed_loaders(fx, name, add_dataloader_idx)
         synced = None
         if sync_dist and on_step and not rank_zero_only and self.sync_device is not None and not is_metric(value):
             synced = sync_step_value(value, reduction, sync_dist_group, self.sync_device)
         self._record(name, value, meta, size, add_dataloader_idx, synced, sync=bool(sync_dist) and not rank_zero_only)
+
+    def _refuse_unsized(self, fx: str, name: str, batch_size: int | None) -> None:
+        """Under ``training_step(self, dataloader_iter)`` the Trainer never sees a batch to size a value by."""
+        if self.sizeless_training and batch_size is None and fx in _TRAINING_HOOKS:
+            raise MisconfigurationException(
+                f"With `def training_step(self, dataloader_iter)`, `self.log(..., batch_size=...)` should be "
+                f"provided: self.log({name!r}, ...) in `{fx}` has no batch the Trainer could measure (the step "
+                "fetches its own). Pass batch_size=the size of the batches the step used."
+            )
+
+    def _refuse_mixed_loaders(self, fx: str, name: str, add_dataloader_idx: bool) -> None:
+        """One bare name (``add_dataloader_idx=False``) logged by two evaluation loaders would mix their values."""
+        index = self.dataloader_idx
+        if add_dataloader_idx or index is None:
+            return
+        first = self.collector.bare_loaders.setdefault((fx, name), index)
+        if first != index:
+            raise MisconfigurationException(
+                f"You called `self.log({name}, ...)` twice in `{fx}` with different arguments. This is not "
+                f"allowed: with add_dataloader_idx=False, dataloader {first} and dataloader {index} both logged "
+                f"{name!r}, which would mix their values; give each loader its own name (or keep "
+                "add_dataloader_idx=True)."
+            )
 
     def _record(
         self,

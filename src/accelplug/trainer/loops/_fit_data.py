@@ -16,6 +16,7 @@ import torch
 from ...data.combined_loader import TrainingBatches
 from ...data.loaders import prepare_loader, sequential_for_overfit
 from ...data.sources import has_loader_source, refuse_sequential_fit, resolve_loaders
+from ...data.workers import warn_spawned_workers
 from ...distributed.rank_zero import rank_zero_warn
 from ...errors import PossibleUserWarning
 from ...overrides import overrides
@@ -44,6 +45,7 @@ def train_loader_source(
     def source() -> tuple[Any, Callable[[], Any] | None]:
         if not made:
             loaders, reload, _ = resolve_loaders("fit", given, module, datamodule, required=True)
+            warn_spawned_workers(loaders, "train_dataloader")
             options = trainer.options
             raw = sequential_for_overfit(loaders, "train")[0] if options.overfit_batches else loaders[0]
             loader = prepare_loader(

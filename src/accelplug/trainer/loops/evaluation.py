@@ -240,16 +240,19 @@ class EvaluationLoop:
         accelerator = self.run.strategy.accelerator
         rng = capture_rng_state(accelerator)  # the check must not change what training draws (as in Lightning)
         try:
-            self.evaluate(publish=False, max_batches=steps)
+            try:
+                self.evaluate(publish=False, max_batches=steps)
+            finally:
+                restore_rng_state(rng, accelerator)
+            # still sanity checking, its values still in callback_metrics, as Lightning's hook sees them
+            hooks.call_callbacks("on_sanity_check_end")
         finally:
-            restore_rng_state(rng, accelerator)
             state.callback_metrics, state.logged_metrics, state.progress_bar_metrics = (
                 saved[0],
                 saved[1],
                 saved[2],
             )
             state.stage = previous
-        hooks.call_callbacks("on_sanity_check_end")
         forget_sanity_check(state)  # after the hook, as Lightning resets its validation progress
 
     def _set_epoch(self) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...callbacks.timer import Timer
+from ...data.workers import warn_spawned_workers
 from ...errors import MisconfigurationException
 from ..checkpointing.format import capture_rng_state, restore_rng_state
 from ..display.progress import ProgressDisplay
@@ -100,6 +101,7 @@ class FitLoop:
         self.fetches_itself = takes_dataloader_iter(getattr(run.module, "training_step", None))
         if self.fetches_itself:
             warn_dataloader_iter("training_step")
+            run.router.sizeless_training = True  # no batch to size a logged value by: the user gives batch_size
         self.batch_step: Callable[[Any, int], Any] = self._choose_batch_path()
 
     # ---- the story -------------------------------------------------------------------------------
@@ -242,8 +244,8 @@ class FitLoop:
             output = self.opt.manual_step(batch, batch_idx)
         check_manual_output(output)
         self.state.count_batch()  # Lightning counts every manual batch for its loggers, stepped or not
-        if self.opt.manual_steps != steps_before:
-            self._optimizer_stepped(batch_idx, count=self.opt.manual_steps - steps_before, batch=False)
+        if self.opt.manual_steps != steps_before:  # global_step counted each step as it came (optimizer_step)
+            self._optimizer_stepped(batch_idx, count=0, batch=False)
         return output
 
     def iterator_batch(self, source: DataloaderIter, step_idx: int) -> Any:
@@ -396,7 +398,9 @@ class FitLoop:
         # a fit's first epoch uses the loader the fit just made (and its iterator, made before on_train_start)
         first = self._first_iterator is not None
         if self.reload is not None and every and epoch > 0 and epoch % every == 0 and not first:
-            self.loader = self.run_.prepare_loader(self.reload(), train=True)
+            fresh = self.reload()
+            warn_spawned_workers([fresh], "train_dataloader")
+            self.loader = self.run_.prepare_loader(fresh, train=True)
             state.train_loader = self.loader
         state.begin_epoch(epoch, skip)
         length = self.limits.epoch_length

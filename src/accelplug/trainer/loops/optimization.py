@@ -227,6 +227,8 @@ class Optimization:
         if not self.automatic:
             self.precision.update()
             self.manual_steps += 1
+            # counted as it happens, as Lightning's: the rest of ``training_step`` sees the step in ``global_step``
+            self.run.state.global_step += 1
         return value
 
     def _after_closure(self, optimizer: torch.optim.Optimizer) -> None:
