@@ -5,6 +5,7 @@ last, and the Trainer keeps the merged list after the call, so ``trainer.checkpo
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -89,17 +90,18 @@ def test_a_second_call_keeps_the_merged_list(tmp_path: Path) -> None:
 
 
 def test_a_replacement_is_announced_with_the_classes_it_replaces(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from accelplug.callbacks import ModelCheckpoint
 
     trainer = FRAMEWORKS["accelplug"].Trainer(
         accelerator="cpu", max_epochs=1, logger=False, enable_progress_bar=False, default_root_dir=tmp_path
     )
-    trainer.fit(_module(FRAMEWORKS["accelplug"], lambda framework: [ModelCheckpoint()]))
-    # Lightning's INFO line, word for word
+    with caplog.at_level(logging.INFO, logger="accelplug"):
+        trainer.fit(_module(FRAMEWORKS["accelplug"], lambda framework: [ModelCheckpoint()]))
+    # Lightning's INFO line (its rank_zero_info logs it), word for word
     expected = (
         "The following callbacks returned in `LightningModule.configure_callbacks` will override existing "
         "callbacks passed to Trainer: ModelCheckpoint"
     )
-    assert expected in capsys.readouterr().out.splitlines()
+    assert expected in [record.getMessage() for record in caplog.records]
