@@ -274,11 +274,15 @@ class DeepSpeedStrategy(DDPStrategy):
         return self.engine
 
     # ---- backward and step: the engine's -------------------------------------------------------------
-    def backward(self, loss: torch.Tensor, precision: NumericPrecision) -> None:
+    def backward(self, loss: torch.Tensor, precision: Any = None, *args: Any, **kwargs: Any) -> None:
         self._engine().backward(loss)
 
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
+        self,
+        optimizer: torch.optim.Optimizer,
+        closure: Callable[[], Any] | None = None,
+        precision: Any = None,
+        **kwargs: Any,
     ) -> Any:
         value = closure() if closure is not None else None
         self._engine().step()

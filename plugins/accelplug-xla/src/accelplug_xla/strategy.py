@@ -105,10 +105,15 @@ class SingleXLAStrategy(Strategy):
 
     # ---- the step --------------------------------------------------------------------------------------
     def optimizer_step(
-        self, optimizer: torch.optim.Optimizer, closure: Callable[[], Any] | None, precision: NumericPrecision
+        self,
+        optimizer: torch.optim.Optimizer,
+        closure: Callable[[], Any] | None = None,
+        precision: Any = None,
+        **kwargs: Any,
     ) -> Any:
-        """The precision's step, then the step marked: one graph per training step."""
-        value = precision.step(optimizer, closure)
+        """The precision's step (the base class's, which also takes Lightning Fabric's call), then the step marked:
+        one graph per training step."""
+        value = super().optimizer_step(optimizer, closure, precision, **kwargs)
         runtime.mark_step(self._device())
         return value
 
