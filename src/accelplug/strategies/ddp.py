@@ -166,7 +166,8 @@ class DDPStrategy(ParallelStrategy):
     name = "ddp"
     description = "one process per device, gradients averaged with torch.distributed"
     is_distributed = True
-    #: The launch Lightning's registered name implies (``ddp_spawn`` -> "spawn"); the class's default.
+    #: The launch Lightning's registered name implies (``ddp_spawn`` -> "spawn"), for the registry's questions; the
+    #: preset class's builder (:func:`_preset`) passes it to the plain DDPStrategy it makes.
     preset_start_method: ClassVar[str] = "popen"
     #: ``find_unused_parameters`` preset by a registered name (``ddp_find_unused_parameters_true``), or None.
     preset_find_unused: ClassVar[bool | None] = None
@@ -214,10 +215,6 @@ class DDPStrategy(ParallelStrategy):
                     f"{type(self).__name__}({option}=...) is not an argument of torch's DistributedDataParallel. "
                     f"Accepted: {', '.join(accepted)}.{where}"
                 )
-        if self.preset_find_unused is not None:
-            kwargs.setdefault("find_unused_parameters", self.preset_find_unused)
-        if start_method == "popen":
-            start_method = self.preset_start_method  # type: ignore[assignment]
         self._start_method = _check_start_method(start_method)
         if ddp_comm_hook is not None and not callable(ddp_comm_hook):
             raise MisconfigurationException(
